@@ -1,0 +1,5 @@
+"""`python -m leaderboard ...`: see `leaderboard.cli`."""
+
+from leaderboard.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,126 @@
+"""Command line for the leaderboard: init, submit, list, approve / reject / delete.
+
+Exit codes: 0 done (a duplicate submission counts as done), 2 rejected or bad input, with one
+reason per line on stderr and no traceback. The database comes from `LEADERBOARD_DB_URL`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from dataclasses import asdict
+from pathlib import Path
+
+from leaderboard.schema import SubmissionRejected
+from rrdemo.errors import RRError
+
+LIST_COLUMNS = (
+    "submission_id",
+    "status",
+    "source",
+    "model",
+    "dataset",
+    "strength",
+    "config",
+    "rho",
+    "maj_accuracy",
+    "rrmaj_accuracy",
+    "delta",
+    "n_questions",
+    "k",
+    "m",
+    "submitter",
+)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m leaderboard",
+        description="The robustness leaderboard (MAJ vs RRMaj under adversarial majorities).",
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    commands.add_parser("init", help="create or upgrade the database and seed the paper's tables")
+    submit = commands.add_parser("submit", help="submit a result file (JSON, schema version 1)")
+    submit.add_argument("file", type=Path)
+    listing = commands.add_parser("list", help="print the approved rows")
+    listing.add_argument("--format", choices=("json", "table"), default="table")
+    listing.add_argument("--all", action="store_true", help="every row, any status")
+    for action in ("approve", "reject", "delete"):
+        admin = commands.add_parser(action, help=f"{action} a submission (admin token needed)")
+        admin.add_argument("submission_id", type=int)
+        admin.add_argument(
+            "--token", default=None, help="admin token (default: $LEADERBOARD_ADMIN_TOKEN)"
+        )
+        admin.add_argument("--reason", default="", help="recorded in the audit log")
+    return parser
+
+
+def _row_dict(row) -> dict[str, object]:  # type: ignore[no-untyped-def]
+    data = asdict(row)
+    data.update(config=row.config_label, rho=round(row.rho, 4), delta=row.delta)
+    return data
+
+
+def _table(rows: list[dict[str, object]]) -> str:
+    def cell(value: object) -> str:
+        if isinstance(value, float):
+            return f"{value:.3f}"
+        return "" if value is None else str(value).replace("\n", " ")[:40]
+
+    cells = [[cell(r[c]) for c in LIST_COLUMNS] for r in rows]
+    widths = [max([len(c)] + [len(line[i]) for line in cells]) for i, c in enumerate(LIST_COLUMNS)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(LIST_COLUMNS, widths, strict=True))]
+    lines += ["  ".join(v.ljust(w) for v, w in zip(line, widths, strict=True)) for line in cells]
+    return "\n".join(lines)
+
+
+def run(argv: Sequence[str] | None = None) -> int:
+    """Parse `argv` and run the command; errors propagate (see `main`)."""
+    from leaderboard import service
+    from leaderboard.db import open_leaderboard, run_transaction
+
+    args = _parser().parse_args(argv)
+    factory = open_leaderboard()
+    if args.command == "init":
+        print("The leaderboard database is at the newest schema and holds the paper's tables.")
+        return 0
+    if args.command == "submit":
+        try:
+            raw = args.file.read_bytes()
+        except OSError as error:
+            raise RRError(f"Cannot read {args.file}: {error.strerror}") from None
+        outcome = run_transaction(factory, lambda s: service.submit(s, raw))
+        print(outcome.message)
+        return 0
+    if args.command == "list":
+        rows = run_transaction(factory, lambda s: service.board_rows(s, include_all=args.all))
+        dicts = [_row_dict(r) for r in rows]
+        print(json.dumps(dicts, indent=1) if args.format == "json" else _table(dicts))
+        return 0
+    token = args.token if args.token is not None else os.environ.get("LEADERBOARD_ADMIN_TOKEN")
+    message = run_transaction(
+        factory,
+        lambda s: service.moderate(s, args.submission_id, args.command, token, args.reason),
+    )
+    print(message)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point: exit 0 on success, 2 with the reasons on stderr when refused or rejected."""
+    try:
+        return run(argv)
+    except SubmissionRejected as error:
+        print("Rejected:", file=sys.stderr)
+        for reason in error.reasons:
+            print(reason, file=sys.stderr)
+        return 2
+    except RRError as error:
+        print(str(error), file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # e.g. `... list | head`: the reader left, nothing is wrong
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0

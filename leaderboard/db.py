@@ -1,0 +1,172 @@
+"""Opening the leaderboard database: URL from the environment, SQLite tuning, migrations, retries.
+
+Nothing here runs at import. `open_leaderboard()` is what a front end calls once: it builds the
+engine (WAL, foreign keys, busy timeout, `BEGIN IMMEDIATE` so concurrent writers queue instead
+of failing), brings the schema to the newest recorded migration, seeds the paper's tables and
+returns a session factory. `run_transaction` opens one transaction per user event and retries
+it when SQLite still reports the database as locked, so that error never reaches a user.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.exc import OperationalError
+from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.pool import StaticPool
+
+from rrdemo.errors import RRError
+from rrdemo.paths import data_dir
+
+T = TypeVar("T")
+
+BUSY_TIMEOUT_MS = 30_000  # how long SQLite waits for another writer before giving up
+MIGRATIONS_DIR = Path(__file__).with_name("migrations")
+
+
+def database_url() -> str:
+    """`LEADERBOARD_DB_URL`, else `sqlite:///<data_dir>/leaderboard.db` (read when called)."""
+    url = os.environ.get("LEADERBOARD_DB_URL", "").strip()
+    return url or f"sqlite:///{data_dir() / 'leaderboard.db'}"
+
+
+def _is_memory(url: str) -> bool:
+    return url in ("sqlite://", "sqlite:///:memory:") or "mode=memory" in url
+
+
+def create_db_engine(url: str | None = None) -> Engine:
+    """An engine for `url` (default `database_url()`), tuned for SQLite when it is SQLite."""
+    url = url or database_url()
+    if not url.startswith("sqlite"):
+        return create_engine(url, pool_pre_ping=True)
+    connect_args = {"check_same_thread": False, "timeout": BUSY_TIMEOUT_MS / 1000}
+    if _is_memory(url):
+        # One shared connection, or every checkout would see a fresh empty database.
+        engine = create_engine(url, connect_args=connect_args, poolclass=StaticPool)
+    else:
+        engine = create_engine(url, connect_args=connect_args, pool_size=8, max_overflow=8)
+    memory = _is_memory(url)
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-def]
+        # Let SQLAlchemy's "begin" event issue BEGIN itself (pysqlite would defer it).
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        if not memory:
+            cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(connection) -> None:  # type: ignore[no-untyped-def]
+        # Take the write lock up front: two writers never both read, then both try to upgrade.
+        connection.exec_driver_sql("BEGIN IMMEDIATE")
+
+    return engine
+
+
+def _alembic_config():  # type: ignore[no-untyped-def]
+    from alembic.config import Config
+
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    return config
+
+
+def upgrade(engine: Engine, revision: str = "head") -> None:
+    """Apply the recorded migrations up to `revision` (an empty database goes to the newest)."""
+    from alembic import command
+
+    config = _alembic_config()
+    with engine.connect() as connection:
+        config.attributes["connection"] = connection
+        command.upgrade(config, revision)
+        connection.commit()
+
+
+def downgrade(engine: Engine, revision: str = "base") -> None:
+    """Undo migrations down to `revision` (tests use it to check every step is reversible)."""
+    from alembic import command
+
+    config = _alembic_config()
+    with engine.connect() as connection:
+        config.attributes["connection"] = connection
+        command.downgrade(config, revision)
+        connection.commit()
+
+
+def current_revision(engine: Engine) -> str | None:
+    """The migration the database is at (None for an empty database)."""
+    from alembic.runtime.migration import MigrationContext
+
+    with engine.connect() as connection:
+        return MigrationContext.configure(connection).get_current_revision()
+
+
+def head_revision() -> str:
+    """The newest recorded migration."""
+    from alembic.script import ScriptDirectory
+
+    head = ScriptDirectory.from_config(_alembic_config()).get_current_head()
+    assert head is not None
+    return head
+
+
+def make_sessionmaker(engine: Engine) -> sessionmaker[Session]:
+    """Session factory; objects stay readable after commit (the UI formats them afterwards)."""
+    return sessionmaker(engine, expire_on_commit=False)
+
+
+def open_leaderboard(url: str | None = None, *, seed: bool = True) -> sessionmaker[Session]:
+    """Engine + schema at head + (by default) the paper's tables seeded; returns the factory."""
+    from leaderboard.paper_seed import seed_paper
+
+    engine = create_db_engine(url)
+    try:
+        upgrade(engine)
+    except OperationalError as error:
+        raise RRError(
+            f"Cannot open the leaderboard database ({engine.url!r}): {error.orig}"
+        ) from None
+    factory = make_sessionmaker(engine)
+    if seed:
+        run_transaction(factory, seed_paper)
+    return factory
+
+
+def _is_lock_error(error: OperationalError) -> bool:
+    text = str(error.orig).lower()
+    return "locked" in text or "busy" in text
+
+
+def run_transaction(
+    factory: sessionmaker[Session],
+    work: Callable[[Session], T],
+    *,
+    attempts: int = 20,
+) -> T:
+    """Run `work(session)` in one transaction; retry it while SQLite says the DB is locked.
+
+    `work` must be safe to re-run (the service's functions are: duplicates are found by hash).
+    A lock that outlasts every attempt becomes a short `RRError`, never a raw traceback.
+    """
+    delay = 0.05
+    for attempt in range(attempts):
+        try:
+            with factory.begin() as session:
+                return work(session)
+        except OperationalError as error:
+            if not _is_lock_error(error) or attempt == attempts - 1:
+                if _is_lock_error(error):
+                    raise RRError("The leaderboard is busy right now; please try again.") from None
+                raise
+            time.sleep(delay)
+            delay = min(delay * 2, 1.0)
+    raise AssertionError("unreachable")

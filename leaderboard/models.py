@@ -1,0 +1,130 @@
+"""The leaderboard's tables as SQLAlchemy 2.x ORM classes (typed `Mapped[...]` columns).
+
+A `SubmissionRecord` is one accepted file (who, when, where from, moderation status, content
+hash); its `ResultRecord` rows are the ensemble configurations with their MAJ / RRMaj accuracies.
+`AuditRecord` keeps every admin action. The schema is created and changed only through the
+recorded migrations in `leaderboard/migrations/` (a test checks they match these classes).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import JSON, CheckConstraint, Enum, Float, ForeignKey, Integer, String, Text
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+STATUSES = ("pending", "approved", "rejected")
+ADMIN_ACTIONS = ("approve", "reject", "delete")
+
+
+class Base(DeclarativeBase):
+    """Declarative base holding the leaderboard metadata."""
+
+
+class SubmissionRecord(Base):
+    """One accepted submission file; `status` is moderated by an admin."""
+
+    __tablename__ = "submissions"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    content_hash: Mapped[str] = mapped_column(String(64), unique=True)  # sha256 of the content
+    schema_version: Mapped[int] = mapped_column(Integer)
+    submitter: Mapped[str] = mapped_column(String(100))
+    notes: Mapped[str] = mapped_column(Text, default="")
+    source: Mapped[str] = mapped_column(
+        Enum(
+            "paper",
+            "local_run",
+            "uploaded",
+            native_enum=False,
+            create_constraint=True,
+            name="submission_source",
+            length=16,
+        )
+    )
+    status: Mapped[str] = mapped_column(
+        Enum(
+            *STATUSES,
+            native_enum=False,
+            create_constraint=True,
+            name="submission_status",
+            length=16,
+        ),
+        index=True,
+    )
+    rrdemo_version: Mapped[str] = mapped_column(String(128))
+    created: Mapped[datetime]  # when the results were exported (UTC, from the file)
+    submitted_at: Mapped[datetime]  # when the server accepted the file (UTC)
+
+    rows: Mapped[list[ResultRecord]] = relationship(
+        back_populates="submission",
+        cascade="all, delete-orphan",
+        passive_deletes=True,
+        order_by="ResultRecord.id",
+    )
+
+
+class ResultRecord(Base):
+    """One ensemble configuration of a submission with its accuracies (fractions)."""
+
+    __tablename__ = "results"
+    __table_args__ = (
+        CheckConstraint("n_corrupted + n_truthful = n_agents", name="ck_results_c_plus_t"),
+        CheckConstraint(
+            "maj_accuracy IS NULL OR (maj_accuracy >= 0 AND maj_accuracy <= 1)",
+            name="ck_results_maj_range",
+        ),
+        CheckConstraint(
+            "rrmaj_accuracy IS NULL OR (rrmaj_accuracy >= 0 AND rrmaj_accuracy <= 1)",
+            name="ck_results_rrmaj_range",
+        ),
+        CheckConstraint("n_questions >= 1", name="ck_results_questions"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    submission_id: Mapped[int] = mapped_column(
+        ForeignKey("submissions.id", ondelete="CASCADE"), index=True
+    )
+    model: Mapped[str] = mapped_column(String(200), index=True)
+    model_revision: Mapped[str | None] = mapped_column(String(128))
+    agent_models: Mapped[list[str]] = mapped_column(JSON)
+    corrupted_agents: Mapped[list[int]] = mapped_column(JSON)
+    dataset: Mapped[str] = mapped_column(String(16))
+    strength: Mapped[str] = mapped_column(String(16))
+    n_agents: Mapped[int] = mapped_column(Integer)
+    n_corrupted: Mapped[int] = mapped_column(Integer)
+    n_truthful: Mapped[int] = mapped_column(Integer)
+    k: Mapped[int] = mapped_column(Integer)
+    m: Mapped[int] = mapped_column(Integer)
+    max_tokens: Mapped[int | None] = mapped_column(Integer)
+    n_questions: Mapped[int] = mapped_column(Integer)
+    maj_accuracy: Mapped[float | None] = mapped_column(Float)
+    rrmaj_accuracy: Mapped[float | None] = mapped_column(Float)
+    maj_ci_lo: Mapped[float | None] = mapped_column(Float)
+    maj_ci_hi: Mapped[float | None] = mapped_column(Float)
+    rrmaj_ci_lo: Mapped[float | None] = mapped_column(Float)
+    rrmaj_ci_hi: Mapped[float | None] = mapped_column(Float)
+    config_hash: Mapped[str] = mapped_column(String(128))
+
+    submission: Mapped[SubmissionRecord] = relationship(back_populates="rows")
+
+
+class AuditRecord(Base):
+    """One admin action (approve / reject / delete); kept after the submission is deleted."""
+
+    __tablename__ = "audit_log"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    at: Mapped[datetime]  # UTC
+    action: Mapped[str] = mapped_column(
+        Enum(
+            *ADMIN_ACTIONS,
+            native_enum=False,
+            create_constraint=True,
+            name="audit_action",
+            length=16,
+        )
+    )
+    submission_id: Mapped[int] = mapped_column(Integer, index=True)  # no FK: survives deletes
+    content_hash: Mapped[str] = mapped_column(String(64))
+    detail: Mapped[str] = mapped_column(Text, default="")  # the admin's reason, if any

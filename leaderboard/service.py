@@ -1,0 +1,220 @@
+"""Leaderboard operations: store a submission, list rows, and admin moderation.
+
+Every function takes an open `session` inside the caller's transaction (one per user event,
+see `leaderboard.db.run_transaction`), so a submission's rows are written all together or not
+at all. Duplicate content (same hash) is idempotent: the existing submission is returned.
+"""
+
+from __future__ import annotations
+
+import hmac
+import os
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session, selectinload
+
+from leaderboard.models import ADMIN_ACTIONS, AuditRecord, ResultRecord, SubmissionRecord
+from leaderboard.ranking import BoardRow
+from leaderboard.schema import ResultRow, Submission, parse_submission
+from rrdemo.errors import RRError
+
+ADMIN_TOKEN_ENV = "LEADERBOARD_ADMIN_TOKEN"
+
+
+@dataclass(frozen=True)
+class SubmitOutcome:
+    """What happened to a submission: stored now (`created`) or already present."""
+
+    submission_id: int
+    status: str
+    created: bool
+    n_rows: int
+
+    @property
+    def message(self) -> str:
+        """One line for the user."""
+        if self.created:
+            return (
+                f"Accepted as submission #{self.submission_id} with {self.n_rows} result rows; "
+                f"status: {self.status} (an admin approves new submissions before they are shown)."
+            )
+        return (
+            f"Already present as submission #{self.submission_id} (same content); "
+            f"status: {self.status}. Nothing was added."
+        )
+
+
+def _utc_naive(moment: datetime) -> datetime:
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(timezone.utc).replace(tzinfo=None)
+    return moment
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc).replace(tzinfo=None)
+
+
+def result_record(row: ResultRow) -> ResultRecord:
+    """The ORM row for one validated result row."""
+    return ResultRecord(
+        model=row.model,
+        model_revision=row.model_revision,
+        agent_models=list(row.agent_models),
+        corrupted_agents=list(row.corrupted_agents),
+        dataset=row.dataset,
+        strength=row.strength,
+        n_agents=row.n_agents,
+        n_corrupted=row.n_corrupted,
+        n_truthful=row.n_truthful,
+        k=row.k,
+        m=row.m,
+        max_tokens=row.max_tokens,
+        n_questions=row.n_questions,
+        maj_accuracy=row.maj_accuracy,
+        rrmaj_accuracy=row.rrmaj_accuracy,
+        maj_ci_lo=row.maj_ci[0] if row.maj_ci else None,
+        maj_ci_hi=row.maj_ci[1] if row.maj_ci else None,
+        rrmaj_ci_lo=row.rrmaj_ci[0] if row.rrmaj_ci else None,
+        rrmaj_ci_hi=row.rrmaj_ci[1] if row.rrmaj_ci else None,
+        config_hash=row.config_hash,
+    )
+
+
+def store_submission(
+    session: Session, submission: Submission, *, status: str = "pending"
+) -> SubmitOutcome:
+    """Write a validated submission and its rows (or find it by content hash) in `session`."""
+    digest = submission.content_hash()
+    existing = session.scalar(
+        select(SubmissionRecord).where(SubmissionRecord.content_hash == digest)
+    )
+    if existing is not None:
+        n_rows = session.scalar(
+            select(func.count(ResultRecord.id)).where(ResultRecord.submission_id == existing.id)
+        )
+        return SubmitOutcome(existing.id, existing.status, False, int(n_rows or 0))
+    record = SubmissionRecord(
+        content_hash=digest,
+        schema_version=submission.schema_version,
+        submitter=submission.submitter,
+        notes=submission.notes,
+        source=submission.source,
+        status=status,
+        rrdemo_version=submission.rrdemo_version,
+        created=_utc_naive(submission.created),
+        submitted_at=_now(),
+    )
+    session.add(record)
+    session.flush()
+    for row in submission.results:
+        # Flushed one by one: a failure part-way is still undone by the caller's transaction.
+        record.rows.append(result_record(row))
+        session.flush()
+    return SubmitOutcome(record.id, status, True, len(submission.results))
+
+
+def submit(session: Session, submission: Submission | bytes) -> SubmitOutcome:
+    """Validate (when given file bytes) and store a user submission as pending.
+
+    Raises `leaderboard.schema.SubmissionRejected` (one reason per problem) on bad input;
+    nothing is written then. This is also the one-click path after an in-app experiment.
+    """
+    if isinstance(submission, bytes):
+        submission = parse_submission(submission)
+    if submission.source == "paper":
+        raise RRError("source 'paper' is reserved for the paper's seeded tables")
+    return store_submission(session, submission, status="pending")
+
+
+def board_rows(session: Session, *, include_all: bool = False) -> list[BoardRow]:
+    """Result rows joined with their submission; approved only unless `include_all`."""
+    query = (
+        select(ResultRecord, SubmissionRecord)
+        .join(SubmissionRecord, ResultRecord.submission_id == SubmissionRecord.id)
+        .order_by(SubmissionRecord.id, ResultRecord.id)
+    )
+    if not include_all:
+        query = query.where(SubmissionRecord.status == "approved")
+    return [
+        BoardRow(
+            submission_id=sub.id,
+            status=sub.status,
+            source=sub.source,
+            submitter=sub.submitter,
+            notes=sub.notes,
+            model=res.model,
+            dataset=res.dataset,
+            strength=res.strength,
+            n_agents=res.n_agents,
+            n_corrupted=res.n_corrupted,
+            n_truthful=res.n_truthful,
+            k=res.k,
+            m=res.m,
+            max_tokens=res.max_tokens,
+            n_questions=res.n_questions,
+            maj_accuracy=res.maj_accuracy,
+            rrmaj_accuracy=res.rrmaj_accuracy,
+            config_hash=res.config_hash,
+            model_revision=res.model_revision,
+        )
+        for res, sub in session.execute(query).all()
+    ]
+
+
+def list_submissions(session: Session, *, status: str | None = None) -> list[SubmissionRecord]:
+    """Submissions (newest first), optionally only those with `status`, rows loaded."""
+    query = (
+        select(SubmissionRecord)
+        .options(selectinload(SubmissionRecord.rows))
+        .order_by(SubmissionRecord.id.desc())
+    )
+    if status is not None:
+        query = query.where(SubmissionRecord.status == status)
+    return list(session.scalars(query).all())
+
+
+def check_admin_token(token: str | None) -> None:
+    """Refuse unless `token` equals `LEADERBOARD_ADMIN_TOKEN` (constant-time comparison)."""
+    expected = os.environ.get(ADMIN_TOKEN_ENV, "")
+    if not expected:
+        raise RRError(
+            f"Admin actions are disabled: the server has no {ADMIN_TOKEN_ENV} set "
+            "(set it as a Space secret to enable approve / reject / delete)."
+        )
+    if not token or not hmac.compare_digest(token.encode("utf-8"), expected.encode("utf-8")):
+        raise RRError("The admin token is wrong; the action was refused.")
+
+
+def moderate(
+    session: Session, submission_id: int, action: str, token: str | None, reason: str = ""
+) -> str:
+    """Approve, reject or delete a submission as an admin; the action goes to the audit log."""
+    check_admin_token(token)
+    if action not in ADMIN_ACTIONS:
+        raise RRError(f"Unknown admin action {action!r}; allowed: {', '.join(ADMIN_ACTIONS)}")
+    if len(reason) > 2000:
+        raise RRError("The reason is longer than 2000 characters.")
+    record = session.get(SubmissionRecord, submission_id)
+    if record is None:
+        raise RRError(f"There is no submission #{submission_id}.")
+    session.add(
+        AuditRecord(
+            at=_now(),
+            action=action,
+            submission_id=record.id,
+            content_hash=record.content_hash,
+            detail=reason,
+        )
+    )
+    if action == "delete":
+        session.delete(record)
+        return f"Deleted submission #{submission_id} and its rows."
+    record.status = "approved" if action == "approve" else "rejected"
+    return f"Submission #{submission_id} is now {record.status}."
+
+
+def audit_log(session: Session) -> list[AuditRecord]:
+    """Every recorded admin action, oldest first."""
+    return list(session.scalars(select(AuditRecord).order_by(AuditRecord.id)).all())
