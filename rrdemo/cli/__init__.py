@@ -1,0 +1,45 @@
+"""`python -m rrdemo <command>`: each command lives in its own module with `register(subparsers)`.
+
+A command module adds its parser and sets `func`, a handler `(args) -> int` (the exit code).
+Handlers raise `RRError` for bad input; `main` prints it as one line and exits 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from rrdemo.errors import RRError
+
+COMMANDS = ("run", "extract", "theory", "experiment", "report", "export")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="rrdemo",
+        description="Token-level round-robin (RR/RRMaj) vs majority voting (MAJ) under corrupted agents.",
+    )
+    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name in COMMANDS:
+        try:
+            module = importlib.import_module(f"rrdemo.cli.{name}")
+        except ModuleNotFoundError as exc:  # a command still being written is simply not offered
+            if exc.name != f"rrdemo.cli.{name}":
+                raise
+            continue
+        module.register(subparsers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except RRError as exc:
+        print(f"rrdemo {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130

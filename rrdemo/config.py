@@ -1,0 +1,185 @@
+"""One small, hashable description of a run: who the agents are, how they are corrupted, how they write.
+
+`RunConfig` is logged with every result; `config_hash()` names it. Building one validates it, so a
+config that exists is a config that can run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import asdict, dataclass, field, replace
+from typing import Literal
+
+from rrdemo.errors import RRError
+
+Strength = Literal["none", "moderate", "strong", "custom"]
+Order = Literal["fixed", "shuffled"]
+STRENGTHS: tuple[str, ...] = ("none", "moderate", "strong", "custom")
+ORDERS: tuple[str, ...] = ("fixed", "shuffled")
+
+MAX_AGENTS = 64  # an ensemble larger than this is almost certainly a typo
+MAX_TOKENS_LIMIT = 32768  # L: new tokens in one trajectory or one MAJ answer
+
+
+@dataclass(frozen=True)
+class AgentSpec:
+    """One agent: which model writes for it and whether its prompt is corrupted."""
+
+    model: str  # registry name ("smollm2"), hub id ("Qwen/Qwen2.5-0.5B-Instruct") or local folder
+    corrupted: bool = False
+    revision: str | None = None  # hub revision (commit, tag or branch); None = default branch
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """Decoding settings, shared by every agent. temperature 0 means greedy."""
+
+    temperature: float = 0.7  # the paper samples; 0 gives greedy, reproducible without a seed
+    top_p: float = 0.95  # nucleus sampling mass
+    seed: int = 0  # every random choice of a run (sampling, target, agent order) derives from it
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.temperature <= 5:
+            raise RRError(f"temperature must be between 0 and 5, got {self.temperature}")
+        if not 0 < self.top_p <= 1:
+            raise RRError(f"top-p must be in (0, 1], got {self.top_p}")
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """A complete, hashable description of one MAJ / RR / RRMaj run."""
+
+    agents: tuple[
+        AgentSpec, ...
+    ]  # N agents in seat order; agent i writes turn t when order[t % N] == i
+    strength: Strength = "strong"  # corruption injected into the corrupted agents' prompts
+    custom_template: str | None = (
+        None  # with strength "custom": injection text with a {target} slot
+    )
+    k: int = 100  # K: tokens an agent writes per RR turn (the paper's default)
+    m: int | None = (
+        None  # M: RR trajectories voted by RRMaj; None means M = N (the paper's setting)
+    )
+    max_tokens: int = 512  # L: new tokens per trajectory (RR) and per answer (MAJ)
+    order: Order = "fixed"  # RR speaking order: seat order, or a seeded shuffle per trajectory
+    sampling: Sampling = field(default_factory=Sampling)
+
+    def __post_init__(self) -> None:
+        n = len(self.agents)
+        if n < 1:
+            raise RRError("N must be at least 1 agent")
+        if n > MAX_AGENTS:
+            raise RRError(f"N must be at most {MAX_AGENTS} agents, got {n}")
+        if self.strength not in STRENGTHS:
+            raise RRError(
+                f"unknown corruption strength {self.strength!r}; allowed: {', '.join(STRENGTHS)}"
+            )
+        if self.strength == "custom":
+            if not self.custom_template or "{target}" not in self.custom_template:
+                raise RRError("a custom corruption template must contain the slot {target}")
+        if self.order not in ORDERS:
+            raise RRError(f"unknown speaking order {self.order!r}; allowed: {', '.join(ORDERS)}")
+        if self.k < 1:
+            raise RRError(f"K (tokens per turn) must be at least 1, got {self.k}")
+        if self.m is not None and self.m < 1:
+            raise RRError(f"M (RR trajectories) must be at least 1, got {self.m}")
+        if not 1 <= self.max_tokens <= MAX_TOKENS_LIMIT:
+            raise RRError(
+                f"L (max new tokens) must be between 1 and {MAX_TOKENS_LIMIT}, got {self.max_tokens}"
+            )
+        if self.max_tokens < self.k:
+            raise RRError(f"L (max new tokens, {self.max_tokens}) must be at least K ({self.k})")
+
+    # -- the paper's notation -------------------------------------------------------------------
+    @property
+    def n(self) -> int:
+        return len(self.agents)
+
+    @property
+    def n_trajectories(self) -> int:
+        """M, with the paper's default M = N."""
+        return self.m if self.m is not None else self.n
+
+    @property
+    def c(self) -> int:
+        return sum(a.corrupted for a in self.agents)
+
+    @property
+    def t(self) -> int:
+        return self.n - self.c
+
+    @property
+    def rho(self) -> float:
+        return self.c / self.n
+
+    @property
+    def label(self) -> str:
+        """The paper's name of the corruption setting, e.g. `3c2t`."""
+        return f"{self.c}c{self.t}t"
+
+    @property
+    def corrupted_agents(self) -> tuple[int, ...]:
+        return tuple(i for i, a in enumerate(self.agents) if a.corrupted)
+
+    # -- logging --------------------------------------------------------------------------------
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> RunConfig:
+        try:
+            agents = tuple(AgentSpec(**a) for a in data["agents"])
+            sampling = Sampling(**data.get("sampling", {}))
+            rest = {k: v for k, v in data.items() if k not in ("agents", "sampling")}
+            return cls(agents=agents, sampling=sampling, **rest)
+        except (KeyError, TypeError) as exc:
+            raise RRError(f"not a run config: {exc}") from None
+
+    def config_hash(self) -> str:
+        """A short stable name of this exact configuration (sha256 of its canonical JSON)."""
+        blob = json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+    def with_(self, **changes) -> RunConfig:
+        return replace(self, **changes)
+
+
+_CT = re.compile(r"^\s*(\d+)\s*c\s*(\d+)\s*t\s*$", re.IGNORECASE)
+
+
+def parse_ct(label: str) -> tuple[int, int]:
+    """`"3c2t"` -> (3, 2)."""
+    match = _CT.match(label)
+    if not match:
+        raise RRError(
+            f"corruption setting must look like 3c2t (c corrupted, t truthful), got {label!r}"
+        )
+    return int(match.group(1)), int(match.group(2))
+
+
+def homogeneous_agents(
+    model: str | list[str],
+    n: int,
+    c: int,
+    corrupted_first: bool = True,
+    revision: str | None = None,
+) -> tuple[AgentSpec, ...]:
+    """N agents of one model (or a cycle of models), c of them corrupted.
+
+    Corrupted agents take the first seats by default, so with the fixed order a corrupted agent
+    opens every RR trajectory: the harder case for RR. Pass `corrupted_first=False` for the last seats.
+    """
+    if n < 1:
+        raise RRError(f"N must be at least 1 agent, got {n}")
+    if not 0 <= c <= n:
+        raise RRError(f"c (corrupted agents) must be between 0 and N={n}, got {c}")
+    models = [model] if isinstance(model, str) else list(model)
+    if not models:
+        raise RRError("at least one model is needed")
+    seats = range(c) if corrupted_first else range(n - c, n)
+    return tuple(
+        AgentSpec(model=models[i % len(models)], corrupted=i in seats, revision=revision)
+        for i in range(n)
+    )

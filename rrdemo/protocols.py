@@ -1,0 +1,356 @@
+"""MAJ, RR and RRMaj as generators of events.
+
+`majority_vote` lets every agent answer on its own, then takes the plurality. `round_robin` runs M
+shared trajectories in lockstep: at turn t, agent order[t % N] of each trajectory reads its own
+prompt plus everything written so far and adds K tokens; a trajectory ends at end-of-sequence or
+after L new tokens; RRMaj then takes the plurality of the M trajectories' answers (M = 1 is plain
+RR). `run_question` builds the agents and runs both methods on one question.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+import time
+import uuid
+from collections import defaultdict
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field, replace
+
+from rrdemo.agents import Agent, ModelSource, build_agents
+from rrdemo.backends.base import Delta, Finished, GenerationRequest
+from rrdemo.config import RunConfig
+from rrdemo.corruption import make_injection
+from rrdemo.events import (
+    AnswerExtracted,
+    ChunkWritten,
+    ComputeUsed,
+    Decision,
+    Event,
+    Method,
+    RunStarted,
+    TokenDelta,
+    TrajectoryStarted,
+    Vote,
+)
+from rrdemo.tasks.base import Question, Task
+from rrdemo.voting import derive_seed, plurality
+
+
+@dataclass
+class Trajectory:
+    """One shared text and who wrote each part of it."""
+
+    index: int
+    order: tuple[int, ...]  # agent speaking order; turn t belongs to order[t % N]
+    chunks: list[tuple[int, str, int]] = field(default_factory=list)  # (agent, text, n_tokens)
+    n_tokens: int = 0
+    finish_reason: str | None = None  # "eos" or "length" once done
+
+    @property
+    def text(self) -> str:
+        return "".join(text for _, text, _ in self.chunks)
+
+    @property
+    def done(self) -> bool:
+        return self.finish_reason is not None
+
+
+@dataclass
+class _Counter:
+    """Tokens each agent's model decoded and prefilled for one method."""
+
+    per_agent: dict[int, dict[str, int]] = field(
+        default_factory=lambda: defaultdict(lambda: {"decode": 0, "prefill": 0})
+    )
+
+    def add(self, agent: int, finished: Finished) -> None:
+        self.per_agent[agent]["decode"] += finished.decode_tokens
+        self.per_agent[agent]["prefill"] += finished.prefill_tokens
+
+    def event(self, method: Method) -> ComputeUsed:
+        return ComputeUsed(
+            method=method,
+            decode_tokens=sum(v["decode"] for v in self.per_agent.values()),
+            prefill_tokens=sum(v["prefill"] for v in self.per_agent.values()),
+            wall_s=0.0,  # filled in by _timed: time spent working, not waiting for the consumer
+            per_agent={str(a): dict(v) for a, v in sorted(self.per_agent.items())},
+        )
+
+
+def _write(
+    method: Method,
+    turn: int,
+    writes: Sequence[tuple[int, Agent, str, int, tuple]],
+    config: RunConfig,
+    counter: _Counter,
+) -> Iterator[Event]:
+    """Let each (trajectory, agent, text it reads, tokens to add, cache key) write one chunk.
+
+    Writes that share a model go to it as one batch. Yields TokenDelta events while decoding and
+    one ChunkWritten per write; returns the `Finished` result of each write, in input order.
+    """
+    results: list[Finished | None] = [None] * len(writes)
+    by_backend: dict[int, list[int]] = defaultdict(list)
+    for i, (_, agent, _, _, _) in enumerate(writes):
+        by_backend[id(agent.backend)].append(i)
+    for members in by_backend.values():
+        backend = writes[members[0]][1].backend
+        requests = [
+            GenerationRequest(
+                key=writes[i][4],
+                prompt=writes[i][2],
+                max_new_tokens=writes[i][3],
+                sampling=config.sampling,
+                seed=derive_seed(config.sampling.seed, *writes[i][4][1:], turn),
+            )
+            for i in members
+        ]
+        for out in backend.generate(requests):
+            i = members[out.index]
+            trajectory, agent = writes[i][0], writes[i][1]
+            if isinstance(out, Delta):
+                yield TokenDelta(method, trajectory, turn, agent.index, agent.corrupted, out.text)
+                continue
+            results[i] = out
+            counter.add(agent.index, out)
+            yield ChunkWritten(
+                method,
+                trajectory,
+                turn,
+                agent.index,
+                agent.corrupted,
+                agent.model,
+                out.text,
+                out.n_tokens,
+            )
+    return results
+
+
+def _conclude(
+    method: Method,
+    finals: Sequence[tuple[int, str, int, str, int]],
+    agents: Sequence[Agent],
+    task: Task,
+    question: Question,
+    target: str | None,
+    tie_seed: int,
+) -> Iterator[Event]:
+    """Extract each (trajectory, text, n_tokens, finish_reason, last agent)'s answer, vote, decide."""
+    key = getattr(task, "vote_key", lambda a: a)
+    target_key = key(target) if target else None
+    answers = []
+    for trajectory, text, n_tokens, reason, last in finals:
+        answer = task.extract(text)
+        answers.append(key(answer) if answer is not None else None)
+        yield AnswerExtracted(
+            method=method,
+            trajectory=trajectory,
+            answer=answer,
+            correct=task.is_correct(answer, question.gold) if question.gold is not None else None,
+            fooled=answer is not None and key(answer) == target_key,
+            last_agent=last,
+            last_corrupted=agents[last].corrupted,
+            n_tokens=n_tokens,
+            finish_reason=reason,
+            text=text,
+        )
+    vote = plurality(answers, tie_seed)
+    yield Vote(method, vote.counts, vote.abstained)
+    yield Decision(
+        method=method,
+        answer=vote.winner,
+        correct=task.is_correct(vote.winner, question.gold) if question.gold is not None else None,
+        fooled=vote.winner is not None and vote.winner == target_key,
+        tied=vote.tied,
+    )
+
+
+def majority_vote(
+    agents: Sequence[Agent],
+    question: Question,
+    task: Task,
+    config: RunConfig,
+    target: str | None,
+    *,
+    samples: int | None = None,
+    run_id: str = "",
+) -> Iterator[Event]:
+    """MAJ: `samples` independent answers (default N; answer j comes from agent j mod N), plurality vote."""
+    n_samples = samples or len(agents)
+    counter = _Counter()
+    # Every answer is its own trajectory, written by one agent in one turn of up to L tokens.
+    writes = []
+    for j in range(n_samples):
+        agent = agents[j % len(agents)]
+        yield TrajectoryStarted("MAJ", j, (agent.index,))
+        writes.append((j, agent, agent.prompt, config.max_tokens, (run_id, "MAJ", question.qid, j)))
+    # All answers are decoded together, batched per model.
+    results = yield from _write("MAJ", 0, writes, config, counter)
+    finals = [
+        (j, out.text, out.n_tokens, out.finish_reason, agent.index)
+        for (j, agent, *_), out in zip(writes, results, strict=True)
+    ]
+    yield from _conclude(
+        "MAJ",
+        finals,
+        agents,
+        task,
+        question,
+        _target(config, question, target),
+        _tie(config, question, "MAJ"),
+    )
+    yield counter.event("MAJ")
+
+
+def round_robin(
+    agents: Sequence[Agent],
+    question: Question,
+    task: Task,
+    config: RunConfig,
+    target: str | None,
+    *,
+    trajectories: int | None = None,
+    run_id: str = "",
+) -> Iterator[Event]:
+    """RRMaj: M token-level round-robin trajectories (default `config.n_trajectories`), then plurality."""
+    n, k, budget = len(agents), config.k, config.max_tokens
+    m = trajectories or config.n_trajectories
+    counter = _Counter()
+    # Each trajectory gets its speaking order: seat order, or a seeded shuffle.
+    shared = []
+    for j in range(m):
+        order = tuple(range(n))
+        if config.order == "shuffled":
+            order = tuple(
+                random.Random(derive_seed(config.sampling.seed, "order", question.qid, j)).sample(
+                    order, n
+                )
+            )
+        shared.append(Trajectory(j, order))
+        yield TrajectoryStarted("RRMaj", j, order)
+    for turn in itertools.count():
+        active = [tr for tr in shared if not tr.done]
+        if not active:
+            break
+        # The agent whose turn it is in each unfinished trajectory reads its own prompt followed by
+        # the whole shared text, and appends K tokens of its own tokenizer (fewer once L is near).
+        writes = []
+        for tr in active:
+            agent = agents[tr.order[turn % n]]
+            key = (run_id, "RRMaj", question.qid, tr.index, agent.index)
+            writes.append(
+                (tr.index, agent, agent.prompt + tr.text, min(k, budget - tr.n_tokens), key)
+            )
+        results = yield from _write("RRMaj", turn, writes, config, counter)
+        # The chunk joins the shared text; the trajectory ends at end-of-sequence or L new tokens.
+        for tr, (_, agent, *_), out in zip(active, writes, results, strict=True):
+            tr.chunks.append((agent.index, out.text, out.n_tokens))
+            tr.n_tokens += out.n_tokens
+            if out.finish_reason == "eos" or tr.n_tokens >= budget:
+                tr.finish_reason = out.finish_reason if out.finish_reason == "eos" else "length"
+    finals = [(tr.index, tr.text, tr.n_tokens, tr.finish_reason, tr.chunks[-1][0]) for tr in shared]
+    yield from _conclude(
+        "RRMaj",
+        finals,
+        agents,
+        task,
+        question,
+        _target(config, question, target),
+        _tie(config, question, "RRMaj"),
+    )
+    yield counter.event("RRMaj")
+
+
+def _target(config: RunConfig, question: Question, target: str | None) -> str | None:
+    return target if config.strength != "none" else None
+
+
+def _tie(config: RunConfig, question: Question, method: str) -> int:
+    return derive_seed(config.sampling.seed, "tie", method, question.qid)
+
+
+def _timed(events: Iterator[Event]) -> Iterator[Event]:
+    """Pass events through, filling ComputeUsed.wall_s with the time spent producing them."""
+    busy = 0.0
+    while True:
+        start = time.perf_counter()
+        try:
+            event = next(events)
+        except StopIteration:
+            return
+        busy += time.perf_counter() - start
+        if isinstance(event, ComputeUsed):
+            event = replace(event, wall_s=round(busy, 4))
+        yield event
+
+
+def _alternate(streams: list[Iterator[Event]]) -> Iterator[Event]:
+    """Interleave streams one event at a time, so two methods progress side by side."""
+    live = list(streams)
+    while live:
+        for stream in list(live):
+            try:
+                yield next(stream)
+            except StopIteration:
+                live.remove(stream)
+
+
+def choose_target(task: Task, question: Question, config: RunConfig) -> str | None:
+    """The distractor corrupted agents are pushed toward; None when nobody is corrupted."""
+    if config.strength == "none" or config.c == 0:
+        return None
+    return task.distractor(question, config.sampling.seed)
+
+
+def run_question(
+    config: RunConfig,
+    question: Question,
+    task: Task,
+    models: ModelSource,
+    *,
+    methods: Sequence[Method] = ("MAJ", "RRMaj"),
+    target: str | None = None,
+    interleave: bool = False,
+    system: str | None = None,
+    maj_samples: int | None = None,
+) -> Iterator[Event]:
+    """Run MAJ and/or RRMaj on one question with the same agents, target and seed.
+
+    `interleave=True` alternates the two methods' events (the side-by-side demo); otherwise MAJ
+    runs to completion first. Closing the generator stops the run and frees its caches.
+    """
+    target = target if target is not None else choose_target(task, question, config)
+    shown = getattr(task, "format_target", lambda t: t)(target) if target else None
+    injection = make_injection(config.strength, shown, config.custom_template) if config.c else None
+    agents = build_agents(config, models, task.prompt(question), injection, system)
+    run_id = uuid.uuid4().hex[:12]
+    streams = []
+    for method in methods:
+        start = RunStarted(
+            method,
+            config.to_dict(),
+            config.config_hash(),
+            question.qid,
+            question.text,
+            question.gold,
+            target,
+        )
+        if method == "MAJ":
+            body = majority_vote(
+                agents, question, task, config, target, samples=maj_samples, run_id=run_id
+            )
+        elif method == "RRMaj":
+            body = round_robin(agents, question, task, config, target, run_id=run_id)
+        else:
+            raise ValueError(f"unknown method {method!r}")
+        streams.append(itertools.chain([start], _timed(body)))
+    try:
+        if interleave:
+            yield from _alternate(streams)
+        else:
+            for stream in streams:
+                yield from stream
+    finally:
+        for backend in {id(a.backend): a.backend for a in agents}.values():
+            backend.release((run_id,))
