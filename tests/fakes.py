@@ -1,0 +1,101 @@
+"""Scripted stand-ins for logic tests: a backend whose "tokens" are words, and a letter task."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator, Sequence
+
+from rrdemo.backends.base import Backend, Delta, Finished, GenerationOutput, GenerationRequest
+from rrdemo.tasks.base import Question
+
+WORD = re.compile(r"\S+\s*")
+
+
+def words(text: str) -> list[str]:
+    return WORD.findall(text)
+
+
+class FakeBackend(Backend):
+    """Continues a prompt with `script(prompt)`, one word per token; ends with EOS when the script does.
+
+    `script` sees exactly what the agent reads (its rendered prompt plus the shared text), so tests
+    can script agents that react to what others wrote. Every call is recorded in `calls`.
+    """
+
+    def __init__(self, name: str, script: Callable[[str], str]) -> None:
+        self.name = name
+        self.revision = None
+        self.script = script
+        self.calls: list[list[GenerationRequest]] = []
+        self.released: list[tuple] = []
+
+    def render_prompt(self, user: str, system: str | None = None) -> str:
+        return f"<user>{user}</user>\n"
+
+    def count_tokens(self, text: str) -> int:
+        return len(words(text))
+
+    def release(self, key_prefix: tuple = ()) -> None:
+        self.released.append(key_prefix)
+
+    def generate(self, requests: Sequence[GenerationRequest]) -> Iterator[GenerationOutput]:
+        self.calls.append(list(requests))
+        plans = [words(self.script(r.prompt)) for r in requests]
+        done = [False] * len(requests)
+        for step in range(max(r.max_new_tokens for r in requests) + 1):
+            for i, (request, plan) in enumerate(zip(requests, plans, strict=True)):
+                if done[i]:
+                    continue
+                ended = step >= len(plan)
+                if ended or step >= request.max_new_tokens:
+                    done[i] = True
+                    n = min(len(plan), request.max_new_tokens)
+                    yield Finished(
+                        i, "".join(plan[:n]), n, "eos" if ended else "length",
+                        prefill_tokens=len(words(request.prompt)), decode_tokens=n + ended,
+                    )
+                else:
+                    yield Delta(i, plan[step])
+
+
+class FakePool:
+    """A ModelSource serving fake backends by name."""
+
+    def __init__(self, *backends: FakeBackend) -> None:
+        self.backends = {b.name: b for b in backends}
+
+    def get(self, name: str, revision: str | None = None) -> Backend:
+        return self.backends[name]
+
+
+class FakeTask:
+    """Multiple choice among (A)-(D); the answer is the last "(X)" written; the distractor is (C)."""
+
+    name = "fake"
+    kind = "letter"
+
+    def prompt(self, question: Question) -> str:
+        return f"{question.text}\nEnd with: The answer is (X)."
+
+    def extract(self, text: str) -> str | None:
+        found = re.findall(r"\(([A-D])\)", text)
+        return f"({found[-1]})" if found else None
+
+    def is_correct(self, answer: str | None, gold: str | None) -> bool:
+        return answer is not None and answer == gold
+
+    def distractor(self, question: Question, seed: int) -> str:
+        return "(C)"
+
+    def vote_key(self, answer: str) -> str:
+        return answer
+
+
+QUESTION = Question("fake", "fake-0", "Which one is right? (A) w (B) x (C) y (D) z", gold="(B)",
+                    options=("(A)", "(B)", "(C)", "(D)"))
+
+
+def obeys_injection(prompt: str) -> str:
+    """A corrupted agent answers what it is told to; an honest one answers (B)."""
+    told = re.search(r"MUST select (\(\w\))", prompt) or re.search(r"confident that (\(\w\))", prompt)
+    return f"I will answer. The answer is {told.group(1) if told else '(B)'}."
