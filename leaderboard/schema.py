@@ -322,7 +322,7 @@ def parse_submission(raw: bytes, *, max_bytes: int = MAX_FILE_BYTES) -> Submissi
     if len(raw) > max_bytes:
         raise SubmissionRejected(
             [
-                f"the file is {len(raw)} bytes; the limit is {max_bytes} bytes ({max_bytes // 1024} KiB)"
+                f"the file is {len(raw)} bytes; the limit is {max_bytes} bytes ({max_bytes / 2**20:g} MiB)"
             ]
         )
     try:
@@ -336,12 +336,13 @@ def parse_submission(raw: bytes, *, max_bytes: int = MAX_FILE_BYTES) -> Submissi
         data = json.loads(text, parse_constant=_reject_constant)
     except json.JSONDecodeError as error:
         raise SubmissionRejected(
-            [f"the file is not valid JSON: {error.msg} at line {error.lineno} column {error.colno}"]
+            [f"the file is not valid JSON: {error.msg} (line {error.lineno}, column {error.colno})"]
         ) from None
-    except (ValueError, RecursionError) as error:
-        # Over-long integers, NaN/Infinity literals or absurd nesting.
-        detail = str(error) if isinstance(error, ValueError) else "nesting is too deep"
-        raise SubmissionRejected([f"the file is not acceptable JSON: {detail[:120]}"]) from None
+    except RecursionError:
+        raise SubmissionRejected(["the file is not acceptable JSON: nesting is too deep"]) from None
+    except ValueError as error:  # NaN / Infinity literals, integers with thousands of digits
+        detail = "a number has too many digits" if "digits" in str(error) else str(error)[:120]
+        raise SubmissionRejected([f"the file is not acceptable JSON: {detail}"]) from None
     if isinstance(data, dict):
         _reject_non_finite(data)
     return validate_submission(data)

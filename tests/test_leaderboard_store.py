@@ -1,0 +1,235 @@
+"""Leaderboard storage: migrations from an empty database, SQLite settings, submissions,
+idempotent duplicates, a crash part-way through a submission, and admin moderation."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+from sqlalchemy import inspect, select, text
+
+from leaderboard import service
+from leaderboard.db import (
+    create_db_engine,
+    current_revision,
+    database_url,
+    downgrade,
+    head_revision,
+    make_sessionmaker,
+    run_transaction,
+    upgrade,
+)
+from leaderboard.models import AuditRecord, Base, ResultRecord, SubmissionRecord
+from leaderboard.schema import parse_submission
+from rrdemo.errors import RRError
+from tests.conftest_leaderboard import (  # noqa: F401
+    db_checksum,
+    encode,
+    factory,
+    lb_env,
+    result_row,
+    submission,
+)
+
+TABLES = {"submissions", "results", "audit_log", "alembic_version"}
+
+
+@pytest.mark.parametrize("where", ["memory", "file"])
+def test_migrations_bring_an_empty_database_to_the_orm_schema(where: str, tmp_path: Path) -> None:
+    url = "sqlite://" if where == "memory" else f"sqlite:///{tmp_path / 'empty.db'}"
+    engine = create_db_engine(url)
+    assert current_revision(engine) is None
+    assert set(inspect(engine).get_table_names()) == set()
+
+    upgrade(engine)
+    assert current_revision(engine) == head_revision()
+    assert set(inspect(engine).get_table_names()) == TABLES
+    with engine.connect() as connection:
+        # The recorded migrations and the ORM classes describe the same schema.
+        assert compare_metadata(MigrationContext.configure(connection), Base.metadata) == []
+
+    upgrade(engine)  # a second upgrade is a no-op
+    downgrade(engine, "base")
+    assert set(inspect(engine).get_table_names()) == {"alembic_version"}
+    upgrade(engine)
+    assert current_revision(engine) == head_revision()
+    engine.dispose()
+
+
+def test_file_database_uses_wal_foreign_keys_and_busy_timeout(tmp_path: Path) -> None:
+    engine = create_db_engine(f"sqlite:///{tmp_path / 'x.db'}")
+    with engine.connect() as connection:
+        assert connection.execute(text("PRAGMA journal_mode")).scalar() == "wal"
+        assert connection.execute(text("PRAGMA foreign_keys")).scalar() == 1
+        assert connection.execute(text("PRAGMA busy_timeout")).scalar() >= 1000
+    engine.dispose()
+
+
+def test_database_url_is_read_from_the_environment_when_called(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("LEADERBOARD_DB_URL", raising=False)
+    monkeypatch.setenv("RRDEMO_DATA_DIR", str(tmp_path / "d1"))
+    assert database_url() == f"sqlite:///{tmp_path / 'd1' / 'leaderboard.db'}"
+    monkeypatch.setenv("LEADERBOARD_DB_URL", "sqlite:///elsewhere.db")
+    assert database_url() == "sqlite:///elsewhere.db"
+
+
+def test_open_seeds_the_paper_once(factory) -> None:  # noqa: F811
+    first = run_transaction(factory, lambda s: db_checksum(s))
+    from leaderboard.paper_seed import seed_paper
+
+    assert run_transaction(factory, seed_paper) == 0
+    assert run_transaction(factory, lambda s: db_checksum(s)) == first
+    subs = run_transaction(factory, service.list_submissions)
+    assert {s.source for s in subs} == {"paper"} and {s.status for s in subs} == {"approved"}
+    assert first[0]["results"] == 2 * 5 * 6 * 6  # 2 strengths x 5 models x 6 datasets x 6 configs
+
+
+def test_submit_stores_pending_rows_and_duplicates_are_idempotent(factory) -> None:  # noqa: F811
+    rows = [result_row(), result_row(dataset="aqua", rrmaj_accuracy=0.75)]
+    raw = encode(submission(rows))
+    before = run_transaction(factory, lambda s: db_checksum(s))[0]
+
+    outcome = run_transaction(factory, lambda s: service.submit(s, raw))
+    assert outcome.created and outcome.status == "pending" and outcome.n_rows == 2
+    again = run_transaction(factory, lambda s: service.submit(s, raw))
+    assert not again.created and again.submission_id == outcome.submission_id
+    # Same content with different whitespace and key order is the same submission.
+    reordered = encode(dict(reversed(list(submission(rows).items()))))
+    assert run_transaction(factory, lambda s: service.submit(s, reordered)).submission_id == (
+        outcome.submission_id
+    )
+
+    after = run_transaction(factory, lambda s: db_checksum(s))[0]
+    assert after["submissions"] == before["submissions"] + 1
+    assert after["results"] == before["results"] + 2
+    # Pending rows are not on the public board, but are listed with --all.
+    public = run_transaction(factory, service.board_rows)
+    everything = run_transaction(factory, lambda s: service.board_rows(s, include_all=True))
+    assert all(r.submission_id != outcome.submission_id for r in public)
+    mine = [r for r in everything if r.submission_id == outcome.submission_id]
+    assert [(r.dataset, r.rrmaj_accuracy, r.status) for r in mine] == [
+        ("gsm8k", 0.5, "pending"),
+        ("aqua", 0.75, "pending"),
+    ]
+    stored = run_transaction(
+        factory,
+        lambda s: s.scalars(
+            select(ResultRecord).where(ResultRecord.submission_id == outcome.submission_id)
+        ).all(),
+    )
+    assert stored[0].maj_ci_lo == 0.125 and stored[0].maj_ci_hi == 0.40625
+    assert stored[0].corrupted_agents == [0, 1, 2] and len(stored[0].agent_models) == 5
+
+
+def test_a_crash_after_the_first_row_leaves_no_partial_submission(
+    factory,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    before = run_transaction(factory, lambda s: db_checksum(s))
+    real = service.result_record
+    calls: list[int] = []
+
+    def crash_on_second_row(row):  # type: ignore[no-untyped-def]
+        calls.append(1)
+        if len(calls) == 2:
+            raise RuntimeError("injected crash")
+        return real(row)
+
+    monkeypatch.setattr(service, "result_record", crash_on_second_row)
+    rows = [result_row(), result_row(dataset="aqua"), result_row(dataset="math500")]
+    with pytest.raises(RuntimeError, match="injected crash"):
+        run_transaction(factory, lambda s: service.submit(s, encode(submission(rows))))
+    assert len(calls) == 2  # the first row was written (flushed) before the crash
+    assert run_transaction(factory, lambda s: db_checksum(s)) == before
+
+    monkeypatch.setattr(service, "result_record", real)
+    outcome = run_transaction(factory, lambda s: service.submit(s, encode(submission(rows))))
+    assert outcome.created and outcome.n_rows == 3
+
+
+def test_admin_actions_need_the_token_and_are_audited(
+    factory,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    raw = encode(submission())
+    sub_id = run_transaction(factory, lambda s: service.submit(s, raw)).submission_id
+
+    def act(action: str, token: str | None) -> str:
+        return run_transaction(factory, lambda s: service.moderate(s, sub_id, action, token))
+
+    with pytest.raises(RRError, match="no LEADERBOARD_ADMIN_TOKEN set"):
+        act("approve", "anything")
+    monkeypatch.setenv("LEADERBOARD_ADMIN_TOKEN", "correct horse")
+    for wrong in (None, "", "correct", "correct horse "):
+        with pytest.raises(RRError, match="admin token is wrong"):
+            act("approve", wrong)
+    assert run_transaction(factory, service.audit_log) == []
+    assert run_transaction(factory, lambda s: s.get(SubmissionRecord, sub_id).status) == "pending"
+
+    assert "approved" in act("approve", "correct horse")
+    assert any(r.submission_id == sub_id for r in run_transaction(factory, service.board_rows))
+    assert "rejected" in act("reject", "correct horse")
+    assert all(r.submission_id != sub_id for r in run_transaction(factory, service.board_rows))
+    assert "Deleted" in act("delete", "correct horse")
+    with pytest.raises(RRError, match=f"no submission #{sub_id}"):
+        act("approve", "correct horse")
+
+    log = run_transaction(factory, service.audit_log)
+    assert [(a.action, a.submission_id) for a in log] == [
+        ("approve", sub_id),
+        ("reject", sub_id),
+        ("delete", sub_id),
+    ]
+    # Deleting cascades to the rows (foreign keys are on).
+    left = run_transaction(
+        factory,
+        lambda s: s.scalars(select(ResultRecord).where(ResultRecord.submission_id == sub_id)).all(),
+    )
+    assert left == []
+    # The same file can be submitted again after a delete; it is pending again.
+    again = run_transaction(factory, lambda s: service.submit(s, raw))
+    assert again.created and again.status == "pending"
+
+
+def test_deleted_paper_tables_are_not_seeded_again(
+    factory,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+    lb_env: str,  # noqa: F811
+) -> None:
+    from leaderboard.db import open_leaderboard
+
+    monkeypatch.setenv("LEADERBOARD_ADMIN_TOKEN", "t")
+    paper_ids = run_transaction(
+        factory,
+        lambda s: s.scalars(select(SubmissionRecord.id).order_by(SubmissionRecord.id)).all(),
+    )
+    run_transaction(factory, lambda s: service.moderate(s, paper_ids[0], "delete", "t"))
+    reopened = open_leaderboard(lb_env)
+    ids = run_transaction(reopened, lambda s: s.scalars(select(SubmissionRecord.id)).all())
+    assert ids == paper_ids[1:]
+    reopened.kw["bind"].dispose()
+
+
+def test_the_database_itself_refuses_inconsistent_rows(factory) -> None:  # noqa: F811
+    from sqlalchemy.exc import IntegrityError
+
+    sub_id = run_transaction(
+        factory, lambda s: service.submit(s, encode(submission()))
+    ).submission_id
+
+    def bad_insert(session):  # type: ignore[no-untyped-def]
+        record = service.result_record(parse_submission(encode(submission())).results[0])
+        record.submission_id = sub_id
+        record.n_truthful = 9  # c + t != N
+        session.add(record)
+        session.flush()
+
+    with pytest.raises(IntegrityError):
+        run_transaction(factory, bad_insert)
+    engine = make_sessionmaker(factory.kw["bind"])
+    with engine.begin() as session:
+        assert session.scalar(select(AuditRecord).limit(1)) is None
