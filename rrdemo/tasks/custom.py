@@ -19,7 +19,6 @@ from rrdemo.tasks.benchmarks import LetterTask, MathTask, NumberTask
 KINDS: tuple[AnswerKind, ...] = ("letter", "number", "math")
 
 _LETTER_FORM = re.compile(r"\(\s*[A-Z]\s*\)")
-_NUMBER_FORM = re.compile(r"-?\d+(?:\.\d+)?(?:/\d+)?")
 
 
 def detect_options(text: str) -> tuple[str, ...]:
@@ -112,9 +111,7 @@ class CustomTask:
     def _task_of_answer(self, answer: str) -> LetterTask | NumberTask | MathTask:
         if _LETTER_FORM.fullmatch(answer.strip()):
             return _task_for("letter")
-        if self.kind == "number" or _NUMBER_FORM.fullmatch(answer.strip()):
-            return _task_for("number")
-        return _task_for(self.kind)
+        return _task_for("math" if self.kind == "math" else "number")
 
     def is_correct(self, answer: str | None, gold: str | None) -> bool:
         """Compared as letters, numbers or LaTeX depending on the gold answer's form."""

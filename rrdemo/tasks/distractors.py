@@ -37,16 +37,18 @@ def _number_candidates(gold: Fraction) -> list[Fraction]:
     """Plausible slips near a numeric answer: off by a little, doubled, halved, digits swapped."""
     candidates: set[Fraction] = set()
     if gold.denominator == 1:
-        spread = max(2, abs(gold.numerator) // 10)
-        candidates.update(gold + delta for delta in range(-spread, spread + 1) if delta)
-        candidates.update({gold * 2, gold + 10, gold - 10, gold * 10})
+        magnitude = 10 ** (len(str(abs(gold.numerator))) - 1)  # 70000 -> 10000
+        steps = {1, 2, 10, magnitude, 5 * magnitude // 10 or 1}
+        candidates.update(gold + sign * step for step in steps for sign in (1, -1))
+        candidates.update({gold * 2, gold * 10 if abs(gold) < 1000 else gold / 10})
         if gold.numerator % 2 == 0:
             candidates.add(gold / 2)
         digits = str(abs(gold.numerator))
         if len(set(digits)) > 1:
-            swapped = digits[-2:][::-1] if len(digits) == 2 else digits[:-2] + digits[-2:][::-1]
+            swapped = digits[:-2] + digits[-2:][::-1]
             if not swapped.startswith("0"):
                 candidates.add(Fraction(int(swapped)) * (1 if gold >= 0 else -1))
+        candidates = {value for value in candidates if value.denominator == 1}
     else:
         candidates.update({gold * 2, gold / 2, gold + 1, gold - 1, Fraction(round(gold))})
         candidates.update(gold + Fraction(delta, 10) for delta in (-5, -1, 1, 5))
@@ -79,8 +81,7 @@ def _digit_variants(gold: str, rng: random.Random) -> list[str]:
     for position in positions:
         digits = [d for d in "0123456789" if d != gold[position]]
         leading = position == 0 or not gold[position - 1].isdigit()
-        followed = position + 1 < len(gold) and gold[position + 1].isdigit()
-        if leading and followed and "0" in digits:  # no "07"
+        if leading and "0" in digits:  # no "07", no "0\\sqrt{13}"
             digits.remove("0")
         rng.shuffle(digits)
         variants.extend(gold[:position] + digit + gold[position + 1 :] for digit in digits[:3])
