@@ -18,6 +18,8 @@ LETTER_CASES = [
     ("answer is B because the other rates are too slow", "(B)"),
     ("Hence (A) is the correct answer.", "(A)"),
     ("After checking all five, D is the correct choice.", "(D)"),
+    ("I am confident that (C) is definitely the correct answer.", "(C)"),
+    ("(C) is definitely the correct answer... wait, no. The answer is (B).", "(B)"),
     ("...so 36 is a multiple of X.\nOption C", "(C)"),
     ("The answer is $\\boxed{\\text{(E)}}$.", "(E)"),
     ("Comparing the options, only (C) fits.", "(C)"),
@@ -159,3 +161,28 @@ def test_prompts_state_the_final_answer_format() -> None:
         assert (
             get_task(name).prompt(question).startswith("What is 2+2?\n\nLet's think step by step.")
         )
+
+
+def test_math_works_outside_the_main_thread() -> None:
+    """Gradio runs callbacks in worker threads, where math-verify's signal timeout cannot work."""
+    import threading
+
+    task = get_task("math500")
+    results: list[object] = []
+
+    def work() -> None:
+        try:
+            results.append(
+                (
+                    task.extract("Thus $\\boxed{\\frac{6}{8}}$."),
+                    task.is_correct("0.75", "\\frac{3}{4}"),
+                    task.vote_key("3/4") == task.vote_key("\\frac{3}{4}"),
+                )
+            )
+        except Exception as exc:  # surfaced in the assertion below
+            results.append(exc)
+
+    thread = threading.Thread(target=work)
+    thread.start()
+    thread.join(timeout=60)
+    assert results == [("\\frac{6}{8}", True, True)]

@@ -18,6 +18,7 @@ from rrdemo.tasks.custom import CustomTask, custom_task
 from rrdemo.tasks.data import SOURCES, load_benchmark
 
 TASK_NAMES: tuple[str, ...] = ("gsm8k", "aqua", "math500", "logic3", "logic7", "track7")
+PAPER_SAMPLE_SIZE = 128  # "we test on randomly sampled 128 questions from each data set"
 
 _TASKS: dict[str, Task] = {
     "gsm8k": NumberTask("gsm8k", "GSM8K"),
@@ -85,6 +86,7 @@ def load_questions(
 
 
 __all__ = [
+    "PAPER_SAMPLE_SIZE",
     "SOURCES",
     "TASK_NAMES",
     "AnswerKind",

@@ -29,7 +29,7 @@ ANSWER_PHRASE = re.compile(
 _DECORATION = r"(?:\s|\*\*|__|\$|\\boxed\{|\\text\{|\\textbf\{|\\mathrm\{|(?:option|choice)\b)*"
 
 
-def _phrase_tails(text: str, span: int = 160) -> list[str]:
+def phrase_tails(text: str, span: int = 160) -> list[str]:
     """The text right after each answer phrase, last phrase first, each cut at the end of its line.
 
     A phrase without a link word ("answer D", but also "express the answer as a percentage")
@@ -105,7 +105,7 @@ def extract_letter(text: str, allowed: str = LETTERS, stated_only: bool = False)
         return None
     allowed = allowed.upper()
     # 1. stated answer phrase, last one that is followed by a letter
-    for tail in _phrase_tails(text):
+    for tail in phrase_tails(text):
         letter = _letter_after_phrase(tail, allowed)
         if letter:
             return letter_label(letter)
@@ -113,7 +113,7 @@ def extract_letter(text: str, allowed: str = LETTERS, stated_only: bool = False)
         return None
     # 2. "(X) is the correct answer" / "X is the correct choice"
     claims = re.findall(
-        r"(?:\(([A-Za-z])\)|\b([A-Z]))\s+(?:is|would\s+be|seems)\s+(?:the\s+)?"
+        r"(?:\(([A-Za-z])\)|\b([A-Z]))\s+(?:is|would\s+be|seems)\s+(?:\w+ly\s+)?(?:the\s+)?"
         r"(?:(?:correct|right|best)(?:\s+(?:answer|option|choice))?|answer)\b",
         text,
     )
@@ -206,7 +206,7 @@ def number_value(value: str) -> Fraction | None:
     return found[0] if found else None
 
 
-def _boxed_contents(text: str) -> list[str]:
+def boxed_contents(text: str) -> list[str]:
     """The contents of every \\boxed{...} / \\fbox{...}, braces balanced, in order."""
     contents = []
     for match in re.finditer(r"\\(?:boxed|fbox)\s*\{", text):
@@ -230,11 +230,11 @@ def extract_number(text: str) -> str | None:
     """
     if not text:
         return None
-    for tail in _phrase_tails(text):
+    for tail in phrase_tails(text):
         found = numbers_in(tail)
         if found:
             return format_number(found[0])
-    for content in reversed(_boxed_contents(text)):
+    for content in reversed(boxed_contents(text)):
         found = numbers_in(content)
         if found:
             return format_number(found[0])

@@ -14,7 +14,7 @@ import threading
 from functools import lru_cache
 from typing import Any
 
-from rrdemo.tasks.answers import _boxed_contents, _phrase_tails
+from rrdemo.tasks.answers import boxed_contents, phrase_tails
 
 _SPACING = re.compile(r"\\[!,;:> ]|\\quad|\\qquad|~")
 
@@ -45,7 +45,7 @@ def normalize_latex(value: str | None) -> str | None:
     while changed:
         changed = False
         boxed = re.fullmatch(r"\\(?:boxed|fbox)\s*\{(.*)\}", text, re.DOTALL)
-        if boxed and _boxed_contents(text) and _boxed_contents(text)[0] == boxed.group(1):
+        if boxed and boxed_contents(text) and boxed_contents(text)[0] == boxed.group(1):
             text, changed = boxed.group(1).strip(), True
         for left, right in (("$$", "$$"), ("$", "$"), ("\\(", "\\)"), ("\\[", "\\]")):
             if (
@@ -107,7 +107,7 @@ def extract_math(text: str) -> str | None:
     """
     if not text:
         return None
-    boxed = _boxed_contents(text)
+    boxed = boxed_contents(text)
     for content in reversed(boxed):
         answer = normalize_latex(content)
         if answer:
@@ -115,7 +115,7 @@ def extract_math(text: str) -> str | None:
     from math_verify import parse
 
     _quiet_math_verify()
-    for tail in _phrase_tails(text):
+    for tail in phrase_tails(text):
         found = _parsed_string(parse(tail, parsing_timeout=_timeout()))
         if found:
             return found
