@@ -1,0 +1,136 @@
+"""Ranking math on hand-made rows with hand-computed expectations, and the presentation helpers
+(escaping, CSV formula defusing, chart traces)."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+
+from leaderboard import present
+from leaderboard.ranking import (
+    RHO_BANDS,
+    BoardRow,
+    accuracy_by_rho,
+    bootstrap_mean_interval,
+    filter_rows,
+    is_bound,
+    is_majority,
+    is_minority,
+    rank_models,
+    score_model,
+)
+
+
+def row(model: str, c: int, t: int, maj: float | None, rr: float | None, **kw) -> BoardRow:  # type: ignore[no-untyped-def]
+    fields = dict(
+        submission_id=1, status="approved", source="local_run", submitter="s", notes="",
+        model=model, dataset="gsm8k", strength="moderate", n_agents=c + t, n_corrupted=c,
+        n_truthful=t, k=100, m=5, max_tokens=None, n_questions=100, maj_accuracy=maj,
+        rrmaj_accuracy=rr,
+    )  # fmt: skip
+    fields.update(kw)
+    return BoardRow(**fields)  # type: ignore[arg-type]
+
+
+MODEL_A = [
+    row("org/a", 0, 5, 0.90, 0.90),  # ceiling: in neither band
+    row("org/a", 1, 4, 0.80, 0.70),  # Delta -0.10
+    row("org/a", 2, 3, 0.60, 0.65),  # Delta +0.05
+    row("org/a", 3, 2, 0.20, 0.60),  # Delta +0.40
+    row("org/a", 4, 1, 0.10, 0.30),  # Delta +0.20
+    row("org/a", 5, 0, 0.05, 0.05),  # floor: in neither band
+]
+
+
+def test_score_of_a_model_by_hand() -> None:
+    score = score_model("org/a", MODEL_A + [row("org/b", 3, 2, 0.0, 1.0)])
+    assert score.n_majority_rows == 2 and score.n_minority_rows == 2
+    assert score.rrmaj_majority == pytest.approx((0.60 + 0.30) / 2)
+    assert score.maj_majority == pytest.approx((0.20 + 0.10) / 2)
+    assert score.mean_gain == pytest.approx((0.40 + 0.20) / 2)
+    assert score.robustness_tax == pytest.approx((-0.10 + 0.05) / 2)
+    assert score.asymmetric_yield == pytest.approx(0.30 - 0.025)
+    for interval, lo, hi in (
+        (score.mean_gain_ci, 0.20, 0.40),
+        (score.robustness_tax_ci, -0.10, 0.05),
+        (score.rrmaj_majority_ci, 0.30, 0.60),
+        (score.asymmetric_yield_ci, 0.10, 0.45),
+    ):
+        assert interval is not None and lo - 1e-12 <= interval.lo <= interval.hi <= hi + 1e-12
+
+
+def test_too_few_rows_give_no_interval_and_missing_bands_give_none() -> None:
+    score = score_model("org/b", [row("org/b", 3, 2, 0.3, 0.5)])
+    assert score.mean_gain == pytest.approx(0.2)
+    assert score.robustness_tax is None and score.asymmetric_yield is None
+    assert score.mean_gain_ci is None and score.asymmetric_yield_ci is None
+    empty = score_model("org/z", MODEL_A)
+    assert empty.rrmaj_majority is None and empty.n_majority_rows == 0
+
+
+def test_rho_bands_are_exact_for_other_ensemble_sizes() -> None:
+    cases = {
+        (1, 2): "minority", (2, 1): "majority", (0, 3): "bound", (3, 0): "bound",
+        (3, 4): "neither", (4, 3): "neither", (5, 2): "majority", (2, 5): "minority",
+        (3, 2): "majority", (2, 3): "minority",
+    }  # fmt: skip
+    for (c, t), band in cases.items():
+        r = row("m/x", c, t, 0.5, 0.5)
+        got = (
+            "majority" if is_majority(r) else "minority" if is_minority(r)
+            else "bound" if is_bound(r) else "neither"
+        )  # fmt: skip
+        assert got == band, (c, t)
+
+
+def test_ranking_orders_by_rrmaj_under_majority_corruption() -> None:
+    rows = MODEL_A + [
+        row("org/b", 3, 2, 0.10, 0.50),
+        row("org/c", 1, 4, 0.90, 0.95),  # no majority rows: ranked last
+    ]
+    assert [s.model for s in rank_models(rows)] == ["org/b", "org/a", "org/c"]
+
+
+def test_bootstrap_interval_is_deterministic_and_brackets_the_mean() -> None:
+    values = [0.1, 0.4, 0.35, 0.2, 0.9]
+    first = bootstrap_mean_interval(values, seed=3)
+    assert first == bootstrap_mean_interval(values, seed=3)
+    assert first is not None and min(values) <= first.lo < sum(values) / 5 < first.hi <= max(values)
+    assert bootstrap_mean_interval([0.5]) is None
+    assert bootstrap_mean_interval([0.5, 0.5]) is not None
+
+
+def test_filters_and_chart_points() -> None:
+    rows = MODEL_A + [
+        row("org/a", 3, 2, 0.40, 0.80, dataset="aqua", strength="strong", source="paper"),
+    ]
+    assert len(filter_rows(rows, dataset="aqua")) == 1
+    assert len(filter_rows(rows, strength="moderate", rho_band=RHO_BANDS[2])) == 2
+    assert len(filter_rows(rows, rho_band=RHO_BANDS[3])) == 2
+    assert len(filter_rows(rows, source="paper", dataset="gsm8k")) == 0
+    assert len(filter_rows(rows, dataset="all", strength=None)) == 7
+    points = dict((p[0], p[1:]) for p in accuracy_by_rho(rows)["org/a"])
+    assert points[0.6] == (pytest.approx(0.30), pytest.approx(0.70))  # mean over both datasets
+    assert sorted(points) == [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]
+
+
+def test_presentation_escapes_and_csv_defuses(tmp_path: Path) -> None:
+    hostile = row(
+        "org/a", 3, 2, 0.2, 0.6, submitter="<img src=x onerror=alert(1)>", notes="=HYPERLINK(1)"
+    )
+    frame = present.board_frame([hostile])
+    assert frame.loc[0, "submitter"] == "&lt;img src=x onerror=alert(1)&gt;"
+    assert frame.loc[0, "RRMaj %"] == 60.0 and frame.loc[0, "Delta %"] == 40.0
+    path = present.write_csv([hostile], tmp_path / "out.csv")
+    with path.open(encoding="utf-8") as handle:
+        (record,) = list(csv.DictReader(handle))
+    assert record["notes"] == "'=HYPERLINK(1)"
+    assert record["submitter"] == "<img src=x onerror=alert(1)>"  # raw text in a CSV is inert
+    assert float(record["delta"]) == pytest.approx(0.4)
+    figure = present.accuracy_figure(MODEL_A)
+    assert [t.name for t in figure.data] == ["org/a MAJ", "org/a RRMaj"]
+    assert list(figure.data[1].y) == [90.0, 70.0, 65.0, 60.0, 30.0, 5.0]
+    ranking = present.ranking_frame(rank_models(MODEL_A))
+    assert ranking.loc[0, "asymmetric yield %"] == 27.5
