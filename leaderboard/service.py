@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from sqlalchemy import func, select
-from sqlalchemy.orm import Session, selectinload
+from sqlalchemy.orm import Session, selectinload, sessionmaker
 
 from leaderboard.models import ADMIN_ACTIONS, AuditRecord, ResultRecord, SubmissionRecord
 from leaderboard.ranking import BoardRow
@@ -126,6 +126,19 @@ def submit(session: Session, submission: Submission | bytes) -> SubmitOutcome:
     if submission.source == "paper":
         raise RRError("source 'paper' is reserved for the paper's seeded tables")
     return store_submission(session, submission, status="pending")
+
+
+def submit_from_app(
+    submission: Submission, factory: sessionmaker[Session] | None = None
+) -> SubmitOutcome:
+    """One click after an in-app experiment: store `submission` (pending) in its own transaction.
+
+    Opens the leaderboard from `LEADERBOARD_DB_URL` unless a session `factory` is given.
+    """
+    from leaderboard.db import open_leaderboard, run_transaction
+
+    factory = factory or open_leaderboard()
+    return run_transaction(factory, lambda session: submit(session, submission))
 
 
 def board_rows(session: Session, *, include_all: bool = False) -> list[BoardRow]:

@@ -121,15 +121,15 @@ def build_leaderboard_tab() -> None:
     csv_button.click(download, inputs=filters, outputs=csv_file, api_name="leaderboard_csv")
     submit_button.click(
         submit_file, inputs=upload, outputs=submit_status, api_name="leaderboard_submit"
-    ).then(refresh, inputs=filters, outputs=views)
+    ).then(refresh, inputs=filters, outputs=views, api_visibility="private")
     for button, action in ((approve, "approve"), (reject, "reject"), (delete, "delete")):
         button.click(
             lambda t, i, r, a=action: moderate(a, t, i, r),
             inputs=[token, submission_id, reason],
             outputs=[admin_status, queue],
             api_name=f"leaderboard_{action}",
-        ).then(refresh, inputs=filters, outputs=views)
+        ).then(refresh, inputs=filters, outputs=views, api_visibility="private")
     context = gr.context.Context.root_block
     if context is not None:
-        context.load(refresh, inputs=filters, outputs=views)
-        context.load(pending, outputs=queue)
+        context.load(refresh, inputs=filters, outputs=views, api_visibility="private")
+        context.load(pending, outputs=queue, api_name="leaderboard_pending")

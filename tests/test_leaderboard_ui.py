@@ -1,0 +1,101 @@
+"""The Leaderboard tab on a real Gradio server, driven with gradio_client: list and filter,
+CSV download, submit a good file and bad ones, admin moderation, and escaping of hostile text."""
+
+from __future__ import annotations
+
+import csv
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+gr = pytest.importorskip("gradio")
+gradio_client = pytest.importorskip("gradio_client")
+
+from leaderboard.paper_seed import MODEL_IDS  # noqa: E402
+from tests.conftest_leaderboard import encode, lb_env, result_row, submission  # noqa: E402, F401
+
+pytestmark = pytest.mark.slow
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture
+def client(lb_env: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[object]:  # noqa: F811
+    from ui.leaderboard_tab import build_leaderboard_tab
+
+    monkeypatch.setenv("GRADIO_ANALYTICS_ENABLED", "False")
+    monkeypatch.setenv("LEADERBOARD_ADMIN_TOKEN", "sesame")
+    with gr.Blocks() as demo, gr.Tab("Leaderboard"):
+        build_leaderboard_tab()
+    port = _free_port()
+    demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=port, quiet=True)
+    try:
+        yield gradio_client.Client(f"http://127.0.0.1:{port}/", verbose=False)
+    finally:
+        demo.close()
+
+
+def _refresh(client, dataset="all", strength="all", band="all", source="all"):  # type: ignore[no-untyped-def]
+    ranking, board, chart = client.predict(
+        dataset, strength, band, source, api_name="/leaderboard_refresh"
+    )
+    return ranking, board, chart
+
+
+def test_tab_lists_filters_submits_and_moderates(client, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    ranking, board, chart = _refresh(client, "gsm8k", "strong")
+    assert len(board["data"]) == 5 * 6  # 5 models x (ceiling, 4 configs, floor)
+    top = dict(zip(ranking["headers"], ranking["data"][0], strict=True))
+    assert top["model"] == MODEL_IDS["Llama-4-Scout-17B"] and top["mean gain %"] == 49.1
+    assert chart["type"] == "plotly" and chart["plot"].count('"legendgroup"') == 10
+
+    _, majority, _ = _refresh(client, band="majority (rho >= 0.6)", source="paper")
+    configs = {dict(zip(majority["headers"], r, strict=True))["config"] for r in majority["data"]}
+    assert configs == {"3c2t", "4c1t"} and len(majority["data"]) == 2 * 5 * 6 * 2
+
+    csv_path = client.predict("aqua", "moderate", "all", "all", api_name="/leaderboard_csv")
+    with open(csv_path, encoding="utf-8") as handle:
+        records = list(csv.DictReader(handle))
+    assert len(records) == 5 * 6 and {r["dataset"] for r in records} == {"aqua"}
+
+    hostile = "<script>alert('x')</script>"
+    good = tmp_path / "good.json"
+    good.write_bytes(encode(submission([result_row(dataset="aqua")], submitter=hostile)))
+    message = client.predict(gradio_client.handle_file(str(good)), api_name="/leaderboard_submit")
+    assert message.startswith("Accepted as submission #3") and "pending" in message
+    again = client.predict(gradio_client.handle_file(str(good)), api_name="/leaderboard_submit")
+    assert again.startswith("Already present as submission #3")
+
+    bad = tmp_path / "bad.json"
+    bad.write_bytes(encode(submission([result_row(maj_accuracy=1.7, dataset="mmlu")])))
+    rejected = client.predict(gradio_client.handle_file(str(bad)), api_name="/leaderboard_submit")
+    assert rejected.splitlines()[0] == "Rejected:"
+    assert "results[0].dataset: unknown dataset" in rejected
+    assert "results[0].maj_accuracy: must be a fraction between 0 and 1" in rejected
+    huge = tmp_path / "huge.json"
+    huge.write_bytes(b" " * (1024 * 1024 + 1))
+    too_big = client.predict(gradio_client.handle_file(str(huge)), api_name="/leaderboard_submit")
+    assert "larger than the limit" in too_big
+    # The server still answers and nothing from the bad files was stored.
+    _, local, _ = _refresh(client, source="local_run")
+    assert local["data"] == []  # the good file is pending, so not public yet
+
+    queue = client.predict(api_name="/leaderboard_pending")
+    pending = [dict(zip(queue["headers"], r, strict=True)) for r in queue["data"]]
+    assert [p["submission"] for p in pending] == [3]
+    assert pending[0]["submitter"] == "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;"
+
+    refused, _ = client.predict("wrong", 3, "", api_name="/leaderboard_approve")
+    assert "token is wrong" in refused
+    approved, queue = client.predict("sesame", 3, "looks fine", api_name="/leaderboard_approve")
+    assert approved == "Submission #3 is now approved." and queue["data"] == []
+    _, local, _ = _refresh(client, source="local_run")
+    row = dict(zip(local["headers"], local["data"][0], strict=True))
+    assert (row["dataset"], row["config"], row["RRMaj %"]) == ("aqua", "3c2t", 50.0)
+    assert "<" not in row["submitter"]
