@@ -13,7 +13,7 @@ from pathlib import Path
 
 import gradio as gr
 
-from leaderboard import present, service
+from leaderboard import hub_sync, present, service
 from leaderboard.db import open_leaderboard, run_transaction
 from leaderboard.ranking import RHO_BANDS, filter_rows, rank_models
 from leaderboard.schema import ALL_SOURCES, DATASETS, MAX_FILE_BYTES, STRENGTHS, SubmissionRejected
@@ -30,7 +30,9 @@ New submissions appear after an admin approves them.
 
 def build_leaderboard_tab() -> None:
     """Add the leaderboard's components and events to the enclosing Blocks context."""
+    hub_sync.restore_from_hub()  # no-op unless LEADERBOARD_HF_DATASET_REPO is set
     factory = open_leaderboard()
+    hub_sync.start_hub_sync()
 
     def refresh(dataset: str, strength: str, band: str, source: str):  # type: ignore[no-untyped-def]
         rows = run_transaction(factory, service.board_rows)
