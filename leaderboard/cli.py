@@ -43,6 +43,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("init", help="create or upgrade the database and seed the paper's tables")
+    commands.add_parser("schema", help="print the submission file's JSON schema (version 1)")
     submit = commands.add_parser("submit", help="submit a result file (JSON, schema version 1)")
     submit.add_argument("file", type=Path)
     listing = commands.add_parser("list", help="print the approved rows")
@@ -83,6 +84,11 @@ def run(argv: Sequence[str] | None = None) -> int:
     from leaderboard.db import open_leaderboard, run_transaction
 
     args = _parser().parse_args(argv)
+    if args.command == "schema":
+        from leaderboard.schema import Submission
+
+        print(json.dumps(Submission.model_json_schema(), indent=1))
+        return 0
     factory = open_leaderboard()
     if args.command == "init":
         print("The leaderboard database is at the newest schema and holds the paper's tables.")

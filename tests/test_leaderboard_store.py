@@ -252,3 +252,26 @@ def test_hub_sync_is_off_unless_configured_and_snapshots_are_complete(
     with make_sessionmaker(engine).begin() as session:
         assert db_checksum(session) == run_transaction(factory, lambda s: db_checksum(s))
     engine.dispose()
+
+
+def test_a_submission_round_trips_through_its_json_file() -> None:
+    from datetime import datetime, timezone
+
+    from leaderboard.schema import ResultRow, Submission
+
+    built = Submission(
+        schema_version=1,
+        submitter="exporter",
+        source="local_run",
+        rrdemo_version="0.1.0",
+        created=datetime(2025, 6, 1, 12, tzinfo=timezone.utc),
+        results=[
+            ResultRow(**result_row()),
+            ResultRow(
+                **result_row(n_corrupted=0, n_truthful=5, corrupted_agents=[], rrmaj_accuracy=None)
+            ),
+        ],
+    )
+    parsed = parse_submission(built.model_dump_json().encode("utf-8"))
+    assert parsed == built and parsed.content_hash() == built.content_hash()
+    assert parsed.results[1].config_label == "0c5t" and parsed.results[0].rho == 0.6
