@@ -1,0 +1,328 @@
+"""Ensemble files: which agents run, on which backend (local transformers or a served endpoint).
+
+An ensemble file (YAML or JSON) lists the agents, optionally named endpoints they share, and
+optional run settings. `load_ensemble(path)` validates it into an `Ensemble`: a `RunConfig`
+(agents by name, so logs, hashes and the leaderboard are unchanged) plus the served agents'
+connection settings. `Ensemble.register(pool)` builds one `OpenAIBackend` per served model name and
+puts it into a `ModelPool`, so `run_question` finds it like any local model; local agents load
+lazily from the same pool. `use_ensemble(path, pool)` does both and returns the config.
+
+    run: {strength: strong, k: 100, max_tokens: 512, sampling: {temperature: 0.7, seed: 0}}
+    endpoints:
+      vllm: {base_url: "http://10.0.0.5:8000/v1", api_key_env: VLLM_API_KEY,
+             served_model: meta-llama/Llama-3.3-70B-Instruct}
+    agents:
+      - {model: smollm2, corrupted: true, count: 2}          # local (the default backend)
+      - {backend: openai, endpoint: vllm, model: llama70b, count: 3}
+
+API keys are never in the file: `api_key_env` names the environment variable that holds one, read
+when the backend is built, and kept out of configs, hashes, events and logs.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from rrdemo.backends.openai import PROMPT_FORMATS, Endpoint, OpenAIBackend
+from rrdemo.config import AgentSpec, RunConfig, Sampling
+from rrdemo.errors import RRError
+
+BACKENDS = ("local", "openai")
+RUN_KEYS = ("strength", "custom_template", "k", "m", "max_tokens", "order", "sampling")
+SAMPLING_KEYS = ("temperature", "top_p", "seed")
+ENDPOINT_KEYS = tuple(f.name for f in fields(Endpoint))
+LOCAL_KEYS = ("model", "corrupted", "revision", "count", "backend")
+SERVED_KEYS = (
+    "model",
+    "corrupted",
+    "count",
+    "backend",
+    "endpoint",
+    "tokenizer",
+    "prompt_format",
+    "max_context",
+    *ENDPOINT_KEYS,
+)
+TOP_KEYS = ("agents", "endpoints", "run")
+_UNSET = object()
+
+
+@dataclass(frozen=True)
+class ServedAgent:
+    """How to reach the model that served agents named `name` use (no secrets here)."""
+
+    name: str  # AgentSpec.model of the agents it serves, as shown in events
+    endpoint: Endpoint
+    # registry name / folder / hub id giving the chat template; None: the completion format
+    tokenizer: str | None
+    prompt_format: str = "auto"
+    max_context: int | None = None
+
+    def build(self) -> OpenAIBackend:
+        """The backend for these agents (reads the API key variable now)."""
+        return OpenAIBackend(
+            self.name,
+            self.endpoint,
+            tokenizer=self.tokenizer,
+            prompt_format=self.prompt_format,
+            max_context=self.max_context,
+        )
+
+
+@dataclass(frozen=True)
+class Ensemble:
+    """A validated ensemble file: the run config and the served agents' connection settings."""
+
+    config: RunConfig
+    served: Mapping[str, ServedAgent]  # by model name; local agents need no entry
+    source: str = "<ensemble>"
+
+    def register(self, pool) -> list[OpenAIBackend]:
+        """Build each served model's backend once and `pool.put` it; returns the new backends.
+
+        Nothing touches the network here; a backend checks its server on its first request.
+        """
+        backends = [served.build() for served in self.served.values()]
+        for backend in backends:
+            pool.put(backend)
+        return backends
+
+    def describe(self) -> str:
+        """One line per seat: model, role and where it runs (for CLI output and logs)."""
+        lines = []
+        for i, spec in enumerate(self.config.agents):
+            role = "corrupted" if spec.corrupted else "truthful"
+            served = self.served.get(spec.model)
+            where = (
+                f"served {served.endpoint.served_model!r} at {served.endpoint.url}"
+                if served
+                else "local"
+            )
+            lines.append(f"agent {i}: {spec.model} ({role}, {where})")
+        return "\n".join(lines)
+
+
+def load_ensemble(path: str | Path) -> Ensemble:
+    """Read and validate an ensemble file (.yaml, .yml or .json); RRError says what is wrong."""
+    path = Path(path)
+    if not path.is_file():
+        raise RRError(f"ensemble file {str(path)!r} does not exist")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RRError(f"cannot read ensemble file {str(path)!r}: {exc}") from None
+    if path.suffix.lower() == ".json":
+        try:
+            data = json.loads(text)
+        except ValueError as exc:
+            raise RRError(f"ensemble file {path.name} is not valid JSON: {exc}") from None
+    elif path.suffix.lower() in (".yaml", ".yml"):
+        import yaml  # noqa: PLC0415
+
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            first = " ".join(str(exc).split())
+            raise RRError(f"ensemble file {path.name} is not valid YAML: {first}") from None
+    else:
+        raise RRError(
+            f"ensemble file {path.name} must end in .yaml, .yml or .json, got {path.suffix!r}"
+        )
+    return parse_ensemble(data, source=str(path))
+
+
+def use_ensemble(path: str | Path, pool) -> RunConfig:
+    """Load `path`, register its served backends into `pool`, and return the run config.
+
+    The one call the CLI (`--ensemble FILE`), the experiment runner and the app make.
+    """
+    ensemble = load_ensemble(path)
+    ensemble.register(pool)
+    return ensemble.config
+
+
+def parse_ensemble(data: Any, source: str = "<ensemble>") -> Ensemble:
+    """Validate an already parsed ensemble document (a mapping) into an `Ensemble`."""
+    where = Path(source).name
+    if not isinstance(data, Mapping):
+        raise RRError(f"{where}: an ensemble must be a mapping with an 'agents' list")
+    _only(data, TOP_KEYS, f"{where}")
+    endpoints = data.get("endpoints") or {}
+    if not isinstance(endpoints, Mapping):
+        raise RRError(f"{where}: 'endpoints' must map names to endpoint settings")
+    for name, settings in endpoints.items():
+        if not isinstance(settings, Mapping):
+            raise RRError(f"{where}: endpoint {name!r} must be a mapping of settings")
+        _only(settings, (*ENDPOINT_KEYS, "tokenizer", "prompt_format", "max_context"),
+              f"{where}: endpoint {name!r}")  # fmt: skip
+    agents_raw = data.get("agents")
+    if not isinstance(agents_raw, list) or not agents_raw:
+        raise RRError(f"{where}: 'agents' must be a non-empty list of agents")
+
+    specs: list[AgentSpec] = []
+    served: dict[str, ServedAgent] = {}
+    local_names: set[str] = set()
+    for position, raw in enumerate(agents_raw, start=1):
+        label = f"{where}: agent #{position}"
+        if not isinstance(raw, Mapping):
+            raise RRError(f"{label} must be a mapping such as {{model: smollm2, corrupted: true}}")
+        backend = raw.get("backend", "local")
+        if backend not in BACKENDS:
+            raise RRError(f"{label}: backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
+        count = _integer(raw.get("count", 1), f"{label}: count", minimum=1)
+        corrupted = raw.get("corrupted", False)
+        if not isinstance(corrupted, bool):
+            raise RRError(f"{label}: corrupted must be true or false, got {corrupted!r}")
+        if backend == "local":
+            _only(raw, LOCAL_KEYS, label)
+            model = _text(raw.get("model"), f"{label}: model")
+            revision = raw.get("revision")
+            if revision is not None:
+                revision = _text(revision, f"{label}: revision")
+            if model in served:
+                raise RRError(f"{label}: {model!r} is already the name of a served agent")
+            local_names.add(model)
+            specs += [AgentSpec(model, corrupted, revision)] * count
+            continue
+        _only(raw, SERVED_KEYS, label)
+        agent = _served_agent(raw, endpoints, label)
+        if agent.name in local_names:
+            raise RRError(
+                f"{label}: {agent.name!r} is already a local agent's model; give the served "
+                f"agent its own name with `model:`, e.g. {agent.name + '@server'!r}"
+            )
+        if agent.name in served and served[agent.name] != agent:
+            raise RRError(
+                f"{label}: another served agent named {agent.name!r} has different settings; "
+                "agents with different endpoints need different `model:` names"
+            )
+        served[agent.name] = agent
+        specs += [AgentSpec(agent.name, corrupted)] * count
+
+    run = data.get("run") or {}
+    if not isinstance(run, Mapping):
+        raise RRError(f"{where}: 'run' must be a mapping of run settings")
+    _only(run, RUN_KEYS, f"{where}: run")
+    config = RunConfig(agents=tuple(specs), **_run_settings(run, f"{where}: run"))
+    return Ensemble(config, served, source)
+
+
+def _served_agent(raw: Mapping, endpoints: Mapping, label: str) -> ServedAgent:
+    settings: dict[str, Any] = {}
+    if "endpoint" in raw:
+        name = raw["endpoint"]
+        if name not in endpoints:
+            known = ", ".join(map(str, endpoints)) or "none defined"
+            raise RRError(f"{label}: unknown endpoint {name!r} (endpoints: {known})")
+        settings.update(endpoints[name])
+    settings.update({k: v for k, v in raw.items() if k not in ("endpoint", "count", "corrupted")})
+    if "base_url" not in settings:
+        raise RRError(f"{label}: a served agent needs base_url (or endpoint: NAME)")
+    served_model = settings.get("served_model") or settings.get("model")
+    served_model = _text(served_model, f"{label}: served_model")
+    name = _text(settings.get("model", served_model), f"{label}: model")
+    kwargs: dict[str, Any] = {"base_url": _text(settings["base_url"], f"{label}: base_url")}
+    kwargs["served_model"] = served_model
+    if settings.get("api_key_env") is not None:
+        kwargs["api_key_env"] = _text(settings["api_key_env"], f"{label}: api_key_env")
+    for key in ("timeout_s", "connect_timeout_s", "backoff_s"):
+        if key in settings:
+            kwargs[key] = _number(settings[key], f"{label}: {key}")
+    for key in ("retries", "concurrency"):
+        if key in settings:
+            kwargs[key] = _integer(settings[key], f"{label}: {key}", minimum=0)
+    for key in ("stream", "check_model"):
+        if key in settings:
+            if not isinstance(settings[key], bool):
+                raise RRError(f"{label}: {key} must be true or false, got {settings[key]!r}")
+            kwargs[key] = settings[key]
+    if "extra_body" in settings:
+        if not isinstance(settings["extra_body"], Mapping):
+            raise RRError(f"{label}: extra_body must be a mapping of request fields")
+        kwargs["extra_body"] = dict(settings["extra_body"])
+    try:
+        endpoint = Endpoint(**kwargs)
+    except RRError as exc:
+        raise RRError(f"{label}: {exc}") from None
+    tokenizer = settings.get("tokenizer", _UNSET)
+    if tokenizer is _UNSET:
+        tokenizer = _default_tokenizer(name, served_model)
+    elif tokenizer is not None:
+        tokenizer = _text(tokenizer, f"{label}: tokenizer")
+    prompt_format = settings.get("prompt_format", "auto")
+    if prompt_format not in PROMPT_FORMATS:
+        raise RRError(
+            f"{label}: prompt_format must be one of {', '.join(PROMPT_FORMATS)}, got {prompt_format!r}"
+        )
+    if prompt_format == "chat" and tokenizer is None:
+        raise RRError(f"{label}: prompt_format chat needs a tokenizer (hub id or local folder)")
+    max_context = settings.get("max_context")
+    if max_context is not None:
+        max_context = _integer(max_context, f"{label}: max_context", minimum=1)
+    return ServedAgent(name, endpoint, tokenizer, prompt_format, max_context)
+
+
+def _default_tokenizer(name: str, served_model: str) -> str | None:
+    """Where the chat template comes from when the file does not say: a registry model, a hub
+    id (org/name) or an existing folder among the agent's names; otherwise the completion format."""
+    from rrdemo.models import REGISTRY  # noqa: PLC0415
+
+    for candidate in (name, served_model):
+        if candidate in REGISTRY or "/" in candidate.strip("/") or Path(candidate).is_dir():
+            return candidate
+    return None
+
+
+def _run_settings(run: Mapping, label: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key in ("strength", "order", "custom_template"):
+        if run.get(key) is not None:
+            out[key] = _text(run[key], f"{label}: {key}")
+    for key in ("k", "max_tokens"):
+        if key in run:
+            out[key] = _integer(run[key], f"{label}: {key}", minimum=1)
+    if run.get("m") is not None:
+        out["m"] = _integer(run["m"], f"{label}: m", minimum=1)
+    sampling = run.get("sampling")
+    if sampling is not None:
+        if not isinstance(sampling, Mapping):
+            raise RRError(f"{label}: sampling must be a mapping (temperature, top_p, seed)")
+        _only(sampling, SAMPLING_KEYS, f"{label}: sampling")
+        values: dict[str, Any] = {}
+        for key in ("temperature", "top_p"):
+            if key in sampling:
+                values[key] = _number(sampling[key], f"{label}: sampling.{key}")
+        if "seed" in sampling:
+            values["seed"] = _integer(sampling["seed"], f"{label}: sampling.seed", minimum=0)
+        out["sampling"] = Sampling(**values)
+    return out
+
+
+def _only(mapping: Mapping, allowed: tuple[str, ...], label: str) -> None:
+    unknown = [str(k) for k in mapping if k not in allowed]
+    if unknown:
+        raise RRError(
+            f"{label}: unknown setting(s) {', '.join(sorted(unknown))}; allowed: {', '.join(allowed)}"
+        )
+
+
+def _text(value: Any, label: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise RRError(f"{label} must be a non-empty text, got {value!r}")
+    return value.strip()
+
+
+def _integer(value: Any, label: str, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise RRError(f"{label} must be a whole number >= {minimum}, got {value!r}")
+    return value
+
+
+def _number(value: Any, label: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        raise RRError(f"{label} must be a non-negative number, got {value!r}")
+    return float(value)

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Build the llama-cpp-python wheel ONCE into .cache/wheels/ and install it (plus the
+# server extras) into the project venv. Later runs find the wheel and only install it.
+#
+# Why: llama-cpp-python ships as an sdist only; compiling it takes ~5 minutes on 2 cores.
+# The test suite (tests/test_served*.py) and bench/served.py use its OpenAI-compatible
+# server (python -m llama_cpp.server) as a real inference server on loopback.
+#
+# Usage: scripts/build_llama_cpp_wheel.sh [--build-only]
+# Env:   PYTHON (default .venv/bin/python), LLAMA_CPP_VERSION, WHEEL_DIR (default .cache/wheels)
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+PYTHON="${PYTHON:-.venv/bin/python}"
+VERSION="${LLAMA_CPP_VERSION:-0.3.36}"
+WHEEL_DIR="${WHEEL_DIR:-.cache/wheels}"
+# Server extras needed by llama_cpp.server (pinned to what the project venv resolves).
+SERVER_EXTRAS=(uvicorn fastapi sse-starlette starlette-context pydantic-settings)
+
+mkdir -p "$WHEEL_DIR"
+wheel="$(ls "$WHEEL_DIR"/llama_cpp_python-"$VERSION"-*.whl 2>/dev/null | head -1 || true)"
+if [[ -z "$wheel" ]]; then
+    echo "building llama-cpp-python==$VERSION wheel into $WHEEL_DIR (about 5 minutes)..." >&2
+    # GGML_NATIVE=OFF: portable CPU build (the wheel may be reused on another CPU).
+    CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF}" CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-2}" \
+        nice "$PYTHON" -m pip wheel --no-deps "llama-cpp-python==$VERSION" -w "$WHEEL_DIR"
+    wheel="$(ls "$WHEEL_DIR"/llama_cpp_python-"$VERSION"-*.whl | head -1)"
+else
+    echo "reusing $wheel" >&2
+fi
+
+if [[ "${1:-}" == "--build-only" ]]; then
+    echo "$wheel"
+    exit 0
+fi
+
+# --no-deps for the wheel itself: its runtime deps (numpy, jinja2, diskcache, typing-extensions)
+# are installed explicitly so pip never resolves anything that could pull another torch.
+"$PYTHON" -m pip install --no-deps "$wheel"
+"$PYTHON" -m pip install diskcache "${SERVER_EXTRAS[@]}"
+"$PYTHON" -c "import llama_cpp, llama_cpp.server.app; print('llama_cpp', llama_cpp.__version__)"
