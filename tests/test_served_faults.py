@@ -32,6 +32,7 @@ class Stub(ThreadingHTTPServer):
         super().__init__(("127.0.0.1", 0), _Handler)
         self.delay = knobs.get("delay", 0.0)
         self.fail_first = knobs.get("fail_first", 0)
+        self.fail_from = knobs.get("fail_from")  # this request and all later ones get a 500
         self.key = knobs.get("key")
         self.models = knobs.get("models", ["stub"])
         self.lock = threading.Lock()
@@ -80,7 +81,7 @@ class _Handler(BaseHTTPRequestHandler):
                 return self._json(404, {"error": {"message": f"no route {self.path}"}})
             if srv.key and self.headers.get("Authorization") != f"Bearer {srv.key}":
                 return self._json(401, {"error": {"message": "invalid api key"}})
-            if attempt <= srv.fail_first:
+            if attempt <= srv.fail_first or (srv.fail_from and attempt >= srv.fail_from):
                 return self._json(500, {"error": {"message": "overloaded"}})
             n = body["max_tokens"]
             words = [f"w{i} " for i in range(n)]
@@ -282,3 +283,36 @@ def test_protocols_run_unchanged_on_a_served_backend(stub):
     assert sum(p.endswith("Answer:") for p in prompts) == 3
     assert sum(p.endswith("Answer:w0 w1 ") for p in prompts) == 3
     assert sum(p.endswith("Answer:w0 w1 w0 w1 ") for p in prompts) == 3
+
+
+def test_experiment_log_keeps_only_whole_units_when_a_server_fails(stub, tmp_path):
+    """A served failure mid-sweep stops the runner with the agent named; the failed unit is not
+    recorded as done, and rerunning the same command redoes it from scratch."""
+    experiment = pytest.importorskip("rrdemo.experiment")
+    cfg = config(n=3, k=2, max_tokens=4)
+    questions = tuple(
+        type(QUESTION)("fake", f"fake-{i}", QUESTION.text, QUESTION.gold, QUESTION.options)
+        for i in range(3)
+    )
+    condition = experiment.Condition(FakeTask(), cfg, questions)
+    plan = experiment.Plan({"served": True}, (condition,))
+    # One unit = 3 MAJ requests + 2 RR turns x 3 trajectories = 9 requests; fail inside unit 2.
+    server = stub(fail_from=9 + 5)
+    pool = ModelPool(loader=_no_local_loads)
+    pool.put(backend(server.base_url, retries=1))
+    log = tmp_path / "runs" / "served.jsonl"
+    with pytest.raises(RRError, match="served-agent"):
+        experiment.run_plan(plan, log, pool, progress=False)
+    assert experiment.scan_log(log).done == {(condition.key, "fake-0")}
+
+    server.fail_from = None  # the server is back
+    summary = experiment.run_plan(plan, log, pool, progress=False)
+    assert (summary.units_skipped, summary.units_run) == (1, 2)
+    records = [json.loads(line) for line in log.read_text().splitlines()[1:]]
+    done = [r["question_id"] for r in records if r["type"] == "done"]
+    assert done == ["fake-0", "fake-1", "fake-2"]
+    for qid in done:  # every unit holds exactly its M RR trajectories and M MAJ answers
+        mine = [r for r in records if r["type"] == "trajectory" and r["question_id"] == qid]
+        assert sorted((r["method"], r["trajectory"]) for r in mine) == sorted(
+            (m, j) for m in ("MAJ", "RRMaj") for j in range(3)
+        )
