@@ -81,6 +81,11 @@ class Ensemble:
     served: Mapping[str, ServedAgent]  # by model name; local agents need no entry
     source: str = "<ensemble>"
 
+    @property
+    def agents(self) -> tuple[AgentSpec, ...]:
+        """The seats, for callers that build their own RunConfig from CLI flags."""
+        return self.config.agents
+
     def register(self, pool) -> list[OpenAIBackend]:
         """Build each served model's backend once and `pool.put` it; returns the new backends.
 
@@ -263,6 +268,8 @@ def _served_agent(raw: Mapping, endpoints: Mapping, label: str) -> ServedAgent:
     max_context = settings.get("max_context")
     if max_context is not None:
         max_context = _integer(max_context, f"{label}: max_context", minimum=1)
+        if tokenizer is None:
+            raise RRError(f"{label}: max_context needs a tokenizer to count prompt tokens")
     return ServedAgent(name, endpoint, tokenizer, prompt_format, max_context)
 
 

@@ -66,6 +66,7 @@ def test_yaml_and_json_give_the_same_ensemble(tmp_path):
         "qwen",
     ]
     assert config.label == "2c3t" and config.n_trajectories == 3
+    assert from_yaml.agents == config.agents
     assert (config.k, config.max_tokens, config.strength, config.order) == (
         16,
         64,
@@ -193,6 +194,14 @@ def test_offline_registry_model_served_uses_its_own_tokenizer():
                 ]
             },
             "already a local agent",
+        ),
+        (
+            {
+                "agents": [
+                    {"backend": "openai", "base_url": "http://h/v1", "model": "x", "max_context": 9}
+                ]
+            },
+            "max_context needs a tokenizer",
         ),
         ({"agents": [{"model": "smollm2"}], "run": {"k": "100"}}, "k must be a whole number"),
         ({"agents": [{"model": "smollm2"}], "run": {"k": 64, "max_tokens": 32}}, "at least K"),
