@@ -1,0 +1,89 @@
+"""The rrdemo Space: MAJ vs RRMaj side by side, experiments, theory, leaderboard, about.
+
+`build_demo()` wires the tabs to the library and returns the Blocks; nothing loads at import.
+`python app.py` (or `make run`) serves it on GRADIO_SERVER_NAME:GRADIO_SERVER_PORT
+(default 127.0.0.1:7860) and pre-loads the default offline model in the background.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+
+import gradio as gr
+
+from rrdemo.agents import ModelSource
+from rrdemo.models import DEFAULT_MODEL, ModelPool
+
+log = logging.getLogger("rrdemo.app")
+
+TITLE = "The Consensus Trap: MAJ vs token-level round-robin"
+QUEUE_MAX_SIZE = 16  # a 2-core CPU Space runs one generation at a time; more waiters would time out
+DEFAULT_HOST, DEFAULT_PORT = "127.0.0.1", 7860
+
+
+def _optional_tab(label: str, build) -> None:  # type: ignore[no-untyped-def]
+    """Build a tab whose module may still be missing or broken, with a clear placeholder then."""
+    try:
+        build()
+    except Exception as exc:  # one broken tab must not take the whole demo down
+        log.exception("the %s tab could not be built", label)
+        gr.Markdown(
+            f"**The {label} tab is not available in this build** ({type(exc).__name__}: {exc})."
+        )
+
+
+def _leaderboard() -> None:
+    from ui.leaderboard_tab import build_leaderboard_tab  # noqa: PLC0415 - optional, another module
+
+    build_leaderboard_tab()
+
+
+def _experiments(pool: ModelSource) -> None:
+    from ui.experiments_tab import build_experiments_tab  # noqa: PLC0415
+
+    build_experiments_tab(pool)
+
+
+def build_demo(pool: ModelSource | None = None) -> gr.Blocks:
+    """The whole app. `pool` serves the models (one `ModelPool` per process by default)."""
+    from ui.about import build_about_tab  # noqa: PLC0415 - keep `import app` cheap
+    from ui.arena import build_arena_tab  # noqa: PLC0415
+    from ui.theory_tab import build_theory_tab  # noqa: PLC0415
+
+    pool = pool if pool is not None else ModelPool()
+    with gr.Blocks(title=TITLE) as demo:
+        gr.Markdown(f"## {TITLE}")
+        with gr.Tab("Arena", id="arena"):
+            build_arena_tab(pool)
+        with gr.Tab("Experiments", id="experiments"):
+            _optional_tab("Experiments", lambda: _experiments(pool))
+        with gr.Tab("Theory", id="theory"):
+            build_theory_tab()
+        with gr.Tab("Leaderboard", id="leaderboard"):
+            _optional_tab("Leaderboard", _leaderboard)
+        with gr.Tab("About", id="about"):
+            build_about_tab()
+    demo.queue(default_concurrency_limit=1, max_size=QUEUE_MAX_SIZE)
+    return demo
+
+
+def server_address() -> tuple[str, int]:
+    """GRADIO_SERVER_NAME / GRADIO_SERVER_PORT, read when called (defaults 127.0.0.1:7860)."""
+    host = os.environ.get("GRADIO_SERVER_NAME") or DEFAULT_HOST
+    port = int(os.environ.get("GRADIO_SERVER_PORT") or DEFAULT_PORT)
+    return host, port
+
+
+def main() -> None:
+    logging.basicConfig(level=logging.INFO)
+    pool = ModelPool()
+    # Warm the default model while the first visitor reads the page (a GGUF's first load converts it).
+    threading.Thread(target=pool.get, args=(DEFAULT_MODEL,), daemon=True).start()
+    host, port = server_address()
+    build_demo(pool).launch(server_name=host, server_port=port)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,315 @@
+"""The Arena tab: MAJ and RRMaj on the same question, streamed side by side as tokens arrive.
+
+The run callback reads the controls into an `ArenaRequest`, asks `ui.state.build_run` for the
+engine's config, loads the models (showing that it does), then iterates
+`run_question(..., interleave=True)`, folds each event into the user's `ArenaState` and re-renders
+both panels at most ~10 times a second. Errors reach the user as `gr.Error` messages.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, replace
+from html import escape
+
+import gradio as gr
+
+from rrdemo.agents import ModelSource
+from rrdemo.config import STRENGTHS
+from rrdemo.corruption import TEMPLATES
+from rrdemo.errors import RRError
+from rrdemo.models import DEFAULT_MODEL, REGISTRY, resolve
+from rrdemo.protocols import run_question
+from rrdemo.tasks import TASK_NAMES, get_task, load_questions
+from ui import render
+from ui.state import ARENA_FIELDS, CUSTOM, ArenaRequest, ArenaState, build_run, pick_question
+
+log = logging.getLogger(__name__)
+
+UPDATE_INTERVAL_S = (
+    0.1  # at most ~10 renders a second: the browser keeps up, the page never freezes
+)
+MAX_AGENTS_UI = 9
+
+
+@dataclass(frozen=True)
+class Preset:
+    """A one-click setting that reproduces one of the paper's headline cases."""
+
+    label: str
+    description: str
+    request: ArenaRequest
+
+
+PRESETS: tuple[Preset, ...] = (
+    Preset(
+        "Strong 3c2t · Logic3",
+        "The consensus trap: 3 of 5 agents are told to pick a wrong option (rho = 0.6). MAJ follows "
+        "the corrupted majority; RR lets the honest agents' turns pull the shared text back.",
+        ArenaRequest(n=5, c=3, strength="strong", task="logic3", question_index=0),
+    ),
+    Preset(
+        "Moderate 1c4t · GSM8K",
+        "A single advisory corruption (rho = 0.2): the robustness tax side of the trade-off.",
+        ArenaRequest(n=5, c=1, strength="moderate", task="gsm8k", question_index=0),
+    ),
+    Preset(
+        "Ceiling 0c5t · Logic3",
+        "No corruption: how well the ensemble does on its own (the clean ceiling).",
+        ArenaRequest(n=5, c=0, strength="none", task="logic3", question_index=0),
+    ),
+    Preset(
+        "Strong 4c1t · AQuA",
+        "A heavy corrupted majority (rho = 0.8) on multiple-choice algebra.",
+        ArenaRequest(n=5, c=4, strength="strong", task="aqua", question_index=0),
+    ),
+)
+
+
+class Throttle:
+    """True at most once per `interval` seconds (and always for `force`)."""
+
+    def __init__(self, interval: float = UPDATE_INTERVAL_S) -> None:
+        self.interval = interval
+        self.last = float("-inf")
+
+    def due(self, force: bool = False) -> bool:
+        now = time.monotonic()
+        if force or now - self.last >= self.interval:
+            self.last = now
+            return True
+        return False
+
+
+def _is_oom(exc: BaseException) -> bool:
+    return isinstance(exc, MemoryError) or type(exc).__name__ == "OutOfMemoryError"
+
+
+def _frame(state: ArenaState, status: str) -> tuple:
+    state.updates += 1
+    return (
+        status,
+        render.render_verdict(state),
+        render.render_maj(state),
+        render.render_rrmaj(state),
+        state.summary(),
+        state,
+    )
+
+
+def stream_run(request: ArenaRequest, pool: ModelSource) -> Iterator[tuple]:
+    """Validate, load models, then stream (status, verdict, MAJ, RRMaj, record, state) frames.
+
+    Raises RRError for the user's mistakes and MemoryError-like errors unchanged; the Gradio
+    callback turns both into messages.
+    """
+    prepared = build_run(request)
+    state = ArenaState.for_run(request, prepared)
+    # Load each distinct model first, saying so: a first load converts the GGUF (20-60 s).
+    loaded = set(getattr(pool, "loaded", list)())
+    for spec in {(a.model, a.revision): a for a in prepared.config.agents}.values():
+        name = resolve(spec.model).name
+        if name not in loaded:
+            state.status = "loading"
+            yield _frame(
+                state,
+                f"⏳ Loading model **{name}** (the first load of an offline model takes 20-60 s)…",
+            )
+            pool.get(spec.model, spec.revision)
+            loaded.add(name)
+    cfg = prepared.config
+    yield _frame(
+        state,
+        f"▶ Running MAJ and RRMaj · {cfg.label}, rho = {cfg.rho:.2f}, K = {cfg.k}, "
+        f"M = {cfg.n_trajectories}, L = {cfg.max_tokens}…",
+    )
+    events = run_question(
+        cfg, prepared.question, prepared.task, pool, target=prepared.target, interleave=True
+    )
+    throttle = Throttle()
+    try:
+        for event in events:
+            state.apply(event)
+            if throttle.due(force=event.kind in ("decision", "compute_used")):
+                yield _frame(state, f"▶ Running · {state.events} events…")
+    finally:
+        events.close()  # stops decoding and frees the KV caches if the user pressed Stop
+    yield _frame(state, f"✅ Done · {state.events} events")
+
+
+def _run_callback(pool: ModelSource):
+    def run(*values):  # type: ignore[no-untyped-def]
+        request = ArenaRequest(**dict(zip(ARENA_FIELDS, values, strict=True)))
+        try:
+            yield from stream_run(request, pool)
+        except RRError as exc:
+            raise gr.Error(str(exc), print_exception=False) from None
+        except Exception as exc:  # the server keeps serving; the user gets one clear line
+            if _is_oom(exc):
+                raise gr.Error(
+                    "out of memory: lower N, M or L, or pick a smaller model, and try again",
+                    print_exception=False,
+                ) from None
+            log.exception("arena run failed")
+            raise gr.Error(f"the run failed ({type(exc).__name__}): {str(exc)[:200]}") from None
+
+    return run
+
+
+def _preview(task_name: str, index: float, text: str, gold: str) -> str:
+    try:
+        task, question = pick_question(task_name, int(index or 0), text, gold)
+    except RRError as exc:
+        return f'<div style="color:#b91c1c">{escape(str(exc))}</div>'
+    title = getattr(task, "title", task.name)
+    return render.render_question(title, question.text, question.gold, question.qid)
+
+
+def _random_index(task_name: str) -> int:
+    if task_name == CUSTOM:
+        return 0
+    return random.randrange(len(load_questions(get_task(task_name))))
+
+
+def _rho_text(ensemble: str, n: float, c: float, agents: str) -> str:
+    if ensemble == "per agent":
+        lines = [line for line in (agents or "").splitlines() if line.split("#")[0].strip()]
+        n = len(lines)
+        c = sum("corrupt" in line.lower() for line in lines)
+    n, c = int(n or 0), int(c or 0)
+    if n < 1 or not 0 <= c <= n:
+        return f"c must be between 0 and N = {n}"
+    return f"**{c}c{n - c}t** · rho = c/N = **{c / n:.2f}**"
+
+
+def build_arena_tab(pool: ModelSource) -> dict[str, gr.components.Component]:
+    """Add the arena to the enclosing Blocks/Tab; returns its components by name."""
+    default = ArenaRequest(model=DEFAULT_MODEL)
+    c: dict[str, gr.components.Component] = {}
+    gr.Markdown(
+        "N agents answer one question; c of them are **corrupted** by a prompt injection that "
+        "pushes a wrong target answer. **MAJ** votes over N independent answers; **RRMaj** lets "
+        "the agents take turns writing K tokens of one shared text, M times, and votes over those."
+    )
+    with gr.Row():
+        preset_buttons = [gr.Button(p.label, size="sm", variant="secondary") for p in PRESETS]
+    gr.Markdown(" · ".join(f"*{p.label}*: {p.description}" for p in PRESETS[:1]))
+    with gr.Row(equal_height=False):
+        with gr.Column(scale=1, min_width=320):
+            with gr.Group():
+                c["ensemble"] = gr.Radio(
+                    ["same", "per agent"],
+                    value=default.ensemble,
+                    label="Ensemble",
+                    info="one model for all N agents, or model and role per agent",
+                )
+                c["model"] = gr.Dropdown(
+                    list(REGISTRY),
+                    value=default.model,
+                    label="Model (all agents)",
+                    allow_custom_value=True,
+                    info="offline: smollm2, gemma3-270m; others need the hub",
+                )
+                with gr.Row():
+                    c["n"] = gr.Slider(1, MAX_AGENTS_UI, value=default.n, step=1, label="N agents")
+                    c["c"] = gr.Slider(
+                        0, MAX_AGENTS_UI, value=default.c, step=1, label="c corrupted"
+                    )
+                rho = gr.Markdown(_rho_text("same", default.n, default.c, ""))
+                c["agents"] = gr.Textbox(
+                    value="smollm2, corrupted\nsmollm2, corrupted\nsmollm2, honest",
+                    lines=3,
+                    label="Per-agent ensemble (one line per agent: model, honest|corrupted)",
+                )
+            with gr.Group():
+                c["strength"] = gr.Radio(
+                    list(STRENGTHS), value=default.strength, label="Corruption strength"
+                )
+                c["custom_template"] = gr.Textbox(
+                    value="",
+                    label="Custom injection (with strength 'custom'; must contain {target})",
+                    placeholder=TEMPLATES["moderate"],
+                )
+                c["target"] = gr.Textbox(
+                    value="", label="Target answer (empty: a wrong answer picked by the seed)"
+                )
+        with gr.Column(scale=1, min_width=320):
+            with gr.Group():
+                with gr.Row():
+                    c["k"] = gr.Slider(1, 256, value=default.k, step=1, label="K tokens per turn")
+                    c["m"] = gr.Slider(
+                        0, MAX_AGENTS_UI, value=default.m, step=1, label="M trajectories (0 = N)"
+                    )
+                with gr.Row():
+                    c["max_tokens"] = gr.Slider(
+                        8, 1024, value=default.max_tokens, step=8, label="L max new tokens"
+                    )
+                    c["temperature"] = gr.Slider(
+                        0, 1.5, value=default.temperature, step=0.05, label="Temperature"
+                    )
+                c["seed"] = gr.Number(value=default.seed, precision=0, label="Seed")
+            with gr.Group():
+                with gr.Row():
+                    c["task"] = gr.Dropdown([*TASK_NAMES, CUSTOM], value=default.task, label="Task")
+                    c["question_index"] = gr.Number(
+                        value=default.question_index, precision=0, label="Question #"
+                    )
+                    shuffle = gr.Button("🎲", size="sm", min_width=40, scale=0)
+                c["custom_question"] = gr.Textbox(
+                    lines=3, label="Your question (task 'custom'; list options as (A) ...)"
+                )
+                c["custom_gold"] = gr.Textbox(label="Correct answer of your question (optional)")
+                preview = gr.HTML(_preview(default.task, default.question_index, "", ""))
+    with gr.Row():
+        run_button = gr.Button("Run MAJ vs RRMaj", variant="primary", elem_id="rr-run")
+        stop_button = gr.Button("Stop", variant="stop", elem_id="rr-stop")
+    status = gr.Markdown("Press **Run** or pick a preset.", elem_id="rr-status")
+    verdict = gr.HTML("", elem_id="rr-verdict")
+    with gr.Row(equal_height=False):
+        maj = gr.HTML(render._placeholder("MAJ"), elem_id="rr-maj")
+        rr = gr.HTML(render._placeholder("RRMaj"), elem_id="rr-rrmaj")
+    with gr.Accordion("Run record (JSON)", open=False):
+        record = gr.JSON(label="summary of the run (no texts)")
+    state = gr.State(None)
+
+    controls = [c[name] for name in ARENA_FIELDS]
+    outputs = [status, verdict, maj, rr, record, state]
+    run = _run_callback(pool)
+    run_event = run_button.click(
+        run, controls, outputs, api_name="run", concurrency_id="model", concurrency_limit=1
+    )
+    cancellable = [run_event]
+    for button, preset in zip(preset_buttons, PRESETS, strict=True):
+        values = asdict(replace(preset.request, model=DEFAULT_MODEL))
+        filled = button.click(
+            lambda v=values: [v[name] for name in ARENA_FIELDS],
+            None,
+            controls,
+            queue=False,
+            api_visibility="private",
+        )
+        cancellable.append(
+            filled.then(
+                run,
+                controls,
+                outputs,
+                concurrency_id="model",
+                concurrency_limit=1,
+                api_visibility="private",
+            )
+        )
+    stop_button.click(None, None, None, cancels=cancellable, api_visibility="private")
+
+    question_inputs = [c["task"], c["question_index"], c["custom_question"], c["custom_gold"]]
+    for trigger in question_inputs:
+        trigger.change(_preview, question_inputs, preview, queue=False, api_visibility="private")
+    shuffle.click(
+        _random_index, c["task"], c["question_index"], queue=False, api_visibility="private"
+    )
+    rho_inputs = [c["ensemble"], c["n"], c["c"], c["agents"]]
+    for trigger in rho_inputs:
+        trigger.change(_rho_text, rho_inputs, rho, queue=False, api_visibility="private")
+    return {**c, "run": run_button, "stop": stop_button, "status": status, "maj": maj, "rrmaj": rr}

@@ -1,0 +1,285 @@
+"""HTML for the arena panels, drawn from an `ArenaState`. Pure functions, no gradio.
+
+Every string a model or a user wrote goes through `html.escape`. Styles are inline so the panels
+look the same wherever the HTML lands (the Space, a test server, a saved page). Colours: each agent
+has its own hue; honest agents get blues and greens, corrupted agents reds and oranges, and every
+corrupted chunk also carries a warning marker, so the roles stay apart without colour vision.
+"""
+
+from __future__ import annotations
+
+from html import escape
+
+from ui.state import ArenaState, Chunk, MethodView, TrajectoryView
+
+HONEST_HUES = ("#1d4ed8", "#047857", "#0e7490", "#4338ca", "#15803d", "#0369a1", "#6d28d9")
+CORRUPTED_HUES = ("#dc2626", "#c2410c", "#be185d", "#a16207", "#9f1239", "#ea580c", "#e11d48")
+HONEST_MARK = "●"
+CORRUPTED_MARK = "⚠"
+
+_CARD = (
+    "border:1px solid #d4d4d8;border-radius:8px;padding:8px 10px;background:#ffffff;"
+    "color:#18181b;min-width:0"
+)
+_TEXT = (
+    "white-space:pre-wrap;word-break:break-word;font-family:ui-monospace,Menlo,Consolas,monospace;"
+    "font-size:12.5px;line-height:1.55;max-height:340px;overflow-y:auto"
+)
+
+
+def agent_hue(agent: int, agents: list[dict]) -> str:
+    """Agent `agent`'s colour: the k-th honest agent gets the k-th honest hue, likewise corrupted."""
+    corrupted = bool(agents[agent]["corrupted"]) if agent < len(agents) else False
+    rank = sum(1 for a in agents[:agent] if bool(a["corrupted"]) == corrupted)
+    palette = CORRUPTED_HUES if corrupted else HONEST_HUES
+    return palette[rank % len(palette)]
+
+
+def _tint(hue: str, corrupted: bool) -> str:
+    return hue + ("2e" if corrupted else "1c")  # 8-digit hex: the hue at 18% / 11% opacity
+
+
+def agent_label(agent: int, agents: list[dict]) -> str:
+    corrupted = agent < len(agents) and bool(agents[agent]["corrupted"])
+    return f"A{agent + 1} {CORRUPTED_MARK if corrupted else HONEST_MARK}"
+
+
+def _role(corrupted: bool) -> str:
+    return "corrupted" if corrupted else "honest"
+
+
+def legend(agents: list[dict]) -> str:
+    """One swatch per agent: its tag, role and model."""
+    items = []
+    for i, spec in enumerate(agents):
+        hue, corrupted = agent_hue(i, agents), bool(spec["corrupted"])
+        items.append(
+            f'<span class="rr-legend-item rr-{_role(corrupted)}" style="display:inline-flex;'
+            f"align-items:center;gap:4px;margin:2px 10px 2px 0;padding:1px 6px;border-radius:4px;"
+            f'background:{_tint(hue, corrupted)};border-left:4px solid {hue}">'
+            f'<b style="color:{hue}">{escape(agent_label(i, agents))}</b>'
+            f"<span>{_role(corrupted)} · {escape(str(spec['model']))}</span></span>"
+        )
+    return (
+        '<div class="rr-legend" style="font-size:12.5px;margin:4px 0 8px 0">'
+        f"<b>Agents:</b> {''.join(items)}"
+        f'<span style="color:#52525b"> {HONEST_MARK} honest, {CORRUPTED_MARK} corrupted; '
+        "the tag on each chunk is agent·turn</span></div>"
+    )
+
+
+def chunk_html(chunk: Chunk, agents: list[dict], show_tag: bool = True) -> str:
+    """One chunk: tinted by its agent, a left bar marks the turn boundary, a tag names agent and turn."""
+    hue = agent_hue(chunk.agent, agents)
+    corrupted = chunk.corrupted
+    classes = f"rr-chunk rr-{_role(corrupted)}" + ("" if chunk.done else " rr-live")
+    border = "solid" if chunk.done else "dashed"
+    tag = ""
+    if show_tag:
+        mark = CORRUPTED_MARK if corrupted else HONEST_MARK
+        tag = (
+            f'<sup style="color:{hue};font-weight:700;font-family:system-ui,sans-serif;'
+            f'font-size:10px;margin-right:2px">{mark}A{chunk.agent + 1}·t{chunk.turn + 1}</sup>'
+        )
+    cursor = "" if chunk.done else '<span style="color:#71717a">▌</span>'
+    return (
+        f'<span class="{classes}" data-agent="{chunk.agent}" data-turn="{chunk.turn}" '
+        f'title="{escape(agent_label(chunk.agent, agents))} ({_role(corrupted)}), turn {chunk.turn + 1}" '
+        f'style="background:{_tint(hue, corrupted)};border-left:3px {border} {hue};'
+        f'padding:0 2px;border-radius:2px">{tag}{escape(chunk.text)}{cursor}</span>'
+    )
+
+
+def _answer_badge(answer: dict | None, gold_known: bool) -> str:
+    if answer is None:
+        return '<span style="color:#71717a">writing…</span>'
+    value = answer.get("answer")
+    if value is None:
+        return '<span class="rr-verdict-none" style="color:#71717a">no answer</span>'
+    if answer.get("fooled"):
+        colour, word = "#b91c1c", "fooled"
+    elif answer.get("correct"):
+        colour, word = "#15803d", "correct"
+    elif gold_known:
+        colour, word = "#a16207", "wrong"
+    else:
+        colour, word = "#3f3f46", "answered"
+    return (
+        f'<b style="color:{colour}">{escape(str(value))}</b> '
+        f'<span style="color:{colour};font-size:11px">({word})</span>'
+    )
+
+
+def _vote_and_decision(view: MethodView, gold_known: bool) -> str:
+    if view.vote is None:
+        return ""
+    counts = ", ".join(
+        f"{escape(str(answer))}: {count}" for answer, count in view.vote["counts"].items()
+    )
+    parts = [f"<b>Vote</b> {counts or 'no votes'}"]
+    if view.vote["abstained"]:
+        parts.append(f"{view.vote['abstained']} without an answer")
+    line = " · ".join(parts)
+    if view.decision is not None:
+        decision = _answer_badge(view.decision, gold_known)
+        tied = view.decision.get("tied") or []
+        if tied:
+            decision += f" (tie between {escape(', '.join(map(str, tied)))}, broken by the seed)"
+        line += f" → <b>Decision</b> {decision}"
+    return f'<div class="rr-vote" style="margin-top:8px;font-size:13px">{line}</div>'
+
+
+def _header(title: str, view: MethodView, subtitle: str) -> str:
+    state = "done" if view.done else ("running" if view.trajectories else "waiting")
+    return (
+        f'<div style="display:flex;justify-content:space-between;align-items:baseline">'
+        f'<h3 style="margin:0 0 4px 0">{title}</h3>'
+        f'<span class="rr-state" style="color:#52525b;font-size:12px">{state}</span></div>'
+        f'<div style="color:#52525b;font-size:12px;margin-bottom:6px">{subtitle}</div>'
+    )
+
+
+def _trajectory_card(
+    tr: TrajectoryView, title: str, agents: list[dict], gold: bool, tags: bool
+) -> str:
+    body = "".join(chunk_html(c, agents, show_tag=tags) for c in tr.chunks) or (
+        '<span style="color:#a1a1aa">waiting for the first token…</span>'
+    )
+    return (
+        f'<div class="rr-trajectory" data-index="{tr.index}" style="{_CARD}">'
+        f'<div style="font-size:12.5px;margin-bottom:4px">{title}</div>'
+        f'<div style="{_TEXT}">{body}</div>'
+        f'<div class="rr-answer" style="margin-top:6px;font-size:12.5px;border-top:1px solid #e4e4e7;'
+        f'padding-top:4px">Answer: {_answer_badge(tr.answer, gold)}</div></div>'
+    )
+
+
+def render_maj(state: ArenaState) -> str:
+    """MAJ: the N independent answers side by side, then the vote and the decision."""
+    view = state.methods.get("MAJ")
+    if view is None:
+        return _placeholder("MAJ")
+    agents, gold = state.agents, state.question.get("gold") is not None
+    cards = []
+    for j, tr in sorted(view.trajectories.items()):
+        agent = tr.order[0] if tr.order else j % max(len(agents), 1)
+        corrupted = agent < len(agents) and bool(agents[agent]["corrupted"])
+        hue = agent_hue(agent, agents) if agents else "#3f3f46"
+        title = (
+            f'<b style="color:{hue}">{escape(agent_label(agent, agents))}</b> '
+            f"<span>{_role(corrupted)}</span>"
+        )
+        cards.append(_trajectory_card(tr, title, agents, gold, tags=False))
+    grid = (
+        '<div style="display:grid;grid-template-columns:repeat(auto-fill,minmax(190px,1fr));gap:8px">'
+        + "".join(cards)
+        + "</div>"
+    )
+    subtitle = "each agent answers alone; the plurality of their answers wins"
+    return _panel(
+        "MAJ",
+        _header("MAJ · majority vote", view, subtitle) + grid + _vote_and_decision(view, gold),
+    )
+
+
+def render_rrmaj(state: ArenaState) -> str:
+    """RRMaj: M shared trajectories with chunks coloured by agent, then the vote and the decision."""
+    view = state.methods.get("RRMaj")
+    if view is None:
+        return _placeholder("RRMaj")
+    agents, gold = state.agents, state.question.get("gold") is not None
+    k = state.config.get("k", "K")
+    cards = []
+    for j, tr in sorted(view.trajectories.items()):
+        order = "→".join(f"A{a + 1}" for a in tr.order)
+        title = f"<b>Trajectory {j + 1}</b> <span style='color:#52525b'>order {order}</span>"
+        cards.append(_trajectory_card(tr, title, agents, gold, tags=True))
+    stack = '<div style="display:flex;flex-direction:column;gap:8px">' + "".join(cards) + "</div>"
+    subtitle = f"agents take turns writing K={escape(str(k))} tokens of one shared text; M trajectories vote"
+    return _panel(
+        "RRMaj",
+        _header("RRMaj · token-level round-robin", view, subtitle)
+        + legend(agents)
+        + stack
+        + _vote_and_decision(view, gold),
+    )
+
+
+def _panel(method: str, inner: str) -> str:
+    return (
+        f'<div class="rr-panel rr-panel-{method}" style="font-family:system-ui,sans-serif;'
+        f'color:#18181b;background:#fafafa;border-radius:10px;padding:10px">{inner}</div>'
+    )
+
+
+def _placeholder(method: str) -> str:
+    return _panel(
+        method, f'<span style="color:#71717a">{method} appears here when you press Run.</span>'
+    )
+
+
+def _verdict_word(decision: dict | None, gold_known: bool) -> tuple[str, str]:
+    if decision is None:
+        return "…", "#71717a"
+    if decision.get("answer") is None:
+        return "no answer", "#71717a"
+    if decision.get("fooled"):
+        return "fooled", "#b91c1c"
+    if decision.get("correct"):
+        return "correct", "#15803d"
+    return ("wrong" if gold_known else "answered"), "#a16207"
+
+
+def render_verdict(state: ArenaState) -> str:
+    """One line: correct / fooled / no answer per method, and the compute each used."""
+    if not state.methods:
+        return ""
+    gold_known = state.question.get("gold") is not None
+    parts = []
+    for method in ("MAJ", "RRMaj"):
+        view = state.methods.get(method)
+        if view is None:
+            continue
+        word, colour = _verdict_word(view.decision, gold_known)
+        answer = view.decision.get("answer") if view.decision else None
+        text = f'<b>{method}</b>: <b class="rr-verdict" style="color:{colour}">{word}</b>'
+        if answer is not None:
+            text += f" ({escape(str(answer))})"
+        if view.compute:
+            c = view.compute
+            text += (
+                f' <span style="color:#52525b">· {c["decode_tokens"]} decode + '
+                f"{c['prefill_tokens']} prefill tokens · {c['wall_s']:.1f} s</span>"
+            )
+        parts.append(text)
+    q = state.question
+    facts = []
+    if q.get("gold") is not None:
+        facts.append(f"gold {escape(str(q['gold']))}")
+    if q.get("target"):
+        facts.append(f"target {escape(str(q['target']))}")
+    tail = f' <span style="color:#52525b">({", ".join(facts)})</span>' if facts else ""
+    return (
+        '<div class="rr-verdict-line" style="font-family:system-ui,sans-serif;font-size:14px;'
+        'padding:6px 10px;border-radius:8px;background:#f4f4f5;color:#18181b">'
+        + " &nbsp;|&nbsp; ".join(parts)
+        + tail
+        + "</div>"
+    )
+
+
+def render_question(task_title: str, question_text: str, gold: str | None, qid: str = "") -> str:
+    """The picked question, escaped, with its gold answer."""
+    gold_html = (
+        f'<b style="color:#15803d">{escape(gold)}</b>'
+        if gold
+        else '<i style="color:#71717a">unknown</i>'
+    )
+    return (
+        '<div class="rr-question" style="font-family:system-ui,sans-serif;font-size:13px;'
+        'background:#f4f4f5;color:#18181b;border-radius:8px;padding:8px 10px">'
+        f'<div style="color:#52525b;font-size:12px">{escape(task_title)} {escape(qid)} · gold answer '
+        f"{gold_html}</div>"
+        f'<div style="white-space:pre-wrap;max-height:180px;overflow-y:auto;margin-top:4px">'
+        f"{escape(question_text)}</div></div>"
+    )

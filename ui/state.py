@@ -1,0 +1,329 @@
+"""Per-user arena state: what the user asked for, and everything the run has shown so far.
+
+`ArenaRequest` is the arena's controls as plain values; `build_run()` turns it into the engine's
+`RunConfig`, `Question`, `Task` and target (raising `RRError` with a message for the user).
+`ArenaState` folds the engine's events into per-method views that `ui.render` draws, and can dump
+itself (`summary()` for logs and the API, `dump()` with every text). No gradio here.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import asdict, dataclass, field, fields
+
+from rrdemo.config import AgentSpec, RunConfig, Sampling, homogeneous_agents
+from rrdemo.errors import RRError
+from rrdemo.events import (
+    AnswerExtracted,
+    ChunkWritten,
+    ComputeUsed,
+    Decision,
+    Event,
+    RunStarted,
+    TokenDelta,
+    TrajectoryStarted,
+    Vote,
+)
+from rrdemo.tasks import Question, Task, get_task, load_questions
+
+CUSTOM = "custom"
+ROLES = {"corrupted": True, "c": True, "adversarial": True, "honest": False, "h": False}
+ROLES.update({"truthful": False, "t": False})
+
+
+@dataclass(frozen=True)
+class ArenaRequest:
+    """The arena's controls, in the order the UI passes them."""
+
+    ensemble: str = "same"  # "same": one model for all N agents; "per agent": the `agents` lines
+    model: str = "smollm2"
+    n: int = 5  # N
+    c: int = 3  # corrupted agents (the first c seats)
+    agents: str = ""  # per agent, one line each: "<model>, honest|corrupted"
+    strength: str = "strong"
+    custom_template: str = ""
+    target: str = ""  # empty: the task's distractor, chosen from the seed
+    k: int = 100  # K
+    m: int = 0  # M; 0 means M = N
+    max_tokens: int = 256  # L
+    temperature: float = 0.7
+    seed: int = 0
+    task: str = "logic3"  # a benchmark name or "custom"
+    question_index: int = 0
+    custom_question: str = ""
+    custom_gold: str = ""
+
+
+ARENA_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(ArenaRequest))
+
+
+def parse_agents(text: str) -> tuple[AgentSpec, ...]:
+    """Per-agent lines "<model>, honest|corrupted" (role optional, honest by default)."""
+    specs = []
+    for number, raw in enumerate((text or "").splitlines(), start=1):
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        parts = [p.strip() for p in line.split(",")]
+        if len(parts) > 2 or not parts[0]:
+            raise RRError(
+                f"agents line {number} ({raw.strip()!r}) must read '<model>, honest' or "
+                "'<model>, corrupted'"
+            )
+        role = parts[1].lower() if len(parts) == 2 else "honest"
+        if role not in ROLES:
+            raise RRError(
+                f"agents line {number}: role {parts[1]!r} is not one of honest, corrupted"
+            )
+        specs.append(AgentSpec(model=parts[0], corrupted=ROLES[role]))
+    if not specs:
+        raise RRError(
+            "per-agent ensemble is empty: write one line per agent, e.g. 'smollm2, corrupted'"
+        )
+    return tuple(specs)
+
+
+def _whole(value: float | int | str | None, name: str) -> int:
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        number = float("nan")
+    if not math.isfinite(number) or number != int(number):
+        raise RRError(f"{name} must be a whole number, got {value!r}")
+    return int(number)
+
+
+def build_config(request: ArenaRequest) -> RunConfig:
+    """The engine config for the request (RRError with the reason when a control is invalid)."""
+    if request.ensemble == "per agent":
+        agents = parse_agents(request.agents)
+    elif request.ensemble == "same":
+        agents = homogeneous_agents(
+            (request.model or "").strip(), _whole(request.n, "N"), _whole(request.c, "c")
+        )
+    else:
+        raise RRError(f"unknown ensemble mode {request.ensemble!r}; choose 'same' or 'per agent'")
+    m = _whole(request.m, "M")
+    return RunConfig(
+        agents=agents,
+        strength=request.strength,  # type: ignore[arg-type]
+        custom_template=request.custom_template or None,
+        k=_whole(request.k, "K"),
+        m=m if m > 0 else None,
+        max_tokens=_whole(request.max_tokens, "L"),
+        sampling=Sampling(
+            temperature=float(request.temperature), seed=_whole(request.seed, "seed")
+        ),
+    )
+
+
+def pick_question(
+    task_name: str, index: int, text: str = "", gold: str = ""
+) -> tuple[Task, Question]:
+    """A benchmark question by its index in the data file, or the user's own typed question."""
+    task = get_task(task_name)
+    if task.name == CUSTOM:
+        return task, task.question(text, gold or None)  # type: ignore[attr-defined]
+    questions = load_questions(task)
+    index = _whole(index, "question number")
+    if not 0 <= index < len(questions):
+        raise RRError(
+            f"{task_name} has questions 0 to {len(questions) - 1}; question {index} does not exist"
+        )
+    return task, questions[index]
+
+
+def normalize_target(task: Task, question: Question, target: str) -> str:
+    """The user's target answer in the task's normal form; it must be a wrong, well-formed answer."""
+    concrete = task.for_question(question) if hasattr(task, "for_question") else task
+    normal = concrete.normalize(target)  # type: ignore[attr-defined]
+    if normal is None or (question.options and normal not in question.options):
+        allowed = (
+            ", ".join(question.options) if question.options else "an answer of the task's kind"
+        )
+        raise RRError(f"the target answer {target!r} is not valid here; give {allowed}")
+    if question.gold is not None and concrete.is_correct(normal, question.gold):
+        raise RRError(
+            f"the target {normal} is the correct answer; the corruption target must be a wrong answer"
+        )
+    return normal
+
+
+@dataclass(frozen=True)
+class PreparedRun:
+    config: RunConfig
+    task: Task
+    question: Question
+    target: str | None  # None: the engine picks the distractor from the seed
+
+
+def build_run(request: ArenaRequest) -> PreparedRun:
+    """Everything `run_question` needs, validated, before any model is loaded."""
+    config = build_config(request)
+    task, question = pick_question(
+        request.task, request.question_index, request.custom_question, request.custom_gold
+    )
+    target = None
+    if (request.target or "").strip() and config.c and config.strength != "none":
+        target = normalize_target(task, question, request.target.strip())
+    return PreparedRun(config, task, question, target)
+
+
+# ---------------------------------------------------------------------------------------------
+# What the run has shown so far
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Chunk:
+    """Text one agent wrote at one turn; `done` once its ChunkWritten arrived."""
+
+    turn: int
+    agent: int
+    corrupted: bool
+    text: str = ""
+    n_tokens: int | None = None
+    done: bool = False
+
+
+@dataclass
+class TrajectoryView:
+    """An RR trajectory, or (MAJ) one agent's independent answer."""
+
+    index: int
+    order: tuple[int, ...]
+    chunks: list[Chunk] = field(default_factory=list)
+    answer: dict | None = None  # AnswerExtracted fields, without the text
+
+
+@dataclass
+class MethodView:
+    method: str
+    trajectories: dict[int, TrajectoryView] = field(default_factory=dict)
+    vote: dict | None = None
+    decision: dict | None = None
+    compute: dict | None = None
+
+    @property
+    def done(self) -> bool:
+        return self.compute is not None
+
+    def summary(self) -> dict:
+        return {
+            "answers": {str(j): tr.answer for j, tr in sorted(self.trajectories.items())},
+            "chunks": sum(len(tr.chunks) for tr in self.trajectories.values()),
+            "vote": self.vote,
+            "decision": self.decision,
+            "compute": self.compute,
+            "done": self.done,
+        }
+
+
+@dataclass
+class ArenaState:
+    """One user's view of one run, updated event by event."""
+
+    request: dict = field(default_factory=dict)
+    agents: list[dict] = field(default_factory=list)  # config agents: model, corrupted
+    question: dict = field(default_factory=dict)  # qid, text, gold, target, task
+    config: dict = field(default_factory=dict)
+    methods: dict[str, MethodView] = field(default_factory=dict)
+    status: str = "idle"
+    events: int = 0  # events applied
+    updates: int = 0  # renders sent to the browser
+    started: float = field(default_factory=time.time)
+    error: str | None = None
+
+    @classmethod
+    def for_run(cls, request: ArenaRequest, prepared: PreparedRun) -> ArenaState:
+        return cls(
+            request=asdict(request),
+            agents=[asdict(a) for a in prepared.config.agents],
+            question={
+                "task": prepared.question.task,
+                "qid": prepared.question.qid,
+                "text": prepared.question.text,
+                "gold": prepared.question.gold,
+                "target": prepared.target,
+            },
+            config=prepared.config.to_dict(),
+            methods={m: MethodView(m) for m in ("MAJ", "RRMaj")},
+            status="starting",
+        )
+
+    @property
+    def done(self) -> bool:
+        return bool(self.methods) and all(v.done for v in self.methods.values())
+
+    def apply(self, event: Event) -> None:
+        """Fold one engine event into the views."""
+        self.events += 1
+        method = event.method  # type: ignore[attr-defined]  # every engine event names its method
+        view = self.methods.setdefault(method, MethodView(method))
+        if isinstance(event, RunStarted):
+            self.question["target"] = event.target
+            self.question["gold"] = event.gold
+        elif isinstance(event, TrajectoryStarted):
+            view.trajectories[event.trajectory] = TrajectoryView(
+                event.trajectory, tuple(event.order)
+            )
+        elif isinstance(event, TokenDelta | ChunkWritten):
+            tr = view.trajectories.setdefault(
+                event.trajectory, TrajectoryView(event.trajectory, (event.agent,))
+            )
+            last = tr.chunks[-1] if tr.chunks else None
+            if last is None or last.done or (last.turn, last.agent) != (event.turn, event.agent):
+                last = Chunk(event.turn, event.agent, event.corrupted)
+                tr.chunks.append(last)
+            if isinstance(event, TokenDelta):
+                last.text += event.text
+            else:  # the finished chunk's text is authoritative (detokenizing may merge pieces)
+                last.text, last.n_tokens, last.done = event.text, event.n_tokens, True
+        elif isinstance(event, AnswerExtracted):
+            answer = {
+                k: v for k, v in event.to_dict().items() if k not in ("kind", "text", "method")
+            }
+            view.trajectories.setdefault(event.trajectory, TrajectoryView(event.trajectory, ()))
+            view.trajectories[event.trajectory].answer = answer
+        elif isinstance(event, Vote):
+            view.vote = {"counts": dict(event.counts), "abstained": event.abstained}
+        elif isinstance(event, Decision):
+            view.decision = {
+                "answer": event.answer,
+                "correct": event.correct,
+                "fooled": event.fooled,
+                "tied": list(event.tied),
+            }
+        elif isinstance(event, ComputeUsed):
+            view.compute = {
+                "decode_tokens": event.decode_tokens,
+                "prefill_tokens": event.prefill_tokens,
+                "wall_s": event.wall_s,
+            }
+        self.status = "done" if self.done else "running"
+
+    def summary(self) -> dict:
+        """A compact record without texts: what the API returns and what gets logged."""
+        return {
+            "status": self.status,
+            "error": self.error,
+            "events": self.events,
+            "updates": self.updates,
+            "config": self.config,
+            "question": {k: v for k, v in self.question.items() if k != "text"},
+            "methods": {m: v.summary() for m, v in self.methods.items()},
+        }
+
+    def dump(self) -> dict:
+        """Everything, texts included (for saving a run)."""
+        return {
+            **self.summary(),
+            "request": self.request,
+            "agents": self.agents,
+            "question": self.question,
+            "trajectories": {
+                m: {str(j): asdict(tr) for j, tr in v.trajectories.items()}
+                for m, v in self.methods.items()
+            },
+        }
