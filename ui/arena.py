@@ -100,7 +100,9 @@ def _frame(state: ArenaState, status: str) -> tuple:
     )
 
 
-def stream_run(request: ArenaRequest, pool: ModelSource) -> Iterator[tuple]:
+def stream_run(
+    request: ArenaRequest, pool: ModelSource, interval: float = UPDATE_INTERVAL_S
+) -> Iterator[tuple]:
     """Validate, load models, then stream (status, verdict, MAJ, RRMaj, record, state) frames.
 
     Raises RRError for the user's mistakes and MemoryError-like errors unchanged; the Gradio
@@ -109,9 +111,14 @@ def stream_run(request: ArenaRequest, pool: ModelSource) -> Iterator[tuple]:
     prepared = build_run(request)
     state = ArenaState.for_run(request, prepared)
     # Load each distinct model first, saying so: a first load converts the GGUF (20-60 s).
-    loaded = set(getattr(pool, "loaded", list)())
+    # (A model source without `loaded()` serves ready backends, e.g. test fakes.)
+    loaded = set(pool.loaded()) if hasattr(pool, "loaded") else None
     for spec in {(a.model, a.revision): a for a in prepared.config.agents}.values():
-        name = resolve(spec.model).name
+        if loaded is None:
+            break
+        if spec.model in loaded:
+            continue
+        name = resolve(spec.model).name  # RRError listing the models for an unknown name
         if name not in loaded:
             state.status = "loading"
             yield _frame(
@@ -129,7 +136,7 @@ def stream_run(request: ArenaRequest, pool: ModelSource) -> Iterator[tuple]:
     events = run_question(
         cfg, prepared.question, prepared.task, pool, target=prepared.target, interleave=True
     )
-    throttle = Throttle()
+    throttle = Throttle(interval)
     try:
         for event in events:
             state.apply(event)
