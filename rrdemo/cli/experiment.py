@@ -1,0 +1,149 @@
+"""`rrdemo experiment`: run a sweep and log every trajectory (see `rrdemo.experiment`).
+
+    rrdemo experiment --tasks logic3,gsm8k --configs 0c5t,1c4t,3c2t,5c0t --strengths strong \\
+        --k 32 --m-star 5 --max-tokens 128 --n 16 --out runs/small.jsonl
+    rrdemo experiment --sweep sweep.yaml --out runs/paper.jsonl
+
+Run the same command again after a crash or Ctrl-C: it resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from rrdemo.errors import RRError
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The sweep options; every one left out falls back to the sweep file, then to the paper's default."""
+    parser.add_argument(
+        "--sweep", help="YAML or JSON file with sweep settings (options below override it)"
+    )
+    parser.add_argument(
+        "--out", required=True, help="JSONL log to write, or to resume when it exists"
+    )
+    parser.add_argument("--tasks", help="comma-separated: gsm8k,aqua,math500,logic3,logic7,track7")
+    parser.add_argument(
+        "--model", dest="models", help="model(s) of the homogeneous ensembles, comma-separated"
+    )
+    parser.add_argument(
+        "--configs", help="corruption settings like 0c5t,1c4t,3c2t,5c0t (default: all c for N)"
+    )
+    parser.add_argument("--n-agents", type=int, help="N when --configs is left out (default 5)")
+    parser.add_argument(
+        "--ensemble",
+        dest="ensembles",
+        action="append",
+        help="an explicit ensemble, seats in order, '*' = corrupted: smollm2*,smollm2,gemma3-270m "
+        "(repeat the option for several)",
+    )
+    parser.add_argument(
+        "--corrupted-last",
+        dest="corrupted_first",
+        action="store_const",
+        const=False,
+        help="homogeneous ensembles put corrupted agents in the last seats (default: first)",
+    )
+    parser.add_argument("--strengths", help="moderate,strong (default both)")
+    parser.add_argument(
+        "--k", help="K, tokens per RR turn; several for the K ablation (default 100)"
+    )
+    parser.add_argument(
+        "--m-star", type=int, help="M*, trajectories generated per condition (default N)"
+    )
+    parser.add_argument(
+        "--max-tokens", type=int, help="L, max new tokens per answer/trajectory (default 512)"
+    )
+    parser.add_argument("--n", type=int, help="questions per task (default 128, the paper's)")
+    parser.add_argument(
+        "--seed", type=int, help="seed of the question sample and all sampling (default 0)"
+    )
+    parser.add_argument("--temperature", type=float, help="sampling temperature (default 0.7)")
+    parser.add_argument("--top-p", type=float, help="nucleus mass (default 0.95)")
+    parser.add_argument(
+        "--order", choices=("fixed", "shuffled"), help="RR speaking order (default fixed)"
+    )
+    parser.add_argument("--source", choices=("auto", "offline", "hub"), help="question data source")
+    parser.add_argument(
+        "--dry-run", action="store_true", help="validate and print the plan; run nothing"
+    )
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.set_defaults(func=handler)
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the `experiment` command."""
+    parser = subparsers.add_parser(
+        "experiment",
+        help="run a sweep (tasks x configs x strengths x K) and log it to JSONL",
+        description="Run MAJ and RRMaj on the same questions for every condition of a sweep, "
+        "logging each trajectory as it finishes. Rerun the same command to resume.",
+    )
+    add_arguments(parser)
+
+
+_SETTINGS = (
+    "tasks",
+    "models",
+    "configs",
+    "n_agents",
+    "ensembles",
+    "corrupted_first",
+    "strengths",
+    "k",
+    "m_star",
+    "max_tokens",
+    "n",
+    "seed",
+    "temperature",
+    "top_p",
+    "order",
+    "source",
+)
+
+
+def sweep_from_args(args: argparse.Namespace) -> dict:
+    """The sweep file's settings overridden by the options given on the command line."""
+    from rrdemo.experiment import load_sweep_file  # noqa: PLC0415
+
+    raw = load_sweep_file(args.sweep) if args.sweep else {}
+    for name in _SETTINGS:
+        value = getattr(args, name, None)
+        if value is not None:
+            raw[name] = value
+    return raw
+
+
+def handler(args: argparse.Namespace) -> int:
+    """Validate the whole sweep first (nothing loads or is written on bad input), then run it."""
+    from rrdemo.experiment import plan_sweep, run_plan, scan_log  # noqa: PLC0415
+
+    plan = plan_sweep(sweep_from_args(args))
+    out = Path(args.out)
+    if out.is_dir():
+        raise RRError(f"--out {out} is a folder; give the path of a .jsonl file")
+    done = len(scan_log(out).done) if out.exists() else 0
+    print(
+        f"{len(plan.conditions)} conditions, {plan.n_units} (condition, question) units"
+        + (f", {done} already in {out}" if done else ""),
+        file=sys.stderr,
+    )
+    if args.dry_run:
+        for c in plan.conditions:
+            cfg = c.config
+            print(
+                f"{c.task.name}\t{cfg.label}\t{cfg.strength}\tK={cfg.k}\tM*={cfg.n_trajectories}\t"
+                f"L={cfg.max_tokens}\t{len(c.questions)} questions\t{c.key}"
+            )
+        return 0
+    from rrdemo.models import ModelPool  # noqa: PLC0415 - torch loads only when a run starts
+
+    summary = run_plan(plan, out, ModelPool(), progress=not args.quiet)
+    print(
+        f"done: {summary.units_run} units run, {summary.units_skipped} resumed, "
+        f"{summary.decode_tokens} tokens decoded in {summary.wall_s:.0f}s -> {out}",
+        file=sys.stderr,
+    )
+    return 0
