@@ -17,6 +17,12 @@ WHEEL_DIR="${WHEEL_DIR:-.cache/wheels}"
 # Server extras needed by llama_cpp.server (pinned to what the project venv resolves).
 SERVER_EXTRAS=(uvicorn fastapi sse-starlette starlette-context pydantic-settings)
 
+# Already installed (this version, with its server)? Nothing to do.
+if [[ "${1:-}" != "--build-only" ]] && "$PYTHON" -c "import importlib.metadata as m, llama_cpp.server.app, sys; sys.exit(m.version('llama-cpp-python') != '$VERSION')" 2>/dev/null; then
+    echo "llama-cpp-python $VERSION with its server is installed" >&2
+    exit 0
+fi
+
 mkdir -p "$WHEEL_DIR"
 wheel="$(ls "$WHEEL_DIR"/llama_cpp_python-"$VERSION"-*.whl 2>/dev/null | head -1 || true)"
 if [[ -z "$wheel" ]]; then
