@@ -41,8 +41,10 @@ QUESTIONS = tuple(
 )
 
 
-def fake_plan(labels=("0c3t", "2c1t"), m_star: int = 3) -> Plan:
+def fake_plan(labels=("0c3t", "2c1t"), m_star: int = 3, task_name: str = "fake") -> Plan:
     """A small sweep over scripted agents: corrupted agents answer (C), truthful ones (B)."""
+    task = FakeTask()
+    task.name = task_name  # export needs a benchmark name; the scripted task stands in for it
     conditions = []
     for label in labels:
         c, t = int(label[0]), int(label[2])
@@ -53,7 +55,7 @@ def fake_plan(labels=("0c3t", "2c1t"), m_star: int = 3) -> Plan:
             max_tokens=12,
             sampling=Sampling(temperature=0.0, seed=1),
         )
-        conditions.append(Condition(FakeTask(), config, QUESTIONS))
+        conditions.append(Condition(task, config, QUESTIONS))
     return Plan({"fake": True, "labels": list(labels), "m_star": m_star}, tuple(conditions))
 
 

@@ -1,0 +1,34 @@
+"""`rrdemo report RUN.jsonl [--out DIR]`: the paper's tables (markdown + CSV) and figures (HTML + PNG).
+
+A malformed or foreign file is refused with one line on stderr (exit 2) and nothing is written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the `report` command."""
+    parser = subparsers.add_parser(
+        "report",
+        help="turn an experiment log into the paper's tables and figures",
+        description="Main table, M scaling, final speaker, K ablation, asymmetric yield and the "
+        "accuracy-against-rho plot of an `rrdemo experiment` log.",
+    )
+    parser.add_argument("log", help="the JSONL log written by `rrdemo experiment`")
+    parser.add_argument("--out", help="output folder (default: <log>_report beside the log)")
+    parser.add_argument("--no-png", action="store_true", help="write HTML figures only")
+    parser.set_defaults(func=handler)
+
+
+def handler(args: argparse.Namespace) -> int:
+    """Write the report and list the files."""
+    from rrdemo.report import write_report  # noqa: PLC0415
+
+    for path in write_report(args.log, args.out, png=not args.no_png):
+        print(path)
+    if args.out is None:
+        print("(report written beside the log)", file=sys.stderr)
+    return 0
