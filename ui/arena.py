@@ -202,8 +202,12 @@ def build_arena_tab(pool: ModelSource) -> dict[str, gr.components.Component]:
         "the agents take turns writing K tokens of one shared text, M times, and votes over those."
     )
     with gr.Row():
-        preset_buttons = [gr.Button(p.label, size="sm", variant="secondary") for p in PRESETS]
-    gr.Markdown(" · ".join(f"*{p.label}*: {p.description}" for p in PRESETS[:1]))
+        preset_buttons = [
+            gr.Button(p.label, size="sm", variant="secondary", elem_id=f"rr-preset-{i}")
+            for i, p in enumerate(PRESETS)
+        ]
+    with gr.Accordion("What the presets show", open=False):
+        gr.Markdown("\n".join(f"* **{p.label}**: {p.description}" for p in PRESETS))
     with gr.Row(equal_height=False):
         with gr.Column(scale=1, min_width=320):
             with gr.Group():

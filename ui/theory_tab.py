@@ -131,11 +131,12 @@ def build_theory_tab() -> None:
     text = gr.Markdown(bound_text(PAPER_GAMMA_H, PAPER_DRIFT, PAPER_K), elem_id="rr-theory-text")
     inputs = [gamma, drift, k, k_max]
     for slider in inputs:
+        public = slider is gamma  # one documented endpoint, /theory, for clients and tests
         slider.change(
             _update,
             inputs,
             [plot, text],
-            api_name=False if slider is not gamma else "theory",
-            concurrency_limit=None,
-            api_visibility="private" if slider is not gamma else "public",
+            api_name="theory" if public else None,
+            api_visibility="public" if public else "private",
+            concurrency_limit=None,  # cheap: never waits behind a model run
         )

@@ -1,0 +1,82 @@
+"""The app in a real headless chromium: press a preset, see coloured chunks stream, take a screenshot."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = os.environ.get("RRDEMO_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def browser_page(tmp_path: Path) -> Iterator:
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"chromium not installed at {CHROMIUM} (run `make browser`)")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        try:
+            yield page
+        finally:
+            browser.close()
+
+
+@pytest.fixture
+def served_app(real_pool) -> Iterator[str]:
+    import app
+
+    demo = app.build_demo(pool=real_pool)
+    port = _free_port()
+    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
+    try:
+        yield f"http://127.0.0.1:{port}/"
+    finally:
+        demo.close()
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+def test_preset_streams_coloured_chunks(browser_page, served_app: str, tmp_path: Path) -> None:
+    page = browser_page
+    page.goto(served_app, wait_until="domcontentloaded")
+    page.locator("#rr-run").wait_for(timeout=60_000)
+    # One click: the preset fills the controls and starts MAJ and RRMaj.
+    page.locator("#rr-preset-0").click()
+    # Corrupted chunks stream into the RRMaj panel; honest agents' answers into the MAJ panel.
+    page.locator("#rr-rrmaj .rr-chunk.rr-corrupted").first.wait_for(timeout=300_000)
+    page.locator("#rr-maj .rr-chunk.rr-honest").first.wait_for(timeout=300_000)
+    corrupted = page.locator("#rr-rrmaj .rr-chunk.rr-corrupted").first
+    background = corrupted.evaluate("el => getComputedStyle(el).backgroundColor")
+    assert background not in ("", "rgba(0, 0, 0, 0)", "transparent")  # really coloured
+    assert page.locator("#rr-rrmaj .rr-legend").count() == 1
+    assert "3c2t" in page.locator("#rr-status").inner_text()
+    shot = tmp_path / "arena.png"
+    page.screenshot(path=str(shot), full_page=True)
+    assert shot.stat().st_size > 20_000
+    # Stop ends the run; the status stops changing.
+    page.locator("#rr-stop").click()
+    page.wait_for_timeout(1500)
+    before = page.locator("#rr-status").inner_text()
+    page.wait_for_timeout(2500)
+    assert page.locator("#rr-status").inner_text() == before
