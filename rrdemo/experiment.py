@@ -148,6 +148,8 @@ def normalize_sweep(raw: dict[str, Any]) -> dict[str, Any]:
         c, t = parse_ct(label)
         if c + t < 1:
             raise RRError(f"config {label!r} has no agents; c + t must be at least 1")
+        if raw.get("n_agents") is not None and c + t != n_agents:
+            raise RRError(f"config {label!r} does not add up: c + t = {c + t}, but N = {n_agents}")
     m_star = None if s["m_star"] is None else _int(s["m_star"], "M* (m_star)")
     if s["source"] not in SOURCES:
         raise RRError(f"unknown data source {s['source']!r}; allowed: {', '.join(SOURCES)}")

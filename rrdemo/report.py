@@ -563,7 +563,7 @@ def write_report(
     written = []
     with tempfile.TemporaryDirectory(dir=out.parent, prefix=".report-") as tmp:
         for name, text in report.files.items():
-            (Path(tmp) / name).write_text(text, encoding="utf-8")
+            (Path(tmp) / name).write_text(text.rstrip("\n") + "\n", encoding="utf-8")
         notes = []
         for stem, fig in report.figures.items():
             fig.write_html(str(Path(tmp) / f"{stem}.html"), include_plotlyjs="cdn")

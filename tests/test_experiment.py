@@ -252,6 +252,8 @@ def test_plan_expands_tasks_configs_strengths_and_k_with_one_question_sample():
         ({"tasks": "logic3", "n": 100000}, "has only"),
         ({"tasks": "logic3", "configs": "3c2x"}, "must look like 3c2t"),
         ({"tasks": "logic3", "configs": "0c0t"}, "no agents"),
+        ({"tasks": "logic3", "configs": "3c3t", "n_agents": 5}, "does not add up"),
+        ({"tasks": "logic3", "ensembles": [[]]}, "at least 1 agent"),
         ({"tasks": "logic3", "k": 64, "max_tokens": 32}, "at least K"),
         ({"tasks": "logic3", "strengths": "brutal"}, "unknown corruption strength"),
         ({"tasks": "logic3", "model": "smollm2"}, "unknown sweep setting"),
