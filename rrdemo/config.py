@@ -76,9 +76,10 @@ class RunConfig:
             raise RRError(
                 f"unknown corruption strength {self.strength!r}; allowed: {', '.join(STRENGTHS)}"
             )
-        if self.strength == "custom":
-            if not self.custom_template or "{target}" not in self.custom_template:
-                raise RRError("a custom corruption template must contain the slot {target}")
+        if self.strength == "custom" and (
+            not self.custom_template or "{target}" not in self.custom_template
+        ):
+            raise RRError("a custom corruption template must contain the slot {target}")
         if self.order not in ORDERS:
             raise RRError(f"unknown speaking order {self.order!r}; allowed: {', '.join(ORDERS)}")
         if self.k < 1:
@@ -125,7 +126,8 @@ class RunConfig:
 
     # -- logging --------------------------------------------------------------------------------
     def to_dict(self) -> dict:
-        return asdict(self)
+        """Plain JSON types (lists, not tuples), so a logged config reads back equal."""
+        return json.loads(json.dumps(asdict(self)))
 
     @classmethod
     def from_dict(cls, data: dict) -> RunConfig:

@@ -131,7 +131,8 @@ def resolve(name: str) -> ModelInfo:
     if "/" in name or Path(name).is_dir():
         return ModelInfo(name, f"{name} (hub id or local folder)", hub_id=name)
     raise RRError(
-        f"unknown model {name!r}. Use a hub id (org/name), a local folder, or one of:\n{describe_models()}"
+        f"unknown model {name!r}; use a hub id (org/name), a local folder, or one of: "
+        f"{', '.join(REGISTRY)} (`python -m rrdemo.models` describes them)"
     )
 
 

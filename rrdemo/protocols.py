@@ -320,6 +320,10 @@ def run_question(
     `interleave=True` alternates the two methods' events (the side-by-side demo); otherwise MAJ
     runs to completion first. Closing the generator stops the run and frees its caches.
     """
+    if hasattr(task, "for_question"):  # a custom task hands over the extractor that fits this question
+        task = task.for_question(question)
+    for spec in config.agents:  # unknown or unloadable models fail before anything else happens
+        models.get(spec.model, spec.revision)
     target = target if target is not None else choose_target(task, question, config)
     shown = getattr(task, "format_target", lambda t: t)(target) if target else None
     injection = make_injection(config.strength, shown, config.custom_template) if config.c else None

@@ -1,0 +1,249 @@
+"""`python -m rrdemo run`: MAJ and RRMaj on one question, streamed to the terminal."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+from rrdemo.config import STRENGTHS, AgentSpec, RunConfig, Sampling, homogeneous_agents
+from rrdemo.errors import RRError
+from rrdemo.events import (
+    AnswerExtracted,
+    ChunkWritten,
+    ComputeUsed,
+    Decision,
+    Event,
+    RunStarted,
+    Vote,
+)
+
+# Honest agents in cool colours, corrupted agents in warm ones (ANSI 256-colour codes).
+HONEST_COLOURS = (39, 42, 33, 48, 75, 114, 27, 36)
+CORRUPTED_COLOURS = (196, 208, 201, 160, 214, 199, 124, 166)
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "run",
+        help="run MAJ and RRMaj on one question and stream the chunks",
+        description="Run MAJ and RRMaj side by side on one question with c of N agents corrupted.",
+    )
+    q = p.add_argument_group("question")
+    q.add_argument(
+        "--question", help="a question of your own (multiple choice if it lists (A) ... options)"
+    )
+    q.add_argument("--gold", help="the correct answer of --question, if known (e.g. '(B)' or '42')")
+    q.add_argument(
+        "--task",
+        default="custom",
+        help="benchmark to draw from: gsm8k, aqua, math500, logic3, logic7, track7",
+    )
+    q.add_argument(
+        "--index", type=int, default=0, help="which question of --task (0-based, seeded order)"
+    )
+    e = p.add_argument_group("ensemble")
+    e.add_argument(
+        "--models",
+        default="smollm2",
+        help="model for every agent, or a comma list cycled over the seats",
+    )
+    e.add_argument("--revision", help="hub revision of the model(s)")
+    e.add_argument(
+        "--agents", "-n", type=int, default=5, help="N, the number of agents (default 5)"
+    )
+    e.add_argument(
+        "--corrupt",
+        "-c",
+        type=int,
+        default=3,
+        help="c, corrupted agents (default 3: the 3c2t setting)",
+    )
+    e.add_argument(
+        "--corrupt-seats", help="which seats are corrupted, e.g. 0,2,4 (default: the first c)"
+    )
+    e.add_argument("--ensemble", help="an ensemble file (YAML/JSON) describing agents and backends")
+    c = p.add_argument_group("corruption")
+    c.add_argument(
+        "--strength",
+        default="strong",
+        choices=STRENGTHS,
+        help="injection strength (default strong)",
+    )
+    c.add_argument(
+        "--template", help="custom injection text with a {target} slot (implies --strength custom)"
+    )
+    c.add_argument("--target", help="the wrong answer to push (default: a seeded distractor)")
+    r = p.add_argument_group("protocol")
+    r.add_argument("--k", type=int, default=100, help="K, tokens per RR turn (default 100)")
+    r.add_argument("--m", type=int, help="M, RR trajectories voted by RRMaj (default N)")
+    r.add_argument(
+        "--max-tokens", "-L", type=int, default=256, help="L, new tokens per trajectory/answer"
+    )
+    r.add_argument(
+        "--order", default="fixed", choices=("fixed", "shuffled"), help="RR speaking order"
+    )
+    r.add_argument("--temperature", type=float, default=0.7)
+    r.add_argument("--top-p", type=float, default=0.95)
+    r.add_argument("--seed", type=int, default=0)
+    r.add_argument("--methods", default="MAJ,RRMaj", help="MAJ, RRMaj or both (default)")
+    o = p.add_argument_group("output")
+    o.add_argument("--json", action="store_true", help="print every event as a JSON line")
+    o.add_argument("--deltas", action="store_true", help="with --json, include token-level deltas")
+    o.add_argument("--no-color", action="store_true", help="plain text (also when NO_COLOR is set)")
+    p.set_defaults(func=handle)
+
+
+def _config(args) -> tuple[RunConfig, object | None]:
+    """The RunConfig the flags describe, and the ensemble's model source if one was given."""
+    strength = "custom" if args.template else args.strength
+    sampling = Sampling(temperature=args.temperature, top_p=args.top_p, seed=args.seed)
+    settings = dict(
+        strength=strength,
+        custom_template=args.template,
+        k=args.k,
+        m=args.m,
+        max_tokens=args.max_tokens,
+        order=args.order,
+        sampling=sampling,
+    )
+    if args.ensemble:
+        from rrdemo.ensemble import load_ensemble  # noqa: PLC0415
+
+        ensemble = load_ensemble(args.ensemble)
+        return RunConfig(agents=ensemble.agents, **settings), ensemble
+    models = [m.strip() for m in args.models.split(",") if m.strip()]
+    agents = homogeneous_agents(models, args.agents, args.corrupt, revision=args.revision)
+    if args.corrupt_seats:
+        try:
+            seats = {int(s) for s in args.corrupt_seats.split(",") if s.strip()}
+        except ValueError:
+            raise RRError(
+                f"--corrupt-seats must be seat numbers like 0,2,4, got {args.corrupt_seats!r}"
+            ) from None
+        if not seats <= set(range(args.agents)):
+            raise RRError(f"--corrupt-seats must be between 0 and {args.agents - 1}")
+        agents = tuple(AgentSpec(a.model, i in seats, a.revision) for i, a in enumerate(agents))
+    return RunConfig(agents=agents, **settings), None
+
+
+def _question(args):
+    from rrdemo.tasks import get_task, load_questions  # noqa: PLC0415
+
+    if args.question is not None:
+        if not args.question.strip():
+            raise RRError("--question is empty; type a question or use --task with --index")
+        task = get_task("custom")
+        return task, task.question(args.question, gold=args.gold)
+    if args.task == "custom":
+        raise RRError(
+            "give --question TEXT, or --task NAME (gsm8k, aqua, math500, logic3, logic7, track7)"
+        )
+    task = get_task(args.task)
+    if args.index < 0:
+        raise RRError(f"--index must be 0 or more, got {args.index}")
+    questions = load_questions(task, n=args.index + 1, seed=args.seed)
+    return task, questions[args.index]
+
+
+def handle(args) -> int:
+    methods = tuple(m.strip() for m in args.methods.split(",") if m.strip())
+    bad = [m for m in methods if m not in ("MAJ", "RRMaj")]
+    if bad or not methods:
+        raise RRError(f"--methods takes MAJ, RRMaj or MAJ,RRMaj; got {args.methods!r}")
+    config, ensemble = _config(args)
+    task, question = _question(args)
+    from rrdemo.models import ModelPool  # noqa: PLC0415 - torch loads here, not at import
+    from rrdemo.protocols import run_question  # noqa: PLC0415
+
+    pool = ModelPool()
+    if ensemble is not None:
+        ensemble.register(pool)
+    if args.target and config.strength != "none":
+        target = task.extract(args.target) or args.target
+    else:
+        target = None
+    printer = (
+        _JsonPrinter(args.deltas) if args.json else _TextPrinter(config, colour=_use_colour(args))
+    )
+    if not args.json:
+        print(f"loading {', '.join(sorted({a.model for a in config.agents}))} ...", file=sys.stderr)
+    for event in run_question(config, question, task, pool, methods=methods, target=target):
+        printer(event)
+    return 0
+
+
+def _use_colour(args) -> bool:
+    return not args.no_color and not os.environ.get("NO_COLOR") and sys.stdout.isatty()
+
+
+class _JsonPrinter:
+    def __init__(self, deltas: bool) -> None:
+        self.deltas = deltas
+
+    def __call__(self, event: Event) -> None:
+        if event.kind == "token_delta" and not self.deltas:
+            return
+        print(json.dumps(event.to_dict(), ensure_ascii=False), flush=True)
+
+
+class _TextPrinter:
+    """Chunks as they are written, each headed by who wrote it; then answers, votes and decisions."""
+
+    def __init__(self, config: RunConfig, colour: bool) -> None:
+        self.config = config
+        self.colour = colour
+
+    def paint(self, text: str, agent: int, corrupted: bool) -> str:
+        if not self.colour:
+            return text
+        palette = CORRUPTED_COLOURS if corrupted else HONEST_COLOURS
+        return f"\033[38;5;{palette[agent % len(palette)]}m{text}\033[0m"
+
+    def role(self, agent: int) -> str:
+        corrupted = self.config.agents[agent].corrupted
+        return self.paint(
+            f"agent {agent} ({'CORRUPTED' if corrupted else 'honest'})", agent, corrupted
+        )
+
+    def __call__(self, event: Event) -> None:
+        if isinstance(event, RunStarted):
+            cfg = self.config
+            print(
+                f"\n=== {event.method} · {cfg.label} (rho={cfg.rho:.1f}) · {cfg.strength} · N={cfg.n} "
+                f"K={cfg.k} M={cfg.n_trajectories} L={cfg.max_tokens} · gold={event.gold} target={event.target} "
+                f"· config {event.config_hash}"
+            )
+        elif isinstance(event, ChunkWritten):
+            where = (
+                f"answer {event.trajectory}"
+                if event.method == "MAJ"
+                else f"trajectory {event.trajectory} turn {event.turn}"
+            )
+            print(
+                f"--- {event.method} {where} · {self.role(event.agent)} · {event.n_tokens} tokens"
+            )
+            print(self.paint(event.text, event.agent, event.corrupted), flush=True)
+        elif isinstance(event, AnswerExtracted):
+            mark = (
+                "correct"
+                if event.correct
+                else ("FOOLED" if event.fooled else "wrong" if event.answer else "no answer")
+            )
+            print(
+                f"    {event.method} #{event.trajectory}: answer {event.answer} ({mark}); last speaker {self.role(event.last_agent)}"
+            )
+        elif isinstance(event, Vote):
+            print(f"    {event.method} vote: {event.counts} (abstained {event.abstained})")
+        elif isinstance(event, Decision):
+            verdict = (
+                "correct"
+                if event.correct
+                else ("FOOLED" if event.fooled else "wrong" if event.answer else "no answer")
+            )
+            tie = f" (tie between {', '.join(event.tied)} broken by seed)" if event.tied else ""
+            print(f">>> {event.method} decision: {event.answer} -> {verdict}{tie}")
+        elif isinstance(event, ComputeUsed):
+            print(
+                f"    {event.method} compute: {event.decode_tokens} decode + {event.prefill_tokens} prefill tokens, {event.wall_s:.1f} s"
+            )
