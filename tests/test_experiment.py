@@ -331,3 +331,21 @@ def test_real_model_sweep_logs_and_resumes(tmp_path, real_pool):
     assert all(r["n_tokens"] <= 8 for r in traj)
     assert all(c["model"] == "smollm2" for r in traj for c in r["chunks"])
     assert run_plan(plan, log, real_pool, progress=False).units_run == 0
+
+
+def test_module_entry_point_validates_and_exits_2_on_bad_input(tmp_path):
+    out = tmp_path / "run.jsonl"
+    base = [sys.executable, "-m", "rrdemo.experiment", "--out", str(out), "--n", "2"]
+    ok = subprocess.run(
+        [*base, "--tasks", "logic3", "--configs", "1c1t", "--k", "4", "--max-tokens", "8",
+         "--dry-run"],  # fmt: skip
+        cwd=ROOT, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert ok.returncode == 0, ok.stderr
+    assert ok.stdout.startswith("logic3\t1c1t\t")
+    bad = subprocess.run(
+        [*base, "--tasks", "nosuchtask"], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert bad.returncode == 2 and bad.stdout == ""
+    assert bad.stderr.strip().splitlines() == [bad.stderr.strip()] and "unknown task" in bad.stderr
+    assert not out.exists()
