@@ -21,7 +21,7 @@ the same resampled questions.
 from __future__ import annotations
 
 import math
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -98,16 +98,58 @@ def group_pools(outcomes: Iterable[Outcome]) -> dict[str, ConditionPool]:
     return pools
 
 
-# -- one vote and one trial -------------------------------------------------------------------------
-def vote_correct(sample: Sequence[Outcome], rng: np.random.Generator) -> float:
-    """1.0 when the plurality of the sample is a correct answer (random tie-break), else 0.0."""
-    counts = Counter(r.vote_key for r in sample if r.vote_key is not None)
-    if not counts:
-        return 0.0
-    top = max(counts.values())
-    tied = sorted(key for key, n in counts.items() if n == top)
-    winner = tied[0] if len(tied) == 1 else tied[int(rng.integers(len(tied)))]
-    return float(next(r.correct for r in sample if r.vote_key == winner))
+# -- votes and trials, vectorised over the 50 trials ---------------------------------------------------
+def select(
+    corrupted: np.ndarray,
+    method: str,
+    m: int,
+    n: int,
+    c: int,
+    trials: int,
+    rng: np.random.Generator,
+) -> np.ndarray:
+    """Which pool members each trial draws (trials x pool, bool): M of them without replacement;
+    MAJ keeps the c:t composition (M*c/N corrupted answers, the fraction rounded up at random)."""
+    size = len(corrupted)
+    if m >= size:
+        return np.ones((trials, size), dtype=bool)
+    bad, good = np.flatnonzero(corrupted), np.flatnonzero(~corrupted)
+    if method != "MAJ" or not 0 < c < n or not len(bad) or not len(good):
+        return _ranks(rng, trials, size) < m
+    share = m * c / n
+    k_bad = int(share) + (rng.random(trials) < share - int(share))
+    k_bad = np.clip(k_bad, max(m - len(good), 0), min(len(bad), m))
+    mask = np.zeros((trials, size), dtype=bool)
+    mask[:, bad] = _ranks(rng, trials, len(bad)) < k_bad[:, None]
+    mask[:, good] = _ranks(rng, trials, len(good)) < (m - k_bad)[:, None]
+    return mask
+
+
+def _ranks(rng: np.random.Generator, trials: int, size: int) -> np.ndarray:
+    """A uniformly random order of `size` members in each trial (rank of each member)."""
+    return rng.random((trials, size)).argsort(axis=1).argsort(axis=1)
+
+
+def vote(mask: np.ndarray, keys: Sequence[str | None], correct: Sequence[bool], rng) -> np.ndarray:
+    """1.0 where the plurality of a trial's drawn members is a correct answer, else 0.0.
+
+    Ties are broken uniformly at random; unreadable answers (key None) do not vote, and a trial
+    with no readable answer is wrong.
+    """
+    labels = sorted({k for k in keys if k is not None})
+    if not labels:
+        return np.zeros(len(mask))
+    code = {k: i for i, k in enumerate(labels)}
+    onehot = np.zeros((len(keys), len(labels)))
+    right = np.zeros(len(labels))
+    for i, (k, ok) in enumerate(zip(keys, correct, strict=True)):
+        if k is not None:
+            onehot[i, code[k]] = 1.0
+            right[code[k]] = float(ok)
+    counts = mask.astype(float) @ onehot
+    # integer counts plus noise in [0, 0.5): the order of unequal counts is kept, ties fall at random
+    winner = np.argmax(counts + 0.5 * rng.random(counts.shape), axis=1)
+    return np.where(counts.max(axis=1) > 0, right[winner], 0.0)
 
 
 def expected_single(rows: Sequence[Outcome], method: str, n: int, c: int) -> float:
@@ -122,25 +164,6 @@ def expected_single(rows: Sequence[Outcome], method: str, n: int, c: int) -> flo
     return float(np.mean([r.correct for r in rows]))
 
 
-def draw(
-    rows: Sequence[Outcome], method: str, m: int, n: int, c: int, rng: np.random.Generator
-) -> list[Outcome]:
-    """M members of one question's pool, without replacement (MAJ keeps the c:t composition)."""
-    if m >= len(rows):
-        return list(rows)
-    if method == "MAJ" and 0 < c < n:
-        bad = [r for r in rows if r.corrupted]
-        good = [r for r in rows if not r.corrupted]
-        share = m * c / n
-        k_bad = int(share) + int(rng.random() < share - int(share))
-        k_bad = max(m - len(good), min(k_bad, len(bad)))
-        picked = [bad[i] for i in rng.choice(len(bad), k_bad, replace=False)] if k_bad else []
-        if m - k_bad:
-            picked += [good[i] for i in rng.choice(len(good), m - k_bad, replace=False)]
-        return picked
-    return [rows[i] for i in rng.choice(len(rows), m, replace=False)]
-
-
 def trial_matrix(
     pool: ConditionPool, method: str, m: int, trials: int = TRIALS, seed: int = 0
 ) -> np.ndarray:
@@ -150,12 +173,12 @@ def trial_matrix(
     members = pool.members(method)
     out = np.zeros((len(members), trials))
     for q, rows in enumerate(members):
-        if m == 1:
+        if m == 1 or not rows:
             out[q, :] = expected_single(rows, method, info.n, info.c)
-        else:
-            out[q, :] = [
-                vote_correct(draw(rows, method, m, info.n, info.c, rng), rng) for _ in range(trials)
-            ]
+            continue
+        corrupted = np.array([r.corrupted for r in rows])
+        mask = select(corrupted, method, m, info.n, info.c, trials, rng)
+        out[q, :] = vote(mask, [r.vote_key for r in rows], [r.correct for r in rows], rng)
     return out
 
 

@@ -10,7 +10,6 @@ import pytest
 from rrdemo.analysis import (
     Outcome,
     asymmetric_yield,
-    draw,
     expected_single,
     final_speaker,
     group_pools,
@@ -18,8 +17,9 @@ from rrdemo.analysis import (
     m_scaling,
     main_table,
     rho_curve,
+    select,
     trial_matrix,
-    vote_correct,
+    vote,
 )
 
 GOLD, TARGET, OTHER = "(B)", "(C)", "(A)"
@@ -88,25 +88,30 @@ def trap(c, n=5, questions=8, m_star=5, rr_right=None, task="logic3", k=4):
 
 
 # -- one vote, one draw, the M = 1 anchor -----------------------------------------------------------
+def _vote(keys, rng, trials=1):
+    mask = np.ones((trials, len(keys)), dtype=bool)
+    return vote(mask, keys, [k == GOLD for k in keys], rng)
+
+
 def test_vote_follows_the_plurality_and_breaks_ties_at_random():
     rng = np.random.default_rng(0)
-    win = [
-        row(1, 3, "q", "MAJ", j, key, corrupted=False) for j, key in enumerate([GOLD, GOLD, TARGET])
-    ]
-    lose = [
-        row(1, 3, "q", "MAJ", j, key, corrupted=False)
-        for j, key in enumerate([TARGET, TARGET, GOLD])
-    ]
-    assert vote_correct(win, rng) == 1.0 and vote_correct(lose, rng) == 0.0
-    tie = [row(1, 2, "q", "MAJ", j, key, corrupted=False) for j, key in enumerate([GOLD, TARGET])]
-    outcomes = {vote_correct(tie, rng) for _ in range(200)}
-    assert outcomes == {0.0, 1.0}
+    assert _vote([GOLD, GOLD, TARGET], rng)[0] == 1.0
+    assert _vote([TARGET, TARGET, GOLD], rng)[0] == 0.0
+    assert _vote([OTHER, GOLD, GOLD, TARGET, TARGET, TARGET], rng)[0] == 0.0
+    ties = _vote([GOLD, TARGET], rng, trials=400)
+    assert set(ties) == {0.0, 1.0} and 0.4 < ties.mean() < 0.6
+    three = _vote([GOLD, TARGET, OTHER], rng, trials=900)
+    assert 0.25 < three.mean() < 0.42  # each of three tied answers wins a third of the time
     # unreadable answers do not vote; a vote with none readable is wrong
-    abstain = [
-        row(1, 3, "q", "MAJ", j, key, corrupted=False) for j, key in enumerate([None, None, GOLD])
-    ]
-    assert vote_correct(abstain, rng) == 1.0
-    assert vote_correct(abstain[:2], rng) == 0.0
+    assert _vote([None, None, GOLD], rng)[0] == 1.0
+    assert _vote([None, None], rng)[0] == 0.0
+
+
+def test_vote_counts_only_the_drawn_members():
+    rng = np.random.default_rng(0)
+    keys = [GOLD, TARGET, TARGET]
+    mask = np.array([[True, False, False], [True, True, True], [False, True, False]])
+    assert list(vote(mask, keys, [k == GOLD for k in keys], rng)) == [1.0, 0.0, 0.0]
 
 
 def test_maj_at_m1_is_the_papers_expectation_not_the_pool_mean():
@@ -121,16 +126,19 @@ def test_maj_at_m1_is_the_papers_expectation_not_the_pool_mean():
     assert expected_single(rows, "RRMaj", 3, 2) == pytest.approx(3 / 5)  # p_rr: one trajectory
 
 
-def test_maj_draws_keep_the_corrupted_share_and_never_repeat_an_answer():
-    rows = [row(3, 5, "q", "MAJ", j, GOLD, corrupted=j % 5 < 3) for j in range(10)]
+def test_maj_draws_keep_the_corrupted_share_and_rr_draws_m_members():
+    corrupted = np.array([j % 5 < 3 for j in range(10)])  # 3c2t, M* = 10: six corrupted answers
     rng = np.random.default_rng(1)
-    for _ in range(50):
-        picked = draw(rows, "MAJ", 5, 5, 3, rng)
-        assert sum(r.corrupted for r in picked) == 3
-        assert len({r.trajectory for r in picked}) == 5
-    shares = [sum(r.corrupted for r in draw(rows, "MAJ", 4, 5, 3, rng)) for _ in range(2000)]
+    mask = select(corrupted, "MAJ", 5, 5, 3, 500, rng)
+    assert set(mask.sum(axis=1)) == {5}
+    assert set(mask[:, corrupted].sum(axis=1)) == {3}
+    shares = select(corrupted, "MAJ", 4, 5, 3, 4000, rng)[:, corrupted].sum(axis=1)
     assert set(shares) == {2, 3}
-    assert np.mean(shares) == pytest.approx(4 * 3 / 5, abs=0.05)
+    assert shares.mean() == pytest.approx(4 * 3 / 5, abs=0.05)
+    rr = select(corrupted, "RRMaj", 4, 5, 3, 4000, rng)
+    assert set(rr.sum(axis=1)) == {4}
+    assert rr.mean(axis=0) == pytest.approx(np.full(10, 0.4), abs=0.05)  # every member alike
+    assert select(corrupted, "RRMaj", 10, 5, 3, 3, rng).all()
 
 
 # -- the main table -----------------------------------------------------------------------------------
