@@ -94,6 +94,11 @@ def register(subparsers) -> None:
     p.set_defaults(func=handle)
 
 
+_DEFAULTS = dict(
+    strength="strong", custom_template=None, k=100, m=None, max_tokens=256, order="fixed"
+)
+
+
 def _config(args) -> tuple[RunConfig, object | None]:
     """The RunConfig the flags describe, and the ensemble's model source if one was given."""
     strength = "custom" if args.template else args.strength
@@ -111,7 +116,11 @@ def _config(args) -> tuple[RunConfig, object | None]:
         from rrdemo.ensemble import load_ensemble  # noqa: PLC0415
 
         ensemble = load_ensemble(args.ensemble)
-        return RunConfig(agents=ensemble.agents, **settings), ensemble
+        # The file's run settings hold, except where a flag was given on the command line.
+        given = {k: v for k, v in settings.items() if k != "sampling" and v != _DEFAULTS.get(k)}
+        if sampling != Sampling(temperature=0.7, top_p=0.95, seed=0):
+            given["sampling"] = sampling
+        return ensemble.config.with_(**given), ensemble
     models = [m.strip() for m in args.models.split(",") if m.strip()]
     agents = homogeneous_agents(models, args.agents, args.corrupt, revision=args.revision)
     if args.corrupt_seats:
@@ -153,12 +162,15 @@ def handle(args) -> int:
         raise RRError(f"--methods takes MAJ, RRMaj or MAJ,RRMaj; got {args.methods!r}")
     config, ensemble = _config(args)
     task, question = _question(args)
-    from rrdemo.models import ModelPool  # noqa: PLC0415 - torch loads here, not at import
+    from rrdemo.models import ModelPool, resolve  # noqa: PLC0415 - torch loads here, not at import
     from rrdemo.protocols import run_question  # noqa: PLC0415
 
     pool = ModelPool()
     if ensemble is not None:
         ensemble.register(pool)
+    else:
+        for agent in config.agents:  # a typo fails now, before anything loads
+            resolve(agent.model)
     if args.target and config.strength != "none":
         target = task.extract(args.target) or args.target
     else:

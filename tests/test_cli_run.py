@@ -1,0 +1,115 @@
+"""`python -m rrdemo run`: clear one-line errors with exit 2, and a real streamed run."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from rrdemo.cli import main
+from rrdemo.events import event_from_dict
+
+BAD = [
+    (["--models", "nosuch-model"], "unknown model 'nosuch-model'"),
+    (["--k", "0"], "K (tokens per turn) must be at least 1"),
+    (["--m", "0"], "M (RR trajectories) must be at least 1"),
+    (["--agents", "3", "--corrupt", "4"], "c (corrupted agents) must be between 0 and N=3"),
+    (["--agents", "0"], "N must be at least 1"),
+    (["--k", "50", "--max-tokens", "20"], "L (max new tokens, 20) must be at least K (50)"),
+    (["--template", "no slot"], "{target}"),
+    (["--question", "  "], "--question is empty"),
+    (["--methods", "MAJ,debate"], "--methods takes MAJ, RRMaj"),
+    (["--corrupt-seats", "0,9"], "--corrupt-seats must be between 0 and 4"),
+    (["--task", "nosuch", "--question", None], "unknown task 'nosuch'"),
+    (["--ensemble", "/nonexistent.yaml"], "does not exist"),
+]
+
+
+@pytest.mark.parametrize(("flags", "message"), BAD)
+def test_bad_input_is_one_clear_line_and_exit_2(flags, message, capsys):
+    argv = ["run", "--question", "Which? (A) x (B) y", "--gold", "(A)"]
+    if None in flags:  # drop --question for the task case
+        argv = ["run"]
+        flags = [f for f in flags if f not in ("--question", None)]
+    code = main([*argv, *flags])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2
+    assert len(err) == 1 and err[0].startswith("rrdemo run: error: ")
+    assert message in err[0]
+    assert "Traceback" not in err[0]
+
+
+@pytest.mark.slow
+def test_json_run_streams_events_of_both_methods():
+    cmd = [
+        sys.executable,
+        "-m",
+        "rrdemo",
+        "run",
+        "--question",
+        "Which is a fruit? (A) car (B) apple",
+        "--gold",
+        "(B)",
+        "--agents",
+        "3",
+        "--corrupt",
+        "2",
+        "--k",
+        "4",
+        "--max-tokens",
+        "8",
+        "--m",
+        "2",
+        "--temperature",
+        "0",
+        "--json",
+    ]
+    out = subprocess.run(
+        cmd, capture_output=True, text=True, timeout=600, env={**os.environ, "HF_HUB_OFFLINE": "1"}
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    events = [event_from_dict(json.loads(line)) for line in out.stdout.splitlines()]
+    kinds = [(e.kind, getattr(e, "method", None)) for e in events]
+    assert kinds[0] == ("run_started", "MAJ") and ("run_started", "RRMaj") in kinds
+    decisions = [e for e in events if e.kind == "decision"]
+    assert [d.method for d in decisions] == ["MAJ", "RRMaj"]
+    chunks = [e for e in events if e.kind == "chunk_written" and e.method == "RRMaj"]
+    assert {c.agent for c in chunks} <= {0, 1, 2} and all(c.n_tokens <= 4 for c in chunks)
+    assert not any(e.kind == "token_delta" for e in events)  # deltas only with --deltas
+    started = next(e for e in events if e.kind == "run_started")
+    assert started.config["k"] == 4 and started.target in ("(A)",)  # the one wrong option
+
+
+@pytest.mark.slow
+def test_text_run_labels_chunks_by_agent_and_role():
+    cmd = [
+        sys.executable,
+        "-m",
+        "rrdemo",
+        "run",
+        "--question",
+        "Which is a fruit? (A) car (B) apple",
+        "--gold",
+        "(B)",
+        "--agents",
+        "2",
+        "--corrupt",
+        "1",
+        "--k",
+        "3",
+        "--max-tokens",
+        "6",
+        "--m",
+        "1",
+        "--methods",
+        "RRMaj",
+        "--temperature",
+        "0",
+    ]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "agent 0 (CORRUPTED)" in out.stdout
+    assert "RRMaj decision:" in out.stdout and "\033[" not in out.stdout  # no colour when piped
