@@ -123,16 +123,16 @@ def stream_run(
             state.status = "loading"
             yield _frame(
                 state,
-                f"⏳ Loading model **{name}** (the first load of an offline model takes 20-60 s)…",
+                f"**Loading** model **{name}** (the first load of an offline model takes 20-60 s)…",
             )
             pool.get(spec.model, spec.revision)
             loaded.add(name)
     cfg = prepared.config
-    yield _frame(
-        state,
-        f"▶ Running MAJ and RRMaj · {cfg.label}, rho = {cfg.rho:.2f}, K = {cfg.k}, "
-        f"M = {cfg.n_trajectories}, L = {cfg.max_tokens}…",
+    setting = (
+        f"{cfg.label}, rho = {cfg.rho:.2f}, {cfg.strength} · K = {cfg.k}, "
+        f"M = {cfg.n_trajectories}, L = {cfg.max_tokens}"
     )
+    yield _frame(state, f"**Running** MAJ and RRMaj · {setting}…")
     events = run_question(
         cfg, prepared.question, prepared.task, pool, target=prepared.target, interleave=True
     )
@@ -141,10 +141,10 @@ def stream_run(
         for event in events:
             state.apply(event)
             if throttle.due(force=event.kind in ("decision", "compute_used")):
-                yield _frame(state, f"▶ Running · {state.events} events…")
+                yield _frame(state, f"**Running** · {setting} · {state.events} events…")
     finally:
         events.close()  # stops decoding and frees the KV caches if the user pressed Stop
-    yield _frame(state, f"✅ Done · {state.events} events")
+    yield _frame(state, f"**Done** · {setting} · {state.events} events")
 
 
 def _run_callback(pool: ModelSource):
@@ -233,6 +233,7 @@ def build_arena_tab(pool: ModelSource) -> dict[str, gr.components.Component]:
                 c["agents"] = gr.Textbox(
                     value="smollm2, corrupted\nsmollm2, corrupted\nsmollm2, honest",
                     lines=3,
+                    visible=default.ensemble == "per agent",
                     label="Per-agent ensemble (one line per agent: model, honest|corrupted)",
                 )
             with gr.Group():
@@ -241,8 +242,9 @@ def build_arena_tab(pool: ModelSource) -> dict[str, gr.components.Component]:
                 )
                 c["custom_template"] = gr.Textbox(
                     value="",
-                    label="Custom injection (with strength 'custom'; must contain {target})",
+                    label="Custom injection (must contain {target})",
                     placeholder=TEMPLATES["moderate"],
+                    visible=default.strength == "custom",
                 )
                 c["target"] = gr.Textbox(
                     value="", label="Target answer (empty: a wrong answer picked by the seed)"
@@ -268,11 +270,14 @@ def build_arena_tab(pool: ModelSource) -> dict[str, gr.components.Component]:
                     c["question_index"] = gr.Number(
                         value=default.question_index, precision=0, label="Question #"
                     )
-                    shuffle = gr.Button("🎲", size="sm", min_width=40, scale=0)
+                    shuffle = gr.Button("Random", size="sm", min_width=60, scale=0)
+                typed = default.task == CUSTOM
                 c["custom_question"] = gr.Textbox(
-                    lines=3, label="Your question (task 'custom'; list options as (A) ...)"
+                    lines=3, label="Your question (list options as (A) ...)", visible=typed
                 )
-                c["custom_gold"] = gr.Textbox(label="Correct answer of your question (optional)")
+                c["custom_gold"] = gr.Textbox(
+                    label="Correct answer of your question (optional)", visible=typed
+                )
                 preview = gr.HTML(_preview(default.task, default.question_index, "", ""))
     with gr.Row():
         run_button = gr.Button("Run MAJ vs RRMaj", variant="primary", elem_id="rr-run")
@@ -280,8 +285,8 @@ def build_arena_tab(pool: ModelSource) -> dict[str, gr.components.Component]:
     status = gr.Markdown("Press **Run** or pick a preset.", elem_id="rr-status")
     verdict = gr.HTML("", elem_id="rr-verdict")
     with gr.Row(equal_height=False):
-        maj = gr.HTML(render._placeholder("MAJ"), elem_id="rr-maj")
-        rr = gr.HTML(render._placeholder("RRMaj"), elem_id="rr-rrmaj")
+        maj = gr.HTML(render.placeholder("MAJ"), elem_id="rr-maj")
+        rr = gr.HTML(render.placeholder("RRMaj"), elem_id="rr-rrmaj")
     with gr.Accordion("Run record (JSON)", open=False):
         record = gr.JSON(label="summary of the run (no texts)")
     state = gr.State(None)
@@ -319,6 +324,30 @@ def build_arena_tab(pool: ModelSource) -> dict[str, gr.components.Component]:
         trigger.change(_preview, question_inputs, preview, queue=False, api_visibility="private")
     shuffle.click(
         _random_index, c["task"], c["question_index"], queue=False, api_visibility="private"
+    )
+    # Show only the controls the current choices use.
+    c["ensemble"].change(
+        lambda mode: (
+            [gr.update(visible=(mode == "same"))] * 3 + [gr.update(visible=(mode == "per agent"))]
+        ),
+        c["ensemble"],
+        [c["model"], c["n"], c["c"], c["agents"]],
+        queue=False,
+        api_visibility="private",
+    )
+    c["strength"].change(
+        lambda strength: gr.update(visible=(strength == "custom")),
+        c["strength"],
+        c["custom_template"],
+        queue=False,
+        api_visibility="private",
+    )
+    c["task"].change(
+        lambda task: [gr.update(visible=(task == CUSTOM))] * 2,
+        c["task"],
+        [c["custom_question"], c["custom_gold"]],
+        queue=False,
+        api_visibility="private",
     )
     rho_inputs = [c["ensemble"], c["n"], c["c"], c["agents"]]
     for trigger in rho_inputs:

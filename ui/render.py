@@ -158,7 +158,7 @@ def render_maj(state: ArenaState) -> str:
     """MAJ: the N independent answers side by side, then the vote and the decision."""
     view = state.methods.get("MAJ")
     if view is None:
-        return _placeholder("MAJ")
+        return placeholder("MAJ")
     agents, gold = state.agents, state.question.get("gold") is not None
     cards = []
     for j, tr in sorted(view.trajectories.items()):
@@ -186,7 +186,7 @@ def render_rrmaj(state: ArenaState) -> str:
     """RRMaj: M shared trajectories with chunks coloured by agent, then the vote and the decision."""
     view = state.methods.get("RRMaj")
     if view is None:
-        return _placeholder("RRMaj")
+        return placeholder("RRMaj")
     agents, gold = state.agents, state.question.get("gold") is not None
     k = state.config.get("k", "K")
     cards = []
@@ -212,7 +212,8 @@ def _panel(method: str, inner: str) -> str:
     )
 
 
-def _placeholder(method: str) -> str:
+def placeholder(method: str) -> str:
+    """What a panel shows before the first run."""
     return _panel(
         method, f'<span style="color:#71717a">{method} appears here when you press Run.</span>'
     )
@@ -244,7 +245,7 @@ def render_verdict(state: ArenaState) -> str:
         answer = view.decision.get("answer") if view.decision else None
         text = f'<b>{method}</b>: <b class="rr-verdict" style="color:{colour}">{word}</b>'
         if answer is not None:
-            text += f" ({escape(str(answer))})"
+            text += f" · answer {escape(str(answer))}"
         if view.compute:
             c = view.compute
             text += (
