@@ -2,9 +2,13 @@
 
 Every agent keeps its own KV cache over what it has read (keyed by `GenerationRequest.key`). On
 its next turn the full text it sees is tokenized again, the longest common token prefix with the
-cached ids is kept, the cache is cropped to it, and only the new suffix is prefilled. Requests
-given together are decoded in one batch: their caches are left-padded into one batched cache,
-decoded step by step, and split back when each request finishes.
+cached ids is kept, the cache is cropped to it, and only the new suffix is prefilled. The same
+model computes the same keys and values for the same token ids, so a request may also start from
+another key's cache when that one shares a longer prefix (agents with the same prompt, the same
+agent in several trajectories): the tensors are shared, never copied, because cache updates
+build new tensors instead of writing into old ones. Requests given together are decoded in one
+batch: their caches are left-padded into one batched cache, decoded step by step, and split back
+when each request finishes.
 """
 
 from __future__ import annotations
@@ -46,11 +50,37 @@ class _Row:
 
 
 def _common_prefix(a: list[int], b: list[int]) -> int:
+    """Length of the longest common prefix of two id lists (slices compare in C: bisect on them)."""
     n = min(len(a), len(b))
-    i = 0
-    while i < n and a[i] == b[i]:
-        i += 1
-    return i
+    if a[:n] == b[:n]:
+        return n
+    lo, hi = 0, n  # invariant: a[:lo] == b[:lo] and a[:hi] != b[:hi]
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if a[lo:mid] == b[lo:mid]:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+# Top-p sampling looks at this many most likely tokens first, and sorts the whole vocabulary only
+# when they do not cover the nucleus: sorting ~50k probabilities costs more than a decode step.
+_TOP_CANDIDATES = 64
+_NUCLEUS_MARGIN = 1e-4  # the candidates must pass top_p by this much, so rounding cannot matter
+
+
+def _descending(probs: torch.Tensor, top_p: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """`probs` sorted in descending order with the order, or with only the leading candidates
+    filled in (the rest zero) when those already hold more than `top_p` of the mass: the nucleus,
+    and thus the draw below, is then the same as with a full sort."""
+    k = min(_TOP_CANDIDATES, probs.shape[-1])
+    values, order = torch.topk(probs, k)
+    if k < probs.shape[-1] and float(values.sum()) > top_p + _NUCLEUS_MARGIN:
+        head = torch.zeros_like(probs)
+        head[:k] = values
+        return head, order
+    return torch.sort(probs, descending=True)
 
 
 def sample_token(logits: torch.Tensor, sampling: Sampling, rng: torch.Generator) -> int:
@@ -59,7 +89,7 @@ def sample_token(logits: torch.Tensor, sampling: Sampling, rng: torch.Generator)
         return int(torch.argmax(logits))
     probs = torch.softmax(logits.float().cpu() / sampling.temperature, dim=-1)
     if sampling.top_p < 1.0:
-        sorted_probs, order = torch.sort(probs, descending=True)
+        sorted_probs, order = _descending(probs, sampling.top_p)
         outside = torch.cumsum(sorted_probs, dim=-1) - sorted_probs > sampling.top_p
         sorted_probs[outside] = 0.0
         choice = torch.multinomial(sorted_probs / sorted_probs.sum(), 1, generator=rng)
@@ -68,7 +98,12 @@ def sample_token(logits: torch.Tensor, sampling: Sampling, rng: torch.Generator)
 
 
 class TransformersBackend(Backend):
-    """A causal LM from transformers. `reuse_cache` and `batch` exist to measure what each one buys."""
+    """A causal LM from transformers.
+
+    `reuse_cache`, `share_prefixes` and `batch` exist to measure what each one buys (the default
+    turns all on). `suppress_eos` is for benchmarks only: requests never end early, so every one
+    decodes exactly `max_new_tokens` (what `generate(min_new_tokens=...)` does).
+    """
 
     def __init__(
         self,
@@ -80,7 +115,9 @@ class TransformersBackend(Backend):
         chat: bool | None = None,
         eos_token_ids: Sequence[int] = (),
         reuse_cache: bool = True,
+        share_prefixes: bool = True,
         batch: bool = True,
+        suppress_eos: bool = False,
     ) -> None:
         self.name = name
         self.revision = revision
@@ -89,7 +126,10 @@ class TransformersBackend(Backend):
         self.chat = bool(tokenizer.chat_template) if chat is None else chat
         self.eos_token_ids = frozenset(self._eos_ids(eos_token_ids))
         self.reuse_cache = reuse_cache
+        self.share_prefixes = share_prefixes and reuse_cache
         self.batch = batch
+        self.suppress_eos = suppress_eos
+        self._eos_list = sorted(self.eos_token_ids)
         self._caches: dict[Hashable, _Cached] = {}
         self._lock = threading.Lock()
 
@@ -158,9 +198,9 @@ class TransformersBackend(Backend):
         # 1. Prefill: each request runs only the tokens its cache has not seen, and samples its first token.
         rows, logits = [], []
         for index, request in requests:
-            row, row_logits = self._prefill(index, request)
+            row, row_logits = self._prefill(index, request, rows)
             rows.append(row)
-            logits.append(row_logits)
+            logits.append(self._allowed(row_logits))
         # 2. Merge the rows' caches into one left-padded batch.
         cache, mask = self._merge([r.cache for r in rows])
         positions = torch.tensor([[len(r.ids)] for r in rows], device=self.model.device)
@@ -198,22 +238,31 @@ class TransformersBackend(Backend):
                 use_cache=True,
             )
             positions = positions + 1
-            step_logits = out.logits[:, -1, :]
+            step_logits = self._allowed(out.logits[:, -1, :])
             next_tokens = [
                 sample_token(step_logits[b], r.request.sampling, r.rng) for b, r in enumerate(rows)
             ]
 
-    def _prefill(self, index: int, request: GenerationRequest) -> tuple[_Row, torch.Tensor]:
+    def _allowed(self, logits: torch.Tensor) -> torch.Tensor:
+        """`logits` with end-of-sequence ruled out when `suppress_eos` is set (benchmarks)."""
+        if self.suppress_eos and self._eos_list:
+            logits[..., self._eos_list] = float("-inf")
+        return logits
+
+    def _prefill(
+        self, index: int, request: GenerationRequest, batch_rows: Sequence[_Row] = ()
+    ) -> tuple[_Row, torch.Tensor]:
         ids = self.encode(request.prompt)
         if not ids:
             raise ValueError("empty prompt")
         with self._lock:
             cached = self._caches.pop(request.key, None) if self.reuse_cache else None
-        keep = 0
-        if cached is not None:
             # Keep the longest common token prefix; leave at least one token to run for logits.
-            keep = min(_common_prefix(cached.ids, ids), len(ids) - 1)
-        if keep == 0:
+            keep = min(_common_prefix(cached.ids, ids), len(ids) - 1) if cached is not None else 0
+            donor = self._donor(ids, keep, batch_rows) if self.share_prefixes else None
+        if donor is not None:  # another key's cache covers more of this prompt: start from it
+            cache, keep = donor
+        elif keep == 0:
             cache = DynamicCache()
         else:
             cache = cached.cache
@@ -225,6 +274,27 @@ class TransformersBackend(Backend):
         rng = torch.Generator().manual_seed(request.seed)
         row = _Row(index, request, cache, list(ids), rng, prefill_tokens=len(ids) - keep)
         return row, out.logits[0, -1, :]
+
+    def _donor(
+        self, ids: list[int], keep: int, batch_rows: Sequence[_Row]
+    ) -> tuple[DynamicCache, int] | None:
+        """A new cache holding views of the first tokens of the cache (among other keys' and this
+        batch's already prefilled rows) that shares the longest token prefix with `ids`, if that
+        beats `keep`, with how many tokens it holds. Called under the lock."""
+        best: DynamicCache | None = None
+        candidates = [(c.cache, c.ids) for c in self._caches.values()]
+        candidates += [(r.cache, r.ids) for r in batch_rows]
+        for cache, cached_ids in candidates:
+            if not cached_ids or cached_ids[0] != ids[0]:
+                continue
+            n = min(_common_prefix(cached_ids, ids), len(ids) - 1, cache.get_seq_length())
+            if n > keep:
+                best, keep = cache, n
+        if best is None:
+            return None
+        return DynamicCache(
+            [(layer.keys[:, :, :keep], layer.values[:, :, :keep]) for layer in best.layers]
+        ), keep
 
     def _merge(self, caches: list[DynamicCache]) -> tuple[DynamicCache, torch.Tensor]:
         """One batched cache from single-row caches, left-padded with zeros to a common length."""
