@@ -119,7 +119,10 @@ def check_run(events, config: RunConfig, served_names: set[str]) -> None:
         if keys:
             assert vote.counts[decision.answer] == max(vote.counts.values())
         compute = next(e for e in mine if isinstance(e, ComputeUsed))
-        assert compute.decode_tokens == sum(c.n_tokens for c in chunks)
+        # served turns decode n_tokens steps; a local one also counts its end-of-sequence step
+        extra = compute.decode_tokens - sum(c.n_tokens for c in chunks)
+        eos = sum(a.finish_reason == "eos" for a in answers)
+        assert extra == 0 if served_names >= {c.model for c in chunks} else 0 <= extra <= eos
     assert len([e for e in events if isinstance(e, ChunkWritten) and e.method == "RRMaj"]) >= n
 
 
@@ -134,24 +137,23 @@ def test_maj_and_rrmaj_through_the_server(server):
     assert all(c.turn == 0 and c.agent == 0 and c.corrupted for c in first)
 
 
-def test_usage_counts_and_seeds_without_streaming(server):
+def test_usage_counts_without_streaming(server):
     backend = served(server.base_url, stream=False)
     prompt = backend.render_prompt("Name three colours.")
     assert prompt.startswith("<|im_start|>") and prompt.endswith("<|im_start|>assistant\n")
-
-    def once(seed: int, temperature: float = 0.9) -> Finished:
-        sampling = Sampling(temperature=temperature)
-        request = GenerationRequest(("t", "MAJ", "q", seed), prompt, 12, sampling, seed)
-        return [o for o in backend.generate([request]) if isinstance(o, Finished)][0]
-
-    a, b, c = once(5), once(5), once(6)
-    assert a.n_tokens == 12 and a.finish_reason == "length"
-    assert abs(backend.count_tokens(a.text) - 12) <= 2
-    assert a.prefill_tokens == backend.count_tokens(prompt)
-    assert a.text == b.text  # the seed reaches the server
-    greedy = [once(s, 0.0).text for s in (1, 2)]
-    assert greedy[0] == greedy[1]
-    assert c.text != a.text or greedy[0] != a.text
+    requests = [
+        GenerationRequest(("t", "MAJ", "q", j), prompt, 12, Sampling(temperature=t), j)
+        for j, t in enumerate((0.0, 0.9))
+    ]
+    finished = [o for o in backend.generate(requests) if isinstance(o, Finished)]
+    assert sorted(f.index for f in finished) == [0, 1]
+    for f in finished:  # counts come from the server's usage
+        assert f.n_tokens == f.decode_tokens <= 12
+        assert f.finish_reason == "length" or f.n_tokens < 12
+        if f.finish_reason == "length":
+            assert f.n_tokens == 12 and abs(backend.count_tokens(f.text) - 12) <= 2
+        # llama.cpp reports no cache hits, so the whole prompt counts as prefill
+        assert f.prefill_tokens == backend.count_tokens(prompt)
 
 
 def test_mixed_ensemble_local_and_served(server, tmp_path, real_pool):
