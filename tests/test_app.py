@@ -169,3 +169,67 @@ def test_stop_cancels_the_run_and_frees_the_model(client, real_pool) -> None:
     assert not stopped[-1]["methods"]["MAJ"]["done"]
     backend = real_pool.get("smollm2")
     assert not backend._caches  # both runs released their KV caches
+
+
+def test_server_address_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    import app
+
+    monkeypatch.delenv("GRADIO_SERVER_NAME", raising=False)
+    monkeypatch.delenv("GRADIO_SERVER_PORT", raising=False)
+    assert app.server_address() == ("127.0.0.1", 7860)
+    monkeypatch.setenv("GRADIO_SERVER_NAME", "0.0.0.0")
+    monkeypatch.setenv("GRADIO_SERVER_PORT", "7999")
+    assert app.server_address() == ("0.0.0.0", 7999)
+
+
+def test_building_the_demo_loads_no_model() -> None:
+    import app
+    from rrdemo.models import ModelPool
+
+    pool = ModelPool()
+    demo = app.build_demo(pool=pool)
+    assert pool.loaded() == []
+    names = {d.api_name for d in demo.fns.values() if d.api_name}
+    assert {"run", "theory", "sweep"} <= names
+
+
+@pytest.mark.slow
+def test_python_app_py_serves_on_the_configured_port(tmp_path) -> None:
+    import os
+    import subprocess
+    import sys
+    import urllib.request
+    from pathlib import Path
+
+    port = _free_port()
+    env = {
+        **os.environ,
+        "GRADIO_SERVER_PORT": str(port),
+        "GRADIO_SERVER_NAME": "127.0.0.1",
+        "RRDEMO_DATA_DIR": str(tmp_path / "data"),
+        "LEADERBOARD_DB_URL": f"sqlite:///{tmp_path / 'lb.db'}",
+        "GRADIO_ANALYTICS_ENABLED": "False",
+    }
+    root = Path(__file__).resolve().parents[1]
+    proc = subprocess.Popen(
+        [sys.executable, "app.py"],
+        cwd=root,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 180
+        while True:
+            assert proc.poll() is None, "app.py exited"
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=5) as response:
+                    page = response.read().decode("utf-8", "replace")
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "app.py did not start serving"
+                time.sleep(1)
+        assert response.status == 200 and "Consensus Trap" in page
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
