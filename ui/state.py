@@ -28,8 +28,16 @@ from rrdemo.events import (
 from rrdemo.tasks import Question, Task, get_task, load_questions
 
 CUSTOM = "custom"
-ROLES = {"corrupted": True, "c": True, "adversarial": True, "honest": False, "h": False}
-ROLES.update({"truthful": False, "t": False})
+# Role words accepted in per-agent lines, and whether each means corrupted.
+ROLES: dict[str, bool] = {
+    "corrupted": True,
+    "c": True,
+    "adversarial": True,
+    "honest": False,
+    "h": False,
+    "truthful": False,
+    "t": False,
+}
 
 
 @dataclass(frozen=True)
