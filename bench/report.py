@@ -1,0 +1,93 @@
+"""The markdown report of `bench.cost`: a table of the results for bench/README.md."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+TABLE_START, TABLE_END = "<!-- bench:results:start -->", "<!-- bench:results:end -->"
+
+
+def _fmt(summary: dict) -> str:
+    return f"{summary['median']:.3g} ({summary['min']:.3g}-{summary['max']:.3g})"
+
+
+def render_table(results: dict) -> str:
+    """The markdown table written into bench/README.md."""
+    s, m, t = results["settings"], results["machine"], results["targets"]
+    maj, rr, tp = results["maj"], results["rrmaj"], results["throughput"]
+    lines = [
+        f"Machine: {m['cpu']}, {m['cores']} cores, torch {m['torch']} ({m['torch_threads']} threads), "
+        f"transformers {m['transformers']}, {m['device']}; load average {m['load_average_start']} "
+        f"at start, {m['load_average_end']} at end.",
+        f"Setting: {s['model']}, {s['label']} {s['strength']}, N={s['n']}, M={s['m']}, K={s['k']}, "
+        f"L={s['max_tokens']}, seed {s['seed']}, {len(s['questions'])} {s['task']} questions, "
+        f"{s['repeats']} timed MAJ/RRMaj pairs; every answer/trajectory decodes exactly L tokens.",
+        "",
+        "| measure | MAJ | RRMaj | RRMaj / MAJ |",
+        "|---|---|---|---|",
+        f"| wall time, s (median, min-max) | {_fmt(maj['wall_s'])} | {_fmt(rr['wall_s'])} | "
+        f"{_fmt(results['wall_ratio_rrmaj_over_maj'])} |",
+        f"| decode tokens | {maj['decode_tokens']} | {rr['decode_tokens']} | "
+        f"{rr['decode_tokens'] / max(1, maj['decode_tokens']):.3g} |",
+        f"| prefill tokens | {maj['prefill_tokens']} | {rr['prefill_tokens']} | "
+        f"{rr['prefill_tokens'] / max(1, maj['prefill_tokens']):.3g} |",
+        f"| prefill per answer/trajectory / (speakers' prompts + L) | {maj['ratio_speakers']} | "
+        f"{rr['ratio_speakers']} | |",
+        f"| same, over all N agents' prompts + L | {maj['ratio_all_agents']} | "
+        f"{rr['ratio_all_agents']} | |",
+    ]
+    variants = results["variants"]
+    if variants:
+        lines += [
+            "",
+            "| RRMaj engine variant (one pass) | wall s | prefill tokens | prefill ratio (speakers) | wall / RRMaj median |",
+            "|---|---|---|---|---|",
+            f"| all optimisations (median of the timed passes) | {rr['wall_s']['median']:.3g} | "
+            f"{rr['prefill_tokens']} | {rr['ratio_speakers']} | 1 |",
+        ]
+        for name in ("no_prefix_sharing", "no_kv_reuse", "no_batching"):
+            v = variants[name]
+            lines.append(
+                f"| {name.replace('_', ' ')} | {v['wall_s']['median']:.3g} | {v['prefill_tokens']} | "
+                f"{v['ratio_speakers']} | {v['wall_s']['median'] / rr['wall_s']['median']:.3g} |"
+            )
+        em, er = variants["eos_allowed_MAJ"], variants["eos_allowed_RRMaj"]
+        lines += [
+            "",
+            f"End-of-sequence allowed (one pass each): MAJ decoded {em['decode_tokens']} tokens in "
+            f"{em['wall_s']['median']:.3g} s, RRMaj {er['decode_tokens']} in {er['wall_s']['median']:.3g} s; "
+            f"RRMaj / MAJ wall per decoded token: {variants['eos_allowed_per_token_ratio']}.",
+        ]
+    lines += [
+        "",
+        f"Decode throughput, greedy, batch {tp['batch_size']} x {tp['new_tokens']} tokens, same prompts: "
+        f"engine {_fmt(tp['decode_tokens_per_s_engine'])} tok/s, `model.generate` "
+        f"{_fmt(tp['decode_tokens_per_s_generate'])} tok/s; ratio {_fmt(tp['decode_ratio'])} "
+        f"(end to end, prefill included: {_fmt(tp['end_to_end_ratio'])}).",
+    ]
+    memory = results["memory"]
+    if memory:
+        one, many = memory["one_agent"], memory["n_agents"]
+        lines.append(
+            f"Peak RSS (fresh process, MAJ + RRMaj on one question): 1 agent {one['peak_rss_mb']} MB, "
+            f"{many['n']} agents {many['peak_rss_mb']} MB (ratio {memory['ratio']}, +{memory['extra_mb']} MB; "
+            f"weights {one['weights_mb']} MB)."
+        )
+    lines += ["", "| target (issue 3) | value | target | met |", "|---|---|---|---|"]
+    for key, row in t.items():
+        lines.append(
+            f"| {key} | {row['value']} | {row['target']} | {'yes' if row['met'] else 'NO'} |"
+        )
+    return "\n".join(lines)
+
+
+def write_readme(path: Path, table: str) -> None:
+    """Put `table` between the result markers of the README (appended when they are missing)."""
+    text = path.read_text() if path.exists() else "# Benchmarks\n"
+    block = f"{TABLE_START}\n{table}\n{TABLE_END}"
+    if TABLE_START in text and TABLE_END in text:
+        head, rest = text.split(TABLE_START, 1)
+        text = head + block + rest.split(TABLE_END, 1)[1]
+    else:
+        text = text.rstrip("\n") + "\n\n## Results\n\n" + block + "\n"
+    path.write_text(text)
