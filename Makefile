@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 export HF_HUB_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: setup run test test-fast lint format bench browser warm clean
+.PHONY: setup run test test-fast lint format bench bench-served browser warm llama clean
 
 setup: $(STAMP)
 
@@ -31,7 +31,12 @@ browser:
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) ; } || \
 	  echo "chromium not installed: browser tests will be skipped"
 
-test: setup browser warm
+# llama-cpp-python ships as an sdist only: build its wheel once (~5-10 min) into ~/.cache/rrdemo/wheels
+# and reuse it; its OpenAI-compatible server is the real inference server of the serving tests.
+llama: setup
+	scripts/build_llama_cpp_wheel.sh
+
+test: setup browser warm llama
 	$(BIN)/python -m pytest -q --timeout=900
 
 test-fast: setup
@@ -47,6 +52,9 @@ format: setup
 
 bench: setup warm
 	$(BIN)/python -m bench.cost
+
+bench-served: setup llama
+	$(BIN)/python -m bench.served
 
 clean:
 	rm -rf $(VENV) .cache .pytest_cache

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Build the llama-cpp-python wheel ONCE into .cache/wheels/ and install it (plus the
+# Build the llama-cpp-python wheel ONCE into a user cache and install it (plus the
 # server extras) into the project venv. Later runs find the wheel and only install it.
 #
 # Why: llama-cpp-python ships as an sdist only; compiling it takes ~5 minutes on 2 cores.
@@ -7,15 +7,14 @@
 # server (python -m llama_cpp.server) as a real inference server on loopback.
 #
 # Usage: scripts/build_llama_cpp_wheel.sh [--build-only]
-# Env:   PYTHON (default .venv/bin/python), LLAMA_CPP_VERSION, WHEEL_DIR (default .cache/wheels)
+# Env:   PYTHON (default .venv/bin/python), LLAMA_CPP_VERSION,
+#        WHEEL_DIR (default ~/.cache/rrdemo/wheels: outside the clone, so fresh clones reuse it)
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
 PYTHON="${PYTHON:-.venv/bin/python}"
 VERSION="${LLAMA_CPP_VERSION:-0.3.36}"
-WHEEL_DIR="${WHEEL_DIR:-.cache/wheels}"
-# Server extras needed by llama_cpp.server (pinned to what the project venv resolves).
-SERVER_EXTRAS=(uvicorn fastapi sse-starlette starlette-context pydantic-settings)
+WHEEL_DIR="${WHEEL_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/rrdemo/wheels}"
 
 # Already installed (this version, with its server)? Nothing to do.
 if [[ "${1:-}" != "--build-only" ]] && "$PYTHON" -c "import importlib.metadata as m, llama_cpp.server.app, sys; sys.exit(m.version('llama-cpp-python') != '$VERSION')" 2>/dev/null; then
@@ -40,8 +39,7 @@ if [[ "${1:-}" == "--build-only" ]]; then
     exit 0
 fi
 
-# --no-deps for the wheel itself: its runtime deps (numpy, jinja2, diskcache, typing-extensions)
-# are installed explicitly so pip never resolves anything that could pull another torch.
-"$PYTHON" -m pip install --no-deps "$wheel"
-"$PYTHON" -m pip install diskcache "${SERVER_EXTRAS[@]}"
+# --no-deps: its runtime deps and the server extras (diskcache, sse-starlette, starlette-context,
+# pydantic-settings, uvicorn, fastapi) are pinned in requirements.txt.
+"$PYTHON" -m pip install -q --no-deps "$wheel"
 "$PYTHON" -c "import llama_cpp, llama_cpp.server.app; print('llama_cpp', llama_cpp.__version__)"
