@@ -21,6 +21,7 @@ from rrdemo.agents import Agent, ModelSource, build_agents
 from rrdemo.backends.base import Delta, Finished, GenerationRequest
 from rrdemo.config import RunConfig
 from rrdemo.corruption import make_injection
+from rrdemo.errors import RRError
 from rrdemo.events import (
     AnswerExtracted,
     ChunkWritten,
@@ -106,7 +107,7 @@ def _write(
             )
             for i in members
         ]
-        for out in backend.generate(requests):
+        for out in _naming_the_turn(backend.generate(requests), method, turn):
             i = members[out.index]
             trajectory, agent = writes[i][0], writes[i][1]
             if isinstance(out, Delta):
@@ -125,6 +126,14 @@ def _write(
                 out.n_tokens,
             )
     return results
+
+
+def _naming_the_turn(outputs: Iterator, method: Method, turn: int) -> Iterator:
+    """Pass a backend's outputs through; a failure it reports gets the method and turn in front."""
+    try:
+        yield from outputs
+    except RRError as exc:
+        raise RRError(f"{method} turn {turn}: {exc}") from None
 
 
 def _conclude(
@@ -320,7 +329,9 @@ def run_question(
     `interleave=True` alternates the two methods' events (the side-by-side demo); otherwise MAJ
     runs to completion first. Closing the generator stops the run and frees its caches.
     """
-    if hasattr(task, "for_question"):  # a custom task hands over the extractor that fits this question
+    if hasattr(
+        task, "for_question"
+    ):  # a custom task hands over the extractor that fits this question
         task = task.for_question(question)
     for spec in config.agents:  # unknown or unloadable models fail before anything else happens
         models.get(spec.model, spec.revision)

@@ -325,3 +325,15 @@ def test_heterogeneous_ensembles_batch_per_model():
     # RR: at each turn the M trajectories of the same agent are decoded together
     assert all(len(batch) == 2 for batch in itertools.chain(x.calls[1:], y.calls[1:]))
     assert _decision(events, "MAJ").tied  # 2 corrupted vs 2 honest
+
+
+def test_a_failing_backend_is_reported_with_method_and_turn():
+    class Broken(FakeBackend):
+        def generate(self, requests):
+            yield from super().generate(requests) if len(self.calls) < 2 else ()
+            if len(self.calls) >= 2:
+                raise RRError("agent smollm2@server: connection refused")
+
+    backend = Broken("obey", obeys_injection)
+    with pytest.raises(RRError, match=r"^RRMaj turn 0: agent smollm2@server: connection refused$"):
+        _events(_config(3, 1), FakePool(backend), methods=("MAJ", "RRMaj"))
