@@ -47,6 +47,21 @@ class Finished:
 
 GenerationOutput = Delta | Finished
 
+# Base (non-chat) models continue this plain completion format; chat models use their own template.
+COMPLETION_FORMAT = "Question: {user}\nAnswer:"
+
+
+def render_prompt_text(tokenizer, user: str, system: str | None = None) -> str:
+    """What a model continues to answer `user`: the tokenizer's chat template with the assistant
+    turn opened, or, when `tokenizer` is None (a base model), the completion format."""
+    if tokenizer is not None:
+        messages = ([{"role": "system", "content": system}] if system else []) + [
+            {"role": "user", "content": user}
+        ]
+        return tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+    text = COMPLETION_FORMAT.format(user=user)
+    return f"{system}\n\n{text}" if system else text
+
 
 class Backend(ABC):
     """A model that agents write with. Implementations: transformers (local), OpenAI-compatible (served)."""

@@ -20,11 +20,15 @@ from dataclasses import dataclass, field
 import torch
 from transformers import DynamicCache
 
-from rrdemo.backends.base import Backend, Delta, Finished, GenerationOutput, GenerationRequest
+from rrdemo.backends.base import (
+    Backend,
+    Delta,
+    Finished,
+    GenerationOutput,
+    GenerationRequest,
+    render_prompt_text,
+)
 from rrdemo.config import Sampling
-
-# Base (non-chat) models get this plain completion format; chat models use their own template.
-COMPLETION_FORMAT = "Question: {user}\nAnswer:"
 
 
 @dataclass
@@ -152,15 +156,7 @@ class TransformersBackend(Backend):
         return ids
 
     def render_prompt(self, user: str, system: str | None = None) -> str:
-        if self.chat:
-            messages = ([{"role": "system", "content": system}] if system else []) + [
-                {"role": "user", "content": user}
-            ]
-            return self.tokenizer.apply_chat_template(
-                messages, tokenize=False, add_generation_prompt=True
-            )
-        text = COMPLETION_FORMAT.format(user=user)
-        return f"{system}\n\n{text}" if system else text
+        return render_prompt_text(self.tokenizer if self.chat else None, user, system)
 
     def encode(self, text: str) -> list[int]:
         """Token ids of what the model reads. Chat templates carry their own special tokens;

@@ -32,14 +32,18 @@ from typing import Any
 
 import httpx
 
-from rrdemo.backends.base import Backend, Delta, Finished, GenerationOutput, GenerationRequest
+from rrdemo.backends.base import (
+    Backend,
+    Delta,
+    Finished,
+    GenerationOutput,
+    GenerationRequest,
+    render_prompt_text,
+)
 from rrdemo.errors import RRError
 
 log = logging.getLogger(__name__)
 
-# Models without a chat template (or without a local tokenizer) read this completion format.
-# It is the same text the transformers backend gives base models.
-COMPLETION_FORMAT = "Question: {user}\nAnswer:"
 PROMPT_FORMATS = ("auto", "chat", "completion")
 
 
@@ -194,15 +198,7 @@ class OpenAIBackend(Backend):
         return has
 
     def render_prompt(self, user: str, system: str | None = None) -> str:
-        if self.uses_chat_template:
-            messages = ([{"role": "system", "content": system}] if system else []) + [
-                {"role": "user", "content": user}
-            ]
-            return self.tokenizer.apply_chat_template(
-                messages, tokenize=False, add_generation_prompt=True
-            )
-        text = COMPLETION_FORMAT.format(user=user)
-        return f"{system}\n\n{text}" if system else text
+        return render_prompt_text(self.tokenizer if self.uses_chat_template else None, user, system)
 
     def count_tokens(self, text: str) -> int:
         tok = self.tokenizer
