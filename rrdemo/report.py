@@ -393,7 +393,8 @@ def rho_figure(points):
         )
         if len(tasks) == 2:  # one dataset: its mean is itself
             tasks = [t for t in tasks if t != "all"]
-        for task in tasks:
+        for number, task in enumerate(tasks):
+            dash = ("dot", "dash", "dashdot", "longdash")[number % 4]
             for method in ("MAJ", "RRMaj"):
                 ps = [
                     p
@@ -407,7 +408,7 @@ def rho_figure(points):
                     f"{method} ({'mean' if task == 'all' else task}){tag}",
                     [p.rho for p in ps],
                     [p.accuracy for p in ps],
-                    "solid" if mean else "dot",
+                    "solid" if mean else dash,
                     3 if mean else 1.5,
                     method,
                 )
