@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 export HF_HUB_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: setup run test test-fast lint format bench bench-served browser warm llama clean
+.PHONY: setup run test test-fast lint format bench bench-served experiment-small browser warm llama clean
 
 setup: $(STAMP)
 
@@ -52,6 +52,12 @@ format: setup
 
 bench: setup warm
 	$(BIN)/python -m bench.cost
+
+# The small real sweep shown in docs/experiments.md (about an hour on 2 CPU cores).
+experiment-small: setup warm
+	$(BIN)/python -m rrdemo.experiment --tasks logic3,gsm8k --configs 0c5t,1c4t,3c2t,5c0t \
+	  --strengths strong --k 32 --m-star 5 --max-tokens 128 --n 8 --out runs/experiment_small.jsonl
+	$(BIN)/python -m rrdemo report runs/experiment_small.jsonl --out runs/experiment_small_report
 
 bench-served: setup llama
 	$(BIN)/python -m bench.served
