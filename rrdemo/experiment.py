@@ -23,7 +23,7 @@ import json
 import os
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -232,9 +232,10 @@ class Plan:
         return sum(len(c.questions) for c in self.conditions)
 
 
-def plan_sweep(raw: dict[str, Any]) -> Plan:
+def plan_sweep(raw: dict[str, Any], served: Collection[str] = ()) -> Plan:
     """Validate a sweep (unknown task, n larger than the set, a config that does not add up, ...)
-    and expand it into conditions. Loads question data, never models."""
+    and expand it into conditions. Loads question data, never models. `served` names models
+    answered by servers of an ensemble file (not in the model registry)."""
     from rrdemo.models import resolve  # noqa: PLC0415
     from rrdemo.tasks import get_task, load_questions  # noqa: PLC0415
 
@@ -247,7 +248,8 @@ def plan_sweep(raw: dict[str, Any]) -> Plan:
             ensembles.append(homogeneous_agents(model, c + t, c, sweep["corrupted_first"]))
     for agents in sweep["ensembles"]:
         for a in agents:
-            resolve(a["model"])
+            if a["model"] not in served:
+                resolve(a["model"])
         ensembles.append(tuple(AgentSpec(a["model"], a["corrupted"]) for a in agents))
     if not ensembles:
         raise RRError("the sweep has no ensembles: give --configs with --model, or --ensemble")

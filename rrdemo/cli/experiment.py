@@ -36,8 +36,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--ensemble",
         dest="ensembles",
         action="append",
-        help="an explicit ensemble, seats in order, '*' = corrupted: smollm2*,smollm2,gemma3-270m "
-        "(repeat the option for several)",
+        help="an explicit ensemble, seats in order, '*' = corrupted: smollm2*,smollm2,gemma3-270m, "
+        "or an ensemble FILE (.yaml/.yml/.json; local and served agents, see docs/serving.md); "
+        "repeat the option for several",
     )
     parser.add_argument(
         "--corrupted-last",
@@ -116,11 +117,30 @@ def sweep_from_args(args: argparse.Namespace) -> dict:
     return raw
 
 
+def _ensemble_files(raw: dict) -> list:
+    """Replace `--ensemble FILE` entries by their seats; return the loaded files (served agents)."""
+    from rrdemo.ensemble import load_ensemble  # noqa: PLC0415
+
+    files, seats = [], []
+    for entry in raw.get("ensembles") or []:
+        if isinstance(entry, str) and entry.lower().endswith((".yaml", ".yml", ".json")):
+            ensemble = load_ensemble(entry)
+            files.append(ensemble)
+            entry = [{"model": a.model, "corrupted": a.corrupted} for a in ensemble.agents]
+        seats.append(entry)
+    if files:
+        raw["ensembles"] = seats
+    return files
+
+
 def handler(args: argparse.Namespace) -> int:
     """Validate the whole sweep first (nothing loads or is written on bad input), then run it."""
     from rrdemo.experiment import plan_sweep, run_plan, scan_log  # noqa: PLC0415
 
-    plan = plan_sweep(sweep_from_args(args))
+    raw = sweep_from_args(args)
+    ensemble_files = _ensemble_files(raw)
+    served = {name for e in ensemble_files for name in e.served}
+    plan = plan_sweep(raw, served=served)
     out = Path(args.out)
     if out.is_dir():
         raise RRError(f"--out {out} is a folder; give the path of a .jsonl file")
@@ -140,7 +160,10 @@ def handler(args: argparse.Namespace) -> int:
         return 0
     from rrdemo.models import ModelPool  # noqa: PLC0415 - torch loads only when a run starts
 
-    summary = run_plan(plan, out, ModelPool(), progress=not args.quiet)
+    pool = ModelPool()
+    for ensemble in ensemble_files:  # served agents answer through their servers
+        ensemble.register(pool)
+    summary = run_plan(plan, out, pool, progress=not args.quiet)
     print(
         f"done: {summary.units_run} units run, {summary.units_skipped} resumed, "
         f"{summary.decode_tokens} tokens decoded in {summary.wall_s:.0f}s -> {out}",
