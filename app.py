@@ -14,6 +14,7 @@ import threading
 import gradio as gr
 
 from rrdemo.agents import ModelSource
+from rrdemo.errors import RRError
 from rrdemo.models import DEFAULT_MODEL, ModelPool
 
 log = logging.getLogger("rrdemo.app")
@@ -76,9 +77,28 @@ def server_address() -> tuple[str, int]:
     return host, port
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    import argparse  # noqa: PLC0415
+
+    parser = argparse.ArgumentParser(description="Serve the rrdemo app.")
+    parser.add_argument(
+        "--ensemble",
+        default=os.environ.get("RRDEMO_ENSEMBLE") or None,
+        help="an ensemble file whose served agents (vLLM, TGI, llama.cpp) the arena can use by "
+        "name in per-agent mode (also: env RRDEMO_ENSEMBLE); see docs/serving.md",
+    )
+    args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO)
     pool = ModelPool()
+    if args.ensemble:
+        from rrdemo.ensemble import load_ensemble  # noqa: PLC0415
+
+        try:
+            ensemble = load_ensemble(args.ensemble)
+        except RRError as exc:
+            parser.error(str(exc))  # one line, exit 2
+        ensemble.register(pool)
+        log.info("ensemble %s:\n%s", args.ensemble, ensemble.describe())
     # Warm the default model while the first visitor reads the page (a GGUF's first load converts it).
     threading.Thread(target=pool.get, args=(DEFAULT_MODEL,), daemon=True).start()
     host, port = server_address()
