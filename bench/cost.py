@@ -165,6 +165,9 @@ def prefill_ratios(result: dict, prompts: list[list[int]]) -> dict:
     speakers = sum(sum(prompts[q][a] for a in who) + n for q, who, n in result["trajectories"])
     everyone = sum(sum(prompts[q]) + n for q, _, n in result["trajectories"])
     return {
+        "speakers_prompt_tokens": sum(
+            sum(prompts[q][a] for a in who) for q, who, _ in result["trajectories"]
+        ),
         "prefill_tokens_per_trajectory": round(result["prefill_tokens"] / n_traj, 1),
         "ratio_speakers": round(result["prefill_tokens"] / speakers, 3),
         "ratio_all_agents": round(result["prefill_tokens"] / everyone, 3),
@@ -319,7 +322,11 @@ def measure_throughput(backend, prompts: list[str], opts: BenchOptions, log) -> 
 
 def rss_probe(opts: BenchOptions, n: int) -> dict:
     """In this (fresh) process: load the model, run MAJ then RRMaj with N = n on one question,
-    and report memory. With n = 1 nobody is corrupted (there is no one else to outvote)."""
+    and report memory. With n = 1 nobody is corrupted (there is no one else to outvote).
+
+    Loading the weights peaks above what the run needs, which would hide the difference between
+    1 and N agents: after loading, the kernel's peak counter (VmHWM) is reset, so `run_peak_rss_mb`
+    is the peak while the agents run, the resident weights included."""
     import resource  # noqa: PLC0415
 
     import torch  # noqa: PLC0415
@@ -330,6 +337,7 @@ def rss_probe(opts: BenchOptions, n: int) -> dict:
     torch.set_num_threads(opts.threads)
     base = load_backend(opts.model)
     after_load = _status_kb("VmRSS")
+    reset = _reset_peak()
     backend = twin(base, suppress_eos=True)
     task = get_task(opts.task)
     questions = load_questions(task, n=1, seed=opts.seed)
@@ -342,8 +350,17 @@ def rss_probe(opts: BenchOptions, n: int) -> dict:
         "weights_mb": round(weights / 2**20, 1),
         "rss_after_load_mb": round(after_load / 1024, 1),
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
-        "vm_hwm_mb": round(_status_kb("VmHWM") / 1024, 1),
+        "run_peak_rss_mb": round(_status_kb("VmHWM") / 1024, 1) if reset else None,
     }
+
+
+def _reset_peak() -> bool:
+    """Reset this process's peak RSS (VmHWM); False where the kernel does not allow it."""
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+    except OSError:
+        return False
+    return True
 
 
 def _status_kb(field: str) -> int:
@@ -363,13 +380,18 @@ def measure_rss(opts: BenchOptions, log) -> dict:
             tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
             raise RRError(f"the memory probe with N={n} failed: {tail}")
         probes[n] = json.loads(done.stdout.strip().splitlines()[-1])
-        log(f"peak RSS with N={n}: {probes[n]['peak_rss_mb']} MB")
+        log(f"peak RSS with N={n}: {probes[n]}")
     one, many = probes[1], probes[opts.n]
-    extra = many["peak_rss_mb"] - one["peak_rss_mb"]
+    # The peak while running when both probes could measure it, else the whole process's peak.
+    field = (
+        "run_peak_rss_mb" if one["run_peak_rss_mb"] and many["run_peak_rss_mb"] else "peak_rss_mb"
+    )
+    extra = many[field] - one[field]
     return {
         "one_agent": one,
         "n_agents": many,
-        "ratio": round(many["peak_rss_mb"] / one["peak_rss_mb"], 3),
+        "measure": field,
+        "ratio": round(many[field] / one[field], 3),
         "extra_mb": round(extra, 1),
         "one_copy_of_weights": extra < one["weights_mb"],
     }

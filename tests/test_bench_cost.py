@@ -64,9 +64,11 @@ def test_tiny_real_benchmark_reports_equal_decode_budget_and_all_keys(real_pool,
     assert results["maj"]["decode_tokens"] == results["rrmaj"]["decode_tokens"] == budget
     variants = results["variants"]
     assert variants["no_batching"]["decode_tokens"] == budget
-    # Without any reuse every turn re-reads its whole prompt: never less prefill than with reuse.
-    assert variants["no_kv_reuse"]["prefill_tokens"] >= results["rrmaj"]["prefill_tokens"]
-    assert variants["no_kv_reuse"]["ratio_speakers"] >= 1.0
+    # Without reuse every turn reads its speaker's whole prompt and the text so far; with prefix
+    # sharing the speakers (all corrupted: one prompt) read that prompt about once per question.
+    speakers_prompts = results["rrmaj"]["speakers_prompt_tokens"]
+    assert variants["no_kv_reuse"]["prefill_tokens"] > speakers_prompts
+    assert results["rrmaj"]["prefill_tokens"] < speakers_prompts / 2
     assert results["wall_ratio_rrmaj_over_maj"]["median"] > 0
     assert results["throughput"]["decode_tokens_per_s_engine"]["median"] > 0
     memory = results["memory"]
