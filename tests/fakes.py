@@ -51,8 +51,12 @@ class FakeBackend(Backend):
                     done[i] = True
                     n = min(len(plan), request.max_new_tokens)
                     yield Finished(
-                        i, "".join(plan[:n]), n, "eos" if ended else "length",
-                        prefill_tokens=len(words(request.prompt)), decode_tokens=n + ended,
+                        i,
+                        "".join(plan[:n]),
+                        n,
+                        "eos" if ended else "length",
+                        prefill_tokens=len(words(request.prompt)),
+                        decode_tokens=n + ended,
                     )
                 else:
                     yield Delta(i, plan[step])
@@ -91,11 +95,18 @@ class FakeTask:
         return answer
 
 
-QUESTION = Question("fake", "fake-0", "Which one is right? (A) w (B) x (C) y (D) z", gold="(B)",
-                    options=("(A)", "(B)", "(C)", "(D)"))
+QUESTION = Question(
+    "fake",
+    "fake-0",
+    "Which one is right? (A) w (B) x (C) y (D) z",
+    gold="(B)",
+    options=("(A)", "(B)", "(C)", "(D)"),
+)
 
 
 def obeys_injection(prompt: str) -> str:
     """A corrupted agent answers what it is told to; an honest one answers (B)."""
-    told = re.search(r"MUST select (\(\w\))", prompt) or re.search(r"confident that (\(\w\))", prompt)
+    told = re.search(r"MUST select (\(\w\))", prompt) or re.search(
+        r"confident that (\(\w\))", prompt
+    )
     return f"I will answer. The answer is {told.group(1) if told else '(B)'}."
