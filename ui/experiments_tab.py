@@ -197,6 +197,23 @@ def run_sweep(
             return
 
 
+def submit_sweep(log_path: str | None, submitter: str) -> str:
+    """One click after a sweep: its log becomes a leaderboard submission (pending approval)."""
+    from leaderboard.schema import validate_submission  # noqa: PLC0415
+    from leaderboard.service import submit_from_app  # noqa: PLC0415
+    from rrdemo.cli.export import build_submission  # noqa: PLC0415
+
+    if not log_path:
+        raise RRError("run a sweep first: there is no sweep log to submit")
+    if not (submitter or "").strip():
+        raise RRError("type your name (1-100 characters) so the leaderboard can show who submitted")
+    data = build_submission(
+        log_path, submitter.strip(), notes="submitted from the app's Experiments tab"
+    )
+    outcome = submit_from_app(validate_submission(data))
+    return outcome.message
+
+
 def build_experiments_tab(pool: ModelSource) -> None:
     """Add the sweep controls, progress, table and plot to the enclosing Blocks/Tab."""
     gr.Markdown(
@@ -258,3 +275,16 @@ def build_experiments_tab(pool: ModelSource) -> None:
         api_name="sweep",
     )
     stop_button.click(None, None, None, cancels=[event], api_visibility="private")
+
+    with gr.Row():
+        submitter = gr.Textbox(label="Your name (shown on the leaderboard)", scale=3)
+        submit_button = gr.Button("Submit this sweep to the leaderboard", scale=2)
+    submit_status = gr.Markdown("")
+
+    def submit(path, name):  # type: ignore[no-untyped-def]
+        try:
+            return submit_sweep(path, name)
+        except RRError as exc:
+            raise gr.Error(str(exc), print_exception=False) from None
+
+    submit_button.click(submit, [log_file, submitter], submit_status, api_name="submit_sweep")

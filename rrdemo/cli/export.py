@@ -102,7 +102,10 @@ def build_submission(log_path: Path | str, submitter: str, notes: str = "") -> d
         "notes": notes,
         "source": "local_run",
         "rrdemo_version": rrdemo.__version__,
-        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        # when the run's log was last written: exporting one finished run twice gives one file
+        "created": datetime.fromtimestamp(Path(log_path).stat().st_mtime, timezone.utc).isoformat(
+            timespec="seconds"
+        ),
         "results": results,
     }
     validate_submission(json.loads(json.dumps(data)))
