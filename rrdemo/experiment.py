@@ -302,6 +302,16 @@ class LogScan:
     keep_bytes: int = 0  # the log is cut back to here on resume
 
 
+def parse_log_line(path: Path, number: int, line: bytes) -> Any:
+    """One JSONL line of a run log; a clear RRError when it is not JSON (line 1: not a log)."""
+    try:
+        return json.loads(line)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        if number == 1:
+            raise RRError(f"{path} is not an rrdemo experiment log (line 1 is not JSON)") from None
+        raise RRError(f"{path}: line {number} is not valid JSON; the log is damaged") from None
+
+
 def scan_log(path: Path) -> LogScan:
     """Read a log written by `run_plan`; RRError for a file that is not one (or is damaged).
 
@@ -319,14 +329,7 @@ def scan_log(path: Path) -> LogScan:
     offset = 0
     for number, line in enumerate(complete, start=1):
         offset += len(line) + 1
-        try:
-            record = json.loads(line)
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            if number == 1:
-                raise RRError(
-                    f"{path} is not an rrdemo experiment log (line 1 is not JSON)"
-                ) from None
-            raise RRError(f"{path}: line {number} is not valid JSON; the log is damaged") from None
+        record = parse_log_line(path, number, line)
         if number == 1:
             if not (
                 isinstance(record, dict)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import math
 import os
 import shutil
@@ -74,7 +73,7 @@ def read_run(path: Path | str) -> Run:
     Only finished units count; rows of a unit cut short by a kill, and a last line cut mid-write,
     are left out (the run resumes them).
     """
-    from rrdemo.experiment import LOG_FORMAT, LOG_VERSION  # noqa: PLC0415
+    from rrdemo.experiment import LOG_FORMAT, LOG_VERSION, parse_log_line  # noqa: PLC0415
 
     path = Path(path)
     if not path.is_file():
@@ -83,14 +82,7 @@ def read_run(path: Path | str) -> Run:
     lines = raw.split(b"\n")[:-1]  # what follows the last newline is a write cut short
     records = []
     for number, line in enumerate(lines, start=1):
-        try:
-            record = json.loads(line)
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            if number == 1:
-                raise RRError(
-                    f"{path} is not an rrdemo experiment log (line 1 is not JSON)"
-                ) from None
-            raise RRError(f"{path}: line {number} is not valid JSON; the log is damaged") from None
+        record = parse_log_line(path, number, line)
         if not isinstance(record, dict):
             raise RRError(f"{path}: line {number} is not a JSON object")
         records.append((number, record))

@@ -9,7 +9,7 @@ transformers backend keeps each agent's KV cache there); `release()` drops it.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Hashable, Iterator, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -46,6 +46,12 @@ class Finished:
 
 
 GenerationOutput = Delta | Finished
+
+
+def keys_with_prefix(keys: Iterable[Hashable], key_prefix: tuple) -> list[Hashable]:
+    """The tuple keys among `keys` that start with `key_prefix` (all tuple keys when it is empty)."""
+    return [k for k in keys if isinstance(k, tuple) and k[: len(key_prefix)] == key_prefix]
+
 
 # Base (non-chat) models continue this plain completion format; chat models use their own template.
 COMPLETION_FORMAT = "Question: {user}\nAnswer:"

@@ -26,6 +26,7 @@ from rrdemo.backends.base import (
     Finished,
     GenerationOutput,
     GenerationRequest,
+    keys_with_prefix,
     render_prompt_text,
 )
 from rrdemo.config import Sampling
@@ -172,11 +173,7 @@ class TransformersBackend(Backend):
 
     def release(self, key_prefix: tuple = ()) -> None:
         with self._lock:
-            for key in [
-                k
-                for k in self._caches
-                if isinstance(k, tuple) and k[: len(key_prefix)] == key_prefix
-            ]:
+            for key in keys_with_prefix(list(self._caches), key_prefix):
                 del self._caches[key]
 
     # -- generation ------------------------------------------------------------------------------

@@ -38,6 +38,7 @@ from rrdemo.backends.base import (
     Finished,
     GenerationOutput,
     GenerationRequest,
+    keys_with_prefix,
     render_prompt_text,
 )
 from rrdemo.errors import RRError
@@ -211,11 +212,7 @@ class OpenAIBackend(Backend):
     def release(self, key_prefix: tuple = ()) -> None:
         """The server keeps the caches; only the per-key turn counters are dropped here."""
         with self._lock:
-            for key in [
-                k
-                for k in self._turns
-                if isinstance(k, tuple) and k[: len(key_prefix)] == key_prefix
-            ]:
+            for key in keys_with_prefix(list(self._turns), key_prefix):
                 del self._turns[key]
 
     def close(self) -> None:
