@@ -22,8 +22,11 @@ from typing import Any
 
 from rrdemo.analysis import (
     Estimate,
+    KPoint,
     MainRow,
     Outcome,
+    ScalingPoint,
+    SpeakerRow,
     asymmetric_yield,
     final_speaker,
     k_ablation,
@@ -32,6 +35,8 @@ from rrdemo.analysis import (
     rho_curve,
 )
 from rrdemo.errors import RRError
+from rrdemo.paper.beside import INTRO, beside_csv, beside_markdown
+from rrdemo.paper.match import run_beside
 
 _CONDITION_FIELDS = (
     "key",
@@ -511,6 +516,7 @@ def build_report(run: Run, seed: int = 0) -> Report:
     files["final_speaker.md"], files["final_speaker.csv"] = _speaker_tables(speaker)
     files["k_ablation.md"], files["k_ablation.csv"] = _k_tables(kpoints)
     files["asymmetric_yield.md"], files["asymmetric_yield.csv"] = _yield_tables(yields)
+    files.update(paper_beside_files(rows, scaling, speaker, kpoints))
     figures = {"rho": rho_figure(rho), "m_scaling": scaling_figure(scaling)}
     if len({p.k for p in kpoints}) > 1:
         figures["k_ablation"] = k_figure(kpoints)
@@ -537,10 +543,23 @@ def build_report(run: Run, seed: int = 0) -> Report:
             else f"This run used one K ({', '.join(sorted({str(p.k) for p in kpoints}))}); "
             "sweep several K values (e.g. --k 10,30,75,150,300,500) for the ablation."
         ),
+        "## The paper beside this run\n\n" + files["paper_beside.md"],
         "## Figures\n\n" + "\n".join(f"- [{s}]({s}.html) ![{s}]({s}.png)" for s in figures),
     ]
     files["report.md"] = "\n\n".join(summary) + "\n"
     return Report(files, figures, rows)
+
+
+def paper_beside_files(
+    rows: list[MainRow],
+    scaling: list[ScalingPoint],
+    speaker: list[SpeakerRow],
+    kpoints: list[KPoint],
+) -> dict[str, str]:
+    """The paper's tables beside this run's analyses (rrdemo/paper): markdown and CSV (in %)."""
+    tables = run_beside(rows, scaling, speaker, kpoints)
+    markdown = "\n\n".join([INTRO, *(beside_markdown(t) for t in tables)])
+    return {"paper_beside.md": markdown, "paper_beside.csv": beside_csv(tables)}
 
 
 def write_report(

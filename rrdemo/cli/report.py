@@ -15,7 +15,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "report",
         help="turn an experiment log into the paper's tables and figures",
         description="Main table, M scaling, final speaker, K ablation, asymmetric yield and the "
-        "accuracy-against-rho plot of an `rrdemo experiment` log.",
+        "accuracy-against-rho plot of an `rrdemo experiment` log, with the paper's numbers beside "
+        "the run's wherever a setting matches (paper_beside.md / .csv).",
     )
     parser.add_argument("log", help="the JSONL log written by `rrdemo experiment`")
     parser.add_argument("--out", help="output folder (default: <log>_report beside the log)")

@@ -231,7 +231,10 @@ class HeteroRow:
         )
 
 
-def _big_small(ensemble: str, big: int, small: int, maj, rrmaj, gain) -> HeteroRow:  # type: ignore[no-untyped-def]
+def _big_small(
+    ensemble: str, big: int, small: int, maj: float, rrmaj: float | None, gain: float | None
+) -> HeteroRow:
+    """A line of the 70B / 8B ensembles: `big` 70B and `small` 8B members corrupted."""
     return HeteroRow(ensemble, ("70B",) * big + ("8B",) * small, maj, rrmaj, gain)
 
 
