@@ -23,6 +23,8 @@ import plotly.graph_objects as go
 from rrdemo.agents import ModelSource
 from rrdemo.errors import RRError
 from rrdemo.models import DEFAULT_MODEL, REGISTRY
+from rrdemo.paper.beside import INTRO, cell_text
+from rrdemo.paper.settings import SettingResult, settings_beside
 from rrdemo.paths import data_dir
 from rrdemo.tasks import TASK_NAMES
 
@@ -126,6 +128,40 @@ def rho_figure(frame: pd.DataFrame) -> go.Figure:
     return fig
 
 
+PAPER_COLUMNS = ["dataset", "config", "strength", "source", "who", "MAJ %", "RRMaj %", "Δ"]
+
+
+def paper_beside(frame: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+    """The sweep's settings beside the paper's lines for them (rrdemo.paper.settings), as a
+    table of text cells, and a note: which paper tables, and how this run's model differs."""
+    if frame.empty:
+        empty = pd.DataFrame([], columns=PAPER_COLUMNS)
+        return empty, "The paper's numbers for this sweep's settings appear as questions finish."
+    results = []
+    for row in frame.to_dict("records"):
+        c, t = (int(x) for x in str(row["setting"]).rstrip("t").split("c"))
+        results.append(
+            SettingResult(
+                row["ensemble"],
+                row["task"],
+                row["strength"],
+                int(row["K"]),
+                c + t,
+                c,
+                float(row["MAJ acc"]),
+                float(row["RRMaj acc"]),
+            )
+        )
+    table = settings_beside(results)
+    lines = [
+        [*r.key, r.source, r.who, *(cell_text(v, 1, i == 2) for i, v in enumerate(r.values))]
+        for r in table.rows
+    ]
+    labels = ", ".join(f"`{x}`" for x in table.labels)
+    note = f"{INTRO} Paper: {labels}; {table.about}.\n\n{table.note}"
+    return pd.DataFrame(lines, columns=PAPER_COLUMNS), note
+
+
 def sweep_settings(
     tasks: list[str],
     model: str,
@@ -214,6 +250,14 @@ def submit_sweep(log_path: str | None, submitter: str) -> str:
     return outcome.message
 
 
+def _paper_components() -> tuple[gr.Markdown, gr.Dataframe]:
+    """Where the paper's numbers for the sweep's settings are shown, under the sweep's own."""
+    gr.Markdown("### The paper beside this sweep")
+    note = gr.Markdown("Run a sweep: the paper's numbers for its settings appear here.")
+    table = gr.Dataframe(headers=PAPER_COLUMNS, interactive=False, label="paper / this run")
+    return note, table
+
+
 def build_experiments_tab(pool: ModelSource) -> None:
     """Add the sweep controls, progress, table and plot to the enclosing Blocks/Tab."""
     gr.Markdown(
@@ -244,6 +288,7 @@ def build_experiments_tab(pool: ModelSource) -> None:
     table = gr.Dataframe(headers=COLUMNS, interactive=False, label="Accuracy by setting")
     plot = gr.Plot(label="Accuracy vs rho")
     log_file = gr.File(label="Sweep log (JSONL)")
+    paper_note, paper_table = _paper_components()
 
     def sweep(tasks_, model_, configs_, strengths_, k_, l_, n_, seed_, progress=gr.Progress()):  # type: ignore[no-untyped-def]
         stop = threading.Event()
@@ -257,6 +302,7 @@ def build_experiments_tab(pool: ModelSource) -> None:
                     frame,
                     rho_figure(frame),
                     str(path) if done else None,
+                    *paper_beside(frame)[::-1],
                 )
         except RRError as exc:
             raise gr.Error(str(exc), print_exception=False) from None
@@ -269,7 +315,7 @@ def build_experiments_tab(pool: ModelSource) -> None:
     event = start.click(
         sweep,
         [tasks, model, configs, strengths, k, max_tokens, n, seed],
-        [status, table, plot, log_file],
+        [status, table, plot, log_file, paper_note, paper_table],
         concurrency_id="model",
         concurrency_limit=1,
         api_name="sweep",

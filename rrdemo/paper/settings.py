@@ -59,7 +59,7 @@ def settings_from_main(rows: Sequence[analysis.MainRow]) -> list[SettingResult]:
                         cell.c,
                         cell.maj.mean,
                         cell.rrmaj.mean,
-                    )  # fmt: skip
+                    )
                 )
     return out
 
