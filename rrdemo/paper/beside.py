@@ -89,7 +89,7 @@ def model_note(run_ensembles: Iterable[str], paper_models: Sequence[str] | None)
     if paper_models is None:
         return (
             f"This run used {', '.join(names)}; the paper does not name the model(s) behind "
-            "this table (its models are 17B-70B): compare the direction of the effect, not the "
+            "this table (the paper's models are 8B-70B): compare the direction of the effect, not the "
             "level."
         )
     ids = {paper.MODEL_IDS[m].lower() for m in paper_models}

@@ -148,7 +148,25 @@ def _paper_lines_for(result: SettingResult, sources: Sequence[str]) -> list[Besi
     return rows
 
 
-PAPER_SOURCES = ("main", "scaling_3c2t", "k")
+# Which paper tables `settings_beside` draws on: labels, what their numbers are, what they hold.
+SOURCES: dict[str, tuple[tuple[str, ...], str, str]] = {
+    "main": (
+        tuple(MAIN_LABELS.values()),
+        "the main tables (5 models, N = 5, K = 100, M = 5, 128 questions)",
+        "0c5t ... 5c0t under both strengths",
+    ),
+    "scaling_3c2t": (
+        (paper.LABELS["scaling_3c2t"],),
+        "the 3c2t breakdown (model not named, M = 1 and 40)",
+        "3c2t under the strong injection",
+    ),
+    "k": (
+        (paper.LABELS["k_ablation"],),
+        "the K ablation (Llama-3-8B, N = M = 3)",
+        "2c1t at K = 10, 30, 75, 150, 300, 500",
+    ),
+}
+PAPER_SOURCES = tuple(SOURCES)
 
 
 def settings_beside(
@@ -174,16 +192,9 @@ def settings_beside(
             shown = ", ".join(str(k) for k in ks)
             note += f" The paper's main tables use K = 100 and M = 5; this run K = {shown}."
     else:
-        note = (
-            "No condition of this run is in the paper's per-dataset tables: they have N = 5 "
-            "(0c5t ... 5c0t, both strengths) for the main tables, 3c2t strong for the M-scaling "
-            "breakdown and 2c1t at K = 10, 30, 75, 150, 300, 500 for the K ablation."
-        )
-    labels = tuple(MAIN_LABELS.values()) if "main" in sources else ()
-    if "scaling_3c2t" in sources:
-        labels += (paper.LABELS["scaling_3c2t"],)
-    if "k" in sources:
-        labels += (paper.LABELS["k_ablation"],)
+        has = "; ".join(SOURCES[source][2] for source in sources)
+        note = f"No condition of this run is in these paper tables (they have {has})."
+    labels = tuple(label for source in sources for label in SOURCES[source][0])
     return make_table(
         "settings",
         "Accuracy per setting: this run and the paper",
@@ -191,7 +202,6 @@ def settings_beside(
         ("dataset", "config", "strength"),
         VOTE_COLUMNS,
         rows,
-        "the paper's main tables (N = 5, K = 100, M = 5, 128 questions), its 3c2t breakdown "
-        "(M = 1 and 40) and its K ablation (Llama-3-8B, N = M = 3)",
+        "; ".join(SOURCES[source][1] for source in sources),
         note,
     )
