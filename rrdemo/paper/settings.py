@@ -153,7 +153,7 @@ SOURCES: dict[str, tuple[tuple[str, ...], str, str]] = {
     "main": (
         tuple(MAIN_LABELS.values()),
         "the main tables (5 models, N = 5, K = 100, M = 5, 128 questions)",
-        "0c5t ... 5c0t under both strengths",
+        "0c5t ... 5c0t (N = 5) under both strengths",
     ),
     "scaling_3c2t": (
         (paper.LABELS["scaling_3c2t"],),
