@@ -1,13 +1,12 @@
 """The paper's numbers beside a run's: the comparison rows, the notes, and their text.
 
 The matching functions (rrdemo.paper.match, rrdemo.paper.settings) take what `rrdemo.analysis`
-computes for a run and return a `BesideTable`: for
-every setting the run shares with one of the paper's tables (matched on the keys that table has:
-dataset, config such as 3c2t, strength, M, K, N), a "paper" line and the run's "this run" lines,
-values in percent. Nothing is matched loosely: a run at K = 32 is not set beside the paper's
-K = 30. When nothing matches, the table is empty and its note says what to run to get a match.
-Every table also says when the run's model is not the paper's (which is nearly always the case
-for a demo run: the paper used 8B-70B models).
+computes for a run and return a `BesideTable`: for every setting the run shares with one of the
+paper's tables (matched on the keys that table has: dataset, config such as 3c2t, strength, M,
+K, N), a "paper" line and the run's "this run" lines, values in percent. Nothing is matched
+loosely: a run at K = 32 is not set beside the paper's K = 30. When nothing matches, the table
+is empty and its note says what to run to get a match. Every table also says when the run's
+model is not the paper's (nearly always, for a demo run: the paper used 8B-70B models).
 """
 
 from __future__ import annotations
@@ -36,7 +35,7 @@ class BesideRow:
     key: tuple[str, ...]  # aligned with BesideTable.key_columns
     source: str  # PAPER or RUN
     who: str  # the paper's model / ensemble, or the run's ensemble (and its K)
-    values: tuple[float | None, ...]  # aligned with BesideTable.value_columns; None = not there
+    values: tuple[float | int | None, ...]  # aligned with value_columns (counts are ints)
 
 
 @dataclass(frozen=True)
@@ -65,7 +64,8 @@ class BesideTable:
         return out
 
 
-def percent(x: float) -> float | None:
+def percent(x: float | None) -> float | None:
+    """A fraction as a percentage; None for a missing or NaN value."""
     return None if x is None or math.isnan(x) else 100 * x
 
 
@@ -116,6 +116,7 @@ def make_table(
 
 
 def pct_at(values: dict[int, float], ms: Sequence[int]) -> list[float | None]:
+    """The values (fractions, by M or K) at each of `ms` as percentages, None where missing."""
     return [percent(values[m]) if m in values else None for m in ms]
 
 

@@ -49,7 +49,7 @@ def scaling_beside(points: Sequence[analysis.ScalingPoint]) -> BesideTable:
     for r in matched:
         key = (r.config, r.strength, r.method)
         by_m = dict(zip(paper.SCALING_MS, r.mean, strict=True))
-        rows.append(BesideRow(key, PAPER, "not named", tuple(by_m.get(m) for m in ms)))
+        rows.append(BesideRow(key, PAPER, "model not named", tuple(by_m.get(m) for m in ms)))
         for (ensemble, k), values in sorted(run[(r.strength, r.config, r.method)].items()):
             rows.append(BesideRow(key, RUN, f"{ensemble}, K={k}", tuple(pct_at(values, ms))))
     ensembles = {p.ensemble for p in points}
@@ -93,7 +93,7 @@ def scaling_3c2t_beside(points: Sequence[analysis.ScalingPoint]) -> BesideTable:
                 continue
             key = (r.dataset, method)
             by_m = dict(zip((1, 40), printed, strict=True))
-            rows.append(BesideRow(key, PAPER, "not named", tuple(by_m.get(m) for m in ms)))
+            rows.append(BesideRow(key, PAPER, "model not named", tuple(by_m.get(m) for m in ms)))
             for (ensemble, k), values in sorted(run[(r.dataset, method)].items()):
                 rows.append(BesideRow(key, RUN, f"{ensemble}, K={k}", tuple(pct_at(values, ms))))
     ensembles = {p.ensemble for p in points}
