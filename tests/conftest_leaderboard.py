@@ -20,10 +20,6 @@ from sqlalchemy.orm import Session, sessionmaker
 from leaderboard.db import open_leaderboard
 from leaderboard.models import Base
 
-PAPER_TEX = (
-    Path(__file__).resolve().parents[1].parent / "shared" / "seeds" / "000_06cdf4286658ee4a.txt"
-)
-
 
 @pytest.fixture
 def lb_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:

@@ -9,8 +9,8 @@ Each line: dataset, Ceiling (0c5t), then MAJ / RRMaj / Delta for 1c4t, 2c3t, 3c2
 Floor (5c0t). Setting: N = 5, K = 100, M = N = 5, 128 questions per dataset, corrupted agents'
 seats and L not stated. The paper prints one number for Ceiling and Floor.
 
-The same text is in leaderboard/paper_seed.py (which seeds the leaderboard and may not import
-from here yet); tests/test_paper_tables.py checks this copy against the LaTeX cell by cell.
+leaderboard/paper_seed.py seeds the leaderboard from these tables; tests/test_paper_tables.py and
+tests/test_leaderboard_paper.py check them against the LaTeX cell by cell.
 """
 
 from __future__ import annotations
