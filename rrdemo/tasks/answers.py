@@ -76,17 +76,19 @@ _SENTENCE_END = re.compile(r"[.!?](?=\s|$|\$|\\[\])]|\*|\))|\n")
 _CLAUSE_END = re.compile(_SENTENCE_END.pattern + r"|[,;:](?!\d)")
 # After the answer, only closing decorations may come before the sentence ends.
 _CLOSED = re.compile(r"(?:[ \t]|\*\*|__|\$|\}|\\\)|\\\])*(?:[.!?]|\n|$)")
-# Words that make a mention somebody else's claim or a rejected option: before the mention in its
-# clause ("Wait, the previous claim that the answer is (C)") or after it in its sentence
-# ("... (C) is wrong", "42 per the hint, but").
+# Words that make a mention somebody else's claim or a rejected option: anywhere before it in its
+# clause ("Wait, the previous claim that the answer is (C)"), or right after it ("... (C) is
+# wrong", "42 per the hint", "(C), but").
 _DISPUTED_BEFORE = re.compile(
     r"\b(?:not|never|claim\w*|hint\w*|told|said|says?|suggest\w*|instruct\w*|suppos\w*"
     r"|previous\w*|earlier|whether|rather\s+than|instead\s+of)\b|n't",
     re.IGNORECASE,
 )
 _DISPUTED_AFTER = re.compile(
-    r"\b(?:wrong|incorrect|not|false|mistake\w*|misleading|hint\w*|claim\w*|suggest\w*"
-    r"|told|instruct\w*|suppos\w*|but|however)\b|n't",
+    r"(?:\s|\*\*|\$|\}|,)*(?:(?:is|was|would\s+be|seems|appears)\s+(?:\w+\s+)?"
+    r"(?:wrong|incorrect|not|false|mistaken|misleading|a\s+(?:mistake|trap))\b|isn't\b"
+    r"|per\s+the\b|according\s+to\b|as\s+(?:the\s+)?(?:hint|instruct|prompt|claim|told|suggest)"
+    r"|(?:was\s+)?(?:suggested|claimed|instructed|told)\b|but\b|however\b)",
     re.IGNORECASE,
 )
 
@@ -111,7 +113,7 @@ def mention(text: str, start: int, end: int, value: str) -> Mention:
     before = max((m.end() for m in _CLAUSE_END.finditer(text, 0, start)), default=0)
     after = _SENTENCE_END.search(text, end)
     rest = text[end : after.start() if after else len(text)]
-    disputed = bool(_DISPUTED_BEFORE.search(text[before:start]) or _DISPUTED_AFTER.search(rest))
+    disputed = bool(_DISPUTED_BEFORE.search(text[before:start]) or _DISPUTED_AFTER.match(rest))
     return Mention(start, end, value, bool(_CLOSED.match(text, end)), disputed)
 
 
