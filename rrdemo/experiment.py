@@ -46,10 +46,10 @@ LOG_VERSION = 1
 SCALING_MS: tuple[int, ...] = (1, 5, 10, 20, 30, 40)  # the paper's M grid (appendix D)
 SOURCES = ("auto", "offline", "hub")
 
-# The sweep's settings with their defaults: the paper's N = 5, K = 100 and 128 questions. L is our
-# choice: the paper never states it (the K ablation data of appendix D only says "many logical problems tested only need
-# fewer than 5 x 500 tokens" and that some models cap output at 4,096); L >= N x K lets every
-# agent write at least one chunk, and a few hundred tokens fit the six tasks' CoT answers.
+# The sweep's settings with their defaults: the paper's N = 5, K = 100 and 128 questions. L is
+# our choice: the paper never states it (its K ablation data, appendix D, only say "many logical
+# problems tested only need fewer than 5 x 500 tokens" and that some models cap output at 4,096);
+# L >= N x K lets every agent write at least one chunk, and it fits the tasks' CoT answers.
 DEFAULTS: dict[str, Any] = {
     "tasks": ["logic3"],
     "models": ["smollm2"],  # homogeneous ensembles are built for each model
