@@ -186,3 +186,33 @@ def _any_task_script(gold_of: dict[str, str]):
         return scripted(task_name, gold_of)(prompt)
 
     return script
+
+
+def test_math500_is_shown_and_scored_right_in_the_arena_and_the_cli(capsys) -> None:
+    """A right MATH-500 answer reads as right in the Arena verdict and in `rrdemo run`'s output."""
+    from rrdemo.cli.run import _TextPrinter
+    from ui.render import render_verdict
+    from ui.state import ArenaState
+
+    task = get_task("math500")
+    question = next(q for q in math_questions() if q.gold == "\\frac{1}{2}")
+    pool = FakePool(FakeBackend("scripted", scripted("math500", {question.text: "0.5"})))
+    cfg = config(5, 2, False)
+    events = list(run_question(cfg, question, task, pool, interleave=True))
+    state = ArenaState(
+        request={},
+        agents=[{"model": a.model, "corrupted": a.corrupted} for a in cfg.agents],
+        question={"gold": question.gold},
+        config=cfg.to_dict(),
+    )
+    printer = _TextPrinter(cfg, colour=False)
+    for event in events:
+        state.apply(event)
+        printer(event)
+    verdict = render_verdict(state)
+    assert verdict.count(">correct<") == 2, verdict
+    assert "answer 0.5" in verdict and "sym:" not in verdict
+    out = capsys.readouterr().out
+    assert ">>> MAJ decision: 0.5 -> correct" in out
+    assert ">>> RRMaj decision: 0.5 -> correct" in out
+    assert "sym:" not in out

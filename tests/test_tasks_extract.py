@@ -78,6 +78,7 @@ MATH_CASES = [
         "\\left(3,\\frac{\\pi}{2}\\right)",
     ),
     ("The answer is $\\frac{1}{2}$.", "\\frac{1}{2}"),
+    ("The answer is $\\boxed{0.5}$.", "0.5"),  # as written in the box, not math-verify's rewrite
     ("The area is $\\boxed{\\pi r^2}$", "\\pi r^2"),
     ("Hence \\boxed{1,\\!000}.", "1,000"),
     ("No idea how to solve this.", None),

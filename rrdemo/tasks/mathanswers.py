@@ -117,12 +117,16 @@ def math_mentions(text: str) -> list[Mention]:
         if answer:
             judged = mention(text, start, end, answer)
             mentions.append(Mention(start, end, answer, True, judged.disputed))
+    boxed = [m.start for m in mentions]
     for start, offset, tail in phrase_spans(text):
+        # the answer is the first math span ("$...$", "\\(...\\)") or word of the tail
+        first = re.match(r"\s*(?:\$\$.+?\$\$|\$[^$]+\$|\\\(.+?\\\)|\S+)", tail)
+        end = offset + (first.end() if first else 0)
+        if any(start <= b < end for b in boxed):
+            continue  # "The answer is $\\boxed{x}$": the \\boxed{} mention already holds x as written
         answer = _parsed_string(parse(tail, parsing_timeout=_timeout()))
         if answer:
-            # the answer is the first math span ("$...$", "\\(...\\)") or word of the tail
-            first = re.match(r"\s*(?:\$\$.+?\$\$|\$[^$]+\$|\\\(.+?\\\)|\S+)", tail)
-            mentions.append(mention(text, start, offset + (first.end() if first else 0), answer))
+            mentions.append(mention(text, start, end, answer))
     return sorted(mentions, key=lambda m: m.start)
 
 
