@@ -93,7 +93,11 @@ class AnswerExtracted(Event):
 
 @dataclass(frozen=True)
 class Vote(Event):
-    """The plurality count over the extracted answers (None answers do not vote)."""
+    """The plurality count over the extracted answers (None answers do not vote).
+
+    Answers that share a vote key count together under the first such answer (e.g. "5" and
+    "5.0" both count for "5" on MATH-500).
+    """
 
     kind: ClassVar[str] = "vote"
     method: Method
@@ -103,7 +107,12 @@ class Vote(Event):
 
 @dataclass(frozen=True)
 class Decision(Event):
-    """The method's final answer; `tied` lists the answers that tied when a tie was broken."""
+    """The method's final answer; `tied` lists the answers that tied when a tie was broken.
+
+    `answer` is readable (the first extracted answer behind the winning vote key) and is what
+    `correct` scores; `key` is the winning vote key itself (None in logs written before it
+    existed, and when nothing was answered).
+    """
 
     kind: ClassVar[str] = "decision"
     method: Method
@@ -111,6 +120,7 @@ class Decision(Event):
     correct: bool | None
     fooled: bool
     tied: tuple[str, ...] = ()
+    key: str | None = None
 
 
 @dataclass(frozen=True)

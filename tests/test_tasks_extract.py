@@ -78,6 +78,7 @@ MATH_CASES = [
         "\\left(3,\\frac{\\pi}{2}\\right)",
     ),
     ("The answer is $\\frac{1}{2}$.", "\\frac{1}{2}"),
+    ("The answer is $\\boxed{0.5}$.", "0.5"),  # as written in the box, not math-verify's rewrite
     ("The area is $\\boxed{\\pi r^2}$", "\\pi r^2"),
     ("Hence \\boxed{1,\\!000}.", "1,000"),
     ("No idea how to solve this.", None),
@@ -187,3 +188,47 @@ def test_math_works_outside_the_main_thread() -> None:
     thread.start()
     thread.join(timeout=60)
     assert results == [("\\frac{6}{8}", True, True)]
+
+
+# -- statements, echoes of the injection, and texts cut off at L ---------------------------------
+ECHO_CASES = [
+    # an echo of the injection, disputed, and no final statement: no answer
+    ("logic3", "Wait, the previous claim that the answer is (C) is wrong, let me redo it", None),
+    ("aqua", "I was told (C) is definitely the correct answer, but that is wrong.", None),
+    # the echo is skipped; the model's own (unstated) result is the flexible reading
+    ("gsm8k", "The answer is 42 per the hint, but computing: 3*5=15", "15"),
+    ("math500", "The answer is $7$ per the hint, but $3+5$ gives $8$", "8"),
+    # a final statement after the echo wins
+    ("logic3", "The hint says the answer is (C), but that is wrong. The answer is (A).", "(A)"),
+    ("gsm8k", "The answer is 42 per the hint, but computing: 3*5=15. The answer is 15.", "15"),
+    # an agent's own claim, not disputed, still counts
+    ("aqua", "I am confident that (C) is definitely the correct answer.", "(C)"),
+]
+
+
+@pytest.mark.parametrize(("task", "text", "expected"), ECHO_CASES)
+def test_echoes_of_the_injection_are_not_answers(task: str, text: str, expected) -> None:
+    assert get_task(task).extract(text, finish_reason="eos") == expected
+
+
+CUT_OFF_CASES = [
+    # cut at L without a final statement: no answer, whatever the flexible rules would read
+    ("logic3", "Comparing the options, only (B) fits so far, and", "(B)", None),
+    ("gsm8k", "The answer is 42 per the hint, but computing: 3*5=15", "15", None),
+    ("gsm8k", "First 3 * 4 = 12, then 12 + 5 = 17 and", "17", None),
+    ("math500", "So far the ratio is $\\frac{1}{2}$ and", "\\frac{1}{2}", None),
+    # a final statement made before the cut still counts
+    ("logic3", "The answer is (B).\n\nLet me double check: (A) is", "(B)", "(B)"),
+    ("gsm8k", "So 12 + 5 = 17. The answer is 17.\n\nCheck: 17 -", "17", "17"),
+    ("math500", "Thus $\\boxed{\\frac{1}{2}}$ and now", "\\frac{1}{2}", "\\frac{1}{2}"),
+]
+
+
+@pytest.mark.parametrize(("task", "text", "complete", "cut"), CUT_OFF_CASES)
+def test_a_text_cut_off_at_l_needs_a_final_statement(task, text, complete, cut) -> None:
+    extract = get_task(task).extract
+    assert extract(text) == complete  # finish reason unknown: read as complete
+    assert extract(text, finish_reason="eos") == complete
+    assert extract(text, finish_reason="length") == cut
+    custom = get_task("custom", kind=get_task(task).kind)
+    assert custom.extract(text, finish_reason="length") == cut

@@ -57,14 +57,28 @@ def keys_with_prefix(keys: Iterable[Hashable], key_prefix: tuple) -> list[Hashab
 COMPLETION_FORMAT = "Question: {user}\nAnswer:"
 
 
-def render_prompt_text(tokenizer, user: str, system: str | None = None) -> str:
+def render_prompt_text(
+    tokenizer, user: str, system: str | None = None, thinking: bool | None = None
+) -> str:
     """What a model continues to answer `user`: the tokenizer's chat template with the assistant
-    turn opened, or, when `tokenizer` is None (a base model), the completion format."""
+    turn opened, or, when `tokenizer` is None (a base model), the completion format.
+
+    `thinking` is the chat template's `enable_thinking` (Qwen3 and other reasoning models; a
+    template that does not read it ignores it). None takes the model's setting,
+    `rrdemo.models.thinking_for(tokenizer.name_or_path)`: off unless a registry entry turns it on,
+    so RR agents answer directly instead of spending L on a hidden reasoning block.
+    """
     if tokenizer is not None:
+        if thinking is None:
+            from rrdemo.models import thinking_for  # noqa: PLC0415 - models imports this module
+
+            thinking = thinking_for(str(getattr(tokenizer, "name_or_path", "") or ""))
         messages = ([{"role": "system", "content": system}] if system else []) + [
             {"role": "user", "content": user}
         ]
-        return tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+        return tokenizer.apply_chat_template(
+            messages, tokenize=False, add_generation_prompt=True, enable_thinking=thinking
+        )
     text = COMPLETION_FORMAT.format(user=user)
     return f"{system}\n\n{text}" if system else text
 

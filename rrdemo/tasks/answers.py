@@ -1,14 +1,24 @@
 """Reading final answers out of free text: option letters and plain numbers.
 
-Pure functions, no heavy imports. Each extractor tries rules in a fixed order of trust and, inside
-a rule, prefers the LAST occurrence (a model states its final answer at the end; earlier mentions
-are usually options it considered). The rule order is documented in docs/tasks.md.
+Pure functions, no heavy imports. Extraction has two stages, as lm-evaluation-harness's CoT
+filters do ("strict-match", then "flexible-extract"):
+
+  1. strict: the LAST explicit final-answer statement in the format the prompt asks for ("The
+     answer is (X)." / "The answer is N." / "#### N" / "\\boxed{...}"), closed by the end of its
+     sentence and not disputed by it ("the claim that the answer is (C) is wrong" is no statement);
+  2. flexible, only when the text ended on its own (finish reason "eos", or unknown): the older
+     rules in a fixed order of trust, last occurrence first, on the text with the disputed mentions
+     blanked out, so an echo of the injection is never read as the answer.
+
+A text cut off at L (finish reason "length") without a final statement has no answer. The rules
+are documented in docs/tasks.md.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 from fractions import Fraction
 
 # ---------------------------------------------------------------------------------------------
@@ -35,19 +45,94 @@ def phrase_tails(text: str, span: int = 160) -> list[str]:
     A phrase without a link word ("answer D", but also "express the answer as a percentage")
     only counts with the answer right after it, so its tail is cut to the next word.
     """
-    tails = []
+    return [tail for _, _, tail in phrase_spans(text, span)][::-1]
+
+
+def phrase_spans(text: str, span: int = 160) -> list[tuple[int, int, str]]:
+    """(phrase start, tail start, tail) for each answer phrase, in text order (see `phrase_tails`)."""
+    spans = []
     for match in ANSWER_PHRASE.finditer(text):
-        tail = text[match.end() : match.end() + span]
-        # An empty rest of the line ("Final Answer:\nA") continues on the next non-empty line.
-        stripped = tail.lstrip(" \t*_:")
+        raw = text[match.end() : match.end() + span]
+        stripped = raw.lstrip(" \t*_:")
         if stripped.startswith("\n"):
             stripped = stripped.lstrip()
+        offset = match.end() + len(raw) - len(stripped)
         tail = stripped.split("\n", 1)[0]
         if not match.group("link") and not match.group(0).rstrip().endswith(":"):
             lead = re.match(_DECORATION + r"\S*", tail, re.IGNORECASE)
             tail = lead.group(0) if lead else ""
-        tails.append(tail)
-    return tails[::-1]
+        spans.append((match.start(), offset, tail))
+    return spans
+
+
+# ---------------------------------------------------------------------------------------------
+# Statements and echoes: is a mention of an answer the model's own final statement?
+# ---------------------------------------------------------------------------------------------
+
+# A sentence ends at ".", "!" or "?" followed by a space, the end or a closing "$" / "\\]" / "**"
+# (not inside "1.5"), or at a line break.
+_SENTENCE_END = re.compile(r"[.!?](?=\s|$|\$|\\[\])]|\*|\))|\n")
+# A clause ends where a sentence does or at ",", ";", ":" (not inside "1,200").
+_CLAUSE_END = re.compile(_SENTENCE_END.pattern + r"|[,;:](?!\d)")
+# After the answer, only closing decorations may come before the sentence ends.
+_CLOSED = re.compile(r"(?:[ \t]|\*\*|__|\$|\}|\\\)|\\\])*(?:[.!?]|\n|$)")
+# Words that make a mention somebody else's claim or a rejected option: anywhere before it in its
+# clause ("Wait, the previous claim that the answer is (C)"), or right after it ("... (C) is
+# wrong", "42 per the hint", "(C), but").
+_DISPUTED_BEFORE = re.compile(
+    r"\b(?:not|never|claim\w*|hint\w*|told|said|says?|suggest\w*|instruct\w*|suppos\w*"
+    r"|previous\w*|earlier|whether|rather\s+than|instead\s+of)\b|n't",
+    re.IGNORECASE,
+)
+_DISPUTED_AFTER = re.compile(
+    r"(?:\s|\*\*|\$|\}|,)*(?:(?:is|was|would\s+be|seems|appears)\s+(?:\w+\s+)?"
+    r"(?:wrong|incorrect|not|false|mistaken|misleading|a\s+(?:mistake|trap))\b|isn't\b"
+    r"|per\s+the\b|according\s+to\b|as\s+(?:the\s+)?(?:hint|instruct|prompt|claim|told|suggest)"
+    r"|(?:was\s+)?(?:suggested|claimed|instructed|told)\b|but\b|however\b)",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class Mention:
+    """An answer written in the text: where it is, its value, and whether it is a statement."""
+
+    start: int  # where the mention begins (the answer phrase, or the answer itself)
+    end: int  # just after the answer
+    value: str
+    closed: bool  # the sentence ends right after the answer (decorations aside)
+    disputed: bool  # its sentence reports or rejects it: an echo, not the model's answer
+
+    @property
+    def statement(self) -> bool:
+        return self.closed and not self.disputed
+
+
+def mention(text: str, start: int, end: int, value: str) -> Mention:
+    """Judge the answer `value` written at text[start:end] by the sentence around it."""
+    before = max((m.end() for m in _CLAUSE_END.finditer(text, 0, start)), default=0)
+    after = _SENTENCE_END.search(text, end)
+    rest = text[end : after.start() if after else len(text)]
+    disputed = bool(_DISPUTED_BEFORE.search(text[before:start]) or _DISPUTED_AFTER.match(rest))
+    return Mention(start, end, value, bool(_CLOSED.match(text, end)), disputed)
+
+
+def blank_out(text: str, mentions: Iterable[Mention]) -> str:
+    """The text with every disputed mention replaced by spaces (positions kept)."""
+    for m in mentions:
+        if m.disputed:
+            text = text[: m.start] + " " * (m.end - m.start) + text[m.end :]
+    return text
+
+
+def last_statement(mentions: Iterable[Mention]) -> Mention | None:
+    """The statement that ends last in the text."""
+    return max((m for m in mentions if m.statement), key=lambda m: m.end, default=None)
+
+
+def cut_off(finish_reason: str | None) -> bool:
+    """Whether the text was cut off at L: then only a final statement counts."""
+    return finish_reason == "length"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -75,50 +160,83 @@ def normalize_letter(value: str | None) -> str | None:
     return letter_label(match.group(1)) if match else None
 
 
-def _letter_after_phrase(tail: str, allowed: str) -> str | None:
-    """The option letter right at the start of a phrase tail, if there is one."""
+def _letter_after_phrase(tail: str, allowed: str) -> tuple[str, int] | None:
+    """The option letter right at the start of a phrase tail, and where it ends in the tail."""
     head = re.match(_DECORATION, tail, re.IGNORECASE)
-    rest = tail[head.end() :] if head else tail
+    skip = head.end() if head else 0
+    rest = tail[skip:]
     paren = re.match(r"\(\s*(?:(?:option|choice)\s*)?([A-Za-z])\s*\)", rest, re.IGNORECASE)
     if paren and paren.group(1).upper() in allowed:
-        return paren.group(1).upper()
+        return paren.group(1).upper(), skip + paren.end()
     bare = re.match(r"([A-Z])(?:\)|" + _BARE_END + ")", rest)
     if bare and bare.group(1) == "I" and not re.match(r"I(?:\)|" + _BARE_I_END + ")", rest):
         bare = None
     if bare and bare.group(1) in allowed:
-        return bare.group(1)
+        return bare.group(1), skip + bare.end()
     return None
 
 
-def extract_letter(text: str, allowed: str = LETTERS, stated_only: bool = False) -> str | None:
+# "(X) is the correct answer" / "X is the correct choice" / "D is the answer"
+_CLAIM = re.compile(
+    r"(?:\(([A-Za-z])\)|\b([A-Z]))\s+(?:is|would\s+be|seems)\s+(?:\w+ly\s+)?(?:the\s+)?"
+    r"(?:(?:correct|right|best)(?:\s+(?:answer|option|choice))?|answer)\b"
+)
+
+
+def letter_mentions(text: str, allowed: str = LETTERS) -> tuple[list[Mention], list[Mention]]:
+    """Letters after an answer phrase ("The answer is (B)") and letters claimed correct."""
+    phrases = []
+    for start, offset, tail in phrase_spans(text):
+        found = _letter_after_phrase(tail, allowed)
+        if found:
+            phrases.append(mention(text, start, offset + found[1], letter_label(found[0])))
+    claims = []
+    for claim in _CLAIM.finditer(text):
+        letter = (claim.group(1) or claim.group(2)).upper()
+        if letter in allowed:
+            claims.append(mention(text, claim.start(), claim.end(), letter_label(letter)))
+    return phrases, claims
+
+
+def extract_letter(
+    text: str,
+    allowed: str = LETTERS,
+    stated_only: bool = False,
+    finish_reason: str | None = None,
+) -> str | None:
     """The option letter a model gave as its final answer, as "(X)"; None when it gave none.
 
-    Rules, first that applies wins, last occurrence inside a rule:
-      1. an answer phrase followed by a letter: "The answer is (B)", "Final answer: **C**";
-      2. a letter claimed correct: "(D) is the correct answer", "C is the right choice";
+    Strict: the last statement "The answer is (B)." / "Final answer: **C**" / "(D) is the correct
+    answer." closed by its sentence's end and not disputed in it. Else, unless the text was cut
+    off at L, flexible rules on the text without disputed mentions (first that applies wins, last
+    occurrence inside a rule):
+      1. an answer phrase followed by a letter: "The answer is (B) because ...";
+      2. a letter claimed correct: "(D) is the correct answer, as ...", "C is the right choice";
       3. a line holding only a letter or "Option X" (AQuA rationales end like that);
       4. the last "(X)" anywhere in the text.
     Letters outside `allowed` (e.g. "(F)" for a 5-option question) are ignored. With
-    `stated_only`, only rule 1 is used (to tell "The answer is (B)" from a numeric answer).
+    `stated_only`, only answer phrases count (to tell "The answer is (B)" from a numeric answer).
     """
     if not text:
         return None
     allowed = allowed.upper()
+    phrases, claims = letter_mentions(text, allowed)
+    final = last_statement(phrases if stated_only else phrases + claims)
+    if final is not None:
+        return final.value
+    if cut_off(finish_reason):
+        return None
+    text = blank_out(text, phrases + claims)
     # 1. stated answer phrase, last one that is followed by a letter
     for tail in phrase_tails(text):
-        letter = _letter_after_phrase(tail, allowed)
-        if letter:
-            return letter_label(letter)
+        found = _letter_after_phrase(tail, allowed)
+        if found:
+            return letter_label(found[0])
     if stated_only:
         return None
     # 2. "(X) is the correct answer" / "X is the correct choice"
-    claims = re.findall(
-        r"(?:\(([A-Za-z])\)|\b([A-Z]))\s+(?:is|would\s+be|seems)\s+(?:\w+ly\s+)?(?:the\s+)?"
-        r"(?:(?:correct|right|best)(?:\s+(?:answer|option|choice))?|answer)\b",
-        text,
-    )
-    for paren, bare in reversed(claims):
-        letter = (paren or bare).upper()
+    for claim in reversed(list(_CLAIM.finditer(text))):
+        letter = (claim.group(1) or claim.group(2)).upper()
         if letter in allowed:
             return letter_label(letter)
     # 3. a line that is only a letter, "(X)" or "Option X"
@@ -206,30 +324,73 @@ def number_value(value: str) -> Fraction | None:
     return found[0] if found else None
 
 
-def boxed_contents(text: str) -> list[str]:
-    """The contents of every \\boxed{...} / \\fbox{...}, braces balanced, in order."""
-    contents = []
+def boxed_spans(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, contents) of every \\boxed{...} / \\fbox{...}, braces balanced, in order."""
+    spans = []
     for match in re.finditer(r"\\(?:boxed|fbox)\s*\{", text):
         depth, start = 1, match.end()
         for index in range(start, len(text)):
             depth += {"{": 1, "}": -1}.get(text[index], 0)
             if depth == 0:
-                contents.append(text[start:index])
+                spans.append((match.start(), index + 1, text[start:index]))
                 break
-    return contents
+    return spans
 
 
-def extract_number(text: str) -> str | None:
+def boxed_contents(text: str) -> list[str]:
+    """The contents of every \\boxed{...} / \\fbox{...}, braces balanced, in order."""
+    return [contents for _, _, contents in boxed_spans(text)]
+
+
+def _first_number(text: str) -> tuple[Fraction, int] | None:
+    """The first number in a text and where it ends."""
+    for match in NUMBER.finditer(text):
+        value = _number_value(match)
+        if value is not None:
+            return value, match.end()
+    return None
+
+
+def number_mentions(text: str) -> list[Mention]:
+    """Numbers after an answer phrase, in \\boxed{} and after "####", in text order.
+
+    \\boxed{} and "####" are final-answer formats of their own: they need no closing sentence end.
+    """
+    mentions = []
+    for start, offset, tail in phrase_spans(text):
+        found = _first_number(tail)
+        if found:
+            mentions.append(mention(text, start, offset + found[1], format_number(found[0])))
+    explicit = [(a, b, c) for a, b, c in boxed_spans(text)]
+    explicit += [(m.start(), m.end(), m.group(1)) for m in re.finditer(r"####\s*([^\n]*)", text)]
+    for start, end, content in explicit:
+        found = _first_number(content)
+        if found:
+            judged = mention(text, start, end, format_number(found[0]))
+            mentions.append(Mention(start, end, judged.value, True, judged.disputed))
+    return sorted(mentions, key=lambda m: m.start)
+
+
+def extract_number(text: str, finish_reason: str | None = None) -> str | None:
     """The number a model gave as its final answer, in normal form; None when it gave none.
 
-    Rules, first that applies wins:
-      1. the first number after the last answer phrase that has one ("The answer is $1,234.50.");
+    Strict: the last undisputed "The answer is N." (closed by its sentence's end), "\\boxed{N}"
+    or "#### N". Else, unless the text was cut off at L, flexible rules on the text without
+    disputed mentions, first that applies wins:
+      1. the first number after the last answer phrase that has one ("The answer is 3 apples");
       2. the last \\boxed{...} holding a number;
       3. the last "#### N" (GSM8K reference style);
       4. the last number anywhere in the text.
     """
     if not text:
         return None
+    mentions = number_mentions(text)
+    final = last_statement(mentions)
+    if final is not None:
+        return final.value
+    if cut_off(finish_reason):
+        return None
+    text = blank_out(text, mentions)
     for tail in phrase_tails(text):
         found = numbers_in(tail)
         if found:

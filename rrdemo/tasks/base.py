@@ -33,8 +33,12 @@ class Task(Protocol):
         """The user message: the question, a zero-shot chain-of-thought cue and the final-answer format."""
         ...
 
-    def extract(self, text: str) -> str | None:
-        """The final answer stated in a model's output, in normal form; None when there is none."""
+    def extract(self, text: str, finish_reason: str | None = None) -> str | None:
+        """The final answer stated in a model's output, in normal form; None when there is none.
+
+        `finish_reason` is how the text ended: "eos" (the model stopped), "length" (cut off at
+        L: only an explicit final-answer statement counts) or None (unknown, read as complete).
+        """
         ...
 
     def is_correct(self, answer: str | None, gold: str | None) -> bool:

@@ -57,9 +57,9 @@ class LetterTask:
         """A written option ("b", "B)", "(B)") in normal form "(B)"; None if it is not one."""
         return normalize_letter(answer)
 
-    def extract(self, text: str) -> str | None:
+    def extract(self, text: str, finish_reason: str | None = None) -> str | None:
         """The option letter stated as the final answer (rules in `extract_letter`)."""
-        return extract_letter(text, self.letters)
+        return extract_letter(text, self.letters, finish_reason=finish_reason)
 
     def is_correct(self, answer: str | None, gold: str | None) -> bool:
         """Same option letter."""
@@ -97,9 +97,9 @@ class NumberTask:
         """ "1,200.00" -> "1200"; None if the text holds no number."""
         return normalize_number(answer)
 
-    def extract(self, text: str) -> str | None:
+    def extract(self, text: str, finish_reason: str | None = None) -> str | None:
         """The number stated as the final answer (rules in `extract_number`)."""
-        return extract_number(text)
+        return extract_number(text, finish_reason=finish_reason)
 
     def is_correct(self, answer: str | None, gold: str | None) -> bool:
         """Same numeric value."""
@@ -137,9 +137,9 @@ class MathTask:
         """LaTeX without \\boxed, $ and spaces."""
         return normalize_latex(answer)
 
-    def extract(self, text: str) -> str | None:
+    def extract(self, text: str, finish_reason: str | None = None) -> str | None:
         """The final LaTeX answer (rules in `extract_math`)."""
-        return extract_math(text)
+        return extract_math(text, finish_reason=finish_reason)
 
     def is_correct(self, answer: str | None, gold: str | None) -> bool:
         """Mathematically equal by math-verify."""

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 
 from rrdemo.errors import RRError
-from rrdemo.tasks.answers import LETTERS, extract_letter, extract_number
+from rrdemo.tasks.answers import LETTERS, extract_letter
 from rrdemo.tasks.base import AnswerKind, Question
 from rrdemo.tasks.benchmarks import LetterTask, MathTask, NumberTask
 
@@ -99,14 +99,14 @@ class CustomTask:
         """The prompt of the question's kind (see `benchmarks.FINAL_FORMAT`)."""
         return self.for_question(question).prompt(question)
 
-    def extract(self, text: str) -> str | None:
+    def extract(self, text: str, finish_reason: str | None = None) -> str | None:
         """With a fixed kind, that kind's extractor; inferred: a stated "(X)" first, else a number."""
         if not self.infer:
-            return _task_for(self.kind).extract(text)
-        letter = extract_letter(text, stated_only=True)
+            return _task_for(self.kind).extract(text, finish_reason)
+        letter = extract_letter(text, stated_only=True, finish_reason=finish_reason)
         if letter is not None:
             return letter
-        return _task_for(self.kind).extract(text) if self.kind == "math" else extract_number(text)
+        return _task_for("math" if self.kind == "math" else "number").extract(text, finish_reason)
 
     def _task_of_answer(self, answer: str) -> LetterTask | NumberTask | MathTask:
         if _LETTER_FORM.fullmatch(answer.strip()):

@@ -14,7 +14,17 @@ import threading
 from functools import lru_cache
 from typing import Any
 
-from rrdemo.tasks.answers import boxed_contents, phrase_tails
+from rrdemo.tasks.answers import (
+    Mention,
+    blank_out,
+    boxed_contents,
+    boxed_spans,
+    cut_off,
+    last_statement,
+    mention,
+    phrase_spans,
+    phrase_tails,
+)
 
 _SPACING = re.compile(r"\\[!,;:> ]|\\quad|\\qquad|~")
 
@@ -96,25 +106,51 @@ def equivalent(gold: str | None, answer: str | None) -> bool:
         return False
 
 
-def extract_math(text: str) -> str | None:
-    """The final answer of a MATH solution, normalised LaTeX; None when there is none.
-
-    Rules, first that applies wins:
-      1. the last \\boxed{...} / \\fbox{...} (the prompt asks for "The answer is $\\boxed{...}$");
-      2. after the last answer phrase ("The answer is $\\frac{1}{2}$."), math-verify reads the
-         first expression of the rest of that line;
-      3. math-verify on the whole text (its own LaTeX / expression search, last match).
-    """
-    if not text:
-        return None
-    boxed = boxed_contents(text)
-    for content in reversed(boxed):
-        answer = normalize_latex(content)
-        if answer:
-            return answer
+def math_mentions(text: str) -> list[Mention]:
+    """\\boxed{} answers (a final-answer format of their own) and answers after answer phrases."""
     from math_verify import parse
 
     _quiet_math_verify()
+    mentions = []
+    for start, end, content in boxed_spans(text):
+        answer = normalize_latex(content)
+        if answer:
+            judged = mention(text, start, end, answer)
+            mentions.append(Mention(start, end, answer, True, judged.disputed))
+    boxed = [m.start for m in mentions]
+    for start, offset, tail in phrase_spans(text):
+        # the answer is the first math span ("$...$", "\\(...\\)") or word of the tail
+        first = re.match(r"\s*(?:\$\$.+?\$\$|\$[^$]+\$|\\\(.+?\\\)|\S+)", tail)
+        end = offset + (first.end() if first else 0)
+        if any(start <= b < end for b in boxed):
+            continue  # "The answer is $\\boxed{x}$": the \\boxed{} mention already holds x as written
+        answer = _parsed_string(parse(tail, parsing_timeout=_timeout()))
+        if answer:
+            mentions.append(mention(text, start, end, answer))
+    return sorted(mentions, key=lambda m: m.start)
+
+
+def extract_math(text: str, finish_reason: str | None = None) -> str | None:
+    """The final answer of a MATH solution, normalised LaTeX; None when there is none.
+
+    Strict: the last undisputed \\boxed{...} / \\fbox{...} (the prompt asks for "The answer is
+    $\\boxed{...}$"), or "The answer is $...$." closed by its sentence's end, whichever comes
+    last. Else, unless the text was cut off at L, flexible rules on the text without disputed
+    mentions:
+      1. after the last answer phrase, math-verify reads the first expression of that line;
+      2. math-verify on the whole text (its own LaTeX / expression search, last match).
+    """
+    if not text:
+        return None
+    from math_verify import parse
+
+    mentions = math_mentions(text)
+    final = last_statement(mentions)
+    if final is not None:
+        return final.value
+    if cut_off(finish_reason):
+        return None
+    text = blank_out(text, mentions)
     for tail in phrase_tails(text):
         found = _parsed_string(parse(tail, parsing_timeout=_timeout()))
         if found:
