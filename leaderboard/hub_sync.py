@@ -277,4 +277,9 @@ def open_store(url: str | None = None) -> Store:
         restored = None
     done = rebuild(factory, journal.folder, *([restored] if restored else []))
     log.info("leaderboard rebuilt from its journal: %s", done)
-    return Store(factory, journal, start_hub_sync(journal))
+    try:
+        scheduler = start_hub_sync(journal)
+    except Exception as error:  # bad token, no network: the journal still grows locally
+        log.error("leaderboard hub sync is off: %s", error)
+        scheduler = None
+    return Store(factory, journal, scheduler)
