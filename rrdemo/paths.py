@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-
 SPACE_STORAGE = Path("/data")  # where a Space with persistent storage mounts it
 
 
