@@ -135,12 +135,18 @@ def submit_from_app(
 ) -> SubmitOutcome:
     """One click after an in-app experiment: store `submission` (pending) in its own transaction.
 
-    Opens the leaderboard from `LEADERBOARD_DB_URL` unless a session `factory` is given.
+    Opens the leaderboard from `LEADERBOARD_DB_URL` unless a session `factory` is given; the
+    accepted submission is also written to the journal (`leaderboard.hub_sync`).
     """
     from leaderboard.db import open_leaderboard, run_transaction
+    from leaderboard.hub_sync import JOURNAL_DIR, Journal  # noqa: PLC0415 - imports this module
+    from rrdemo.paths import data_dir  # noqa: PLC0415
 
     factory = factory or open_leaderboard()
-    return run_transaction(factory, lambda session: submit(session, submission))
+    outcome = run_transaction(factory, lambda session: submit(session, submission))
+    if outcome.created:  # journalled after the commit, so the next start can rebuild it
+        Journal(data_dir() / JOURNAL_DIR).submitted(submission)
+    return outcome
 
 
 def board_rows(session: Session, *, include_all: bool = False) -> list[BoardRow]:

@@ -219,3 +219,17 @@ def test_admins_are_usernames_or_the_token(
     journal = Path(store.journal.folder)
     assert len(list((journal / "moderation").glob("*.json"))) == 2
     _close(store)
+
+
+def test_one_click_submissions_are_journalled_too(
+    lb_env: str,  # noqa: F811
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The Experiments tab's one-click path (`service.submit_from_app`) survives a lost database."""
+    outcome = service.submit_from_app(parse_submission(encode(submission(submitter="sweeper"))))
+    assert outcome.created
+    monkeypatch.setenv("LEADERBOARD_DB_URL", f"sqlite:///{tmp_path / 'fresh.db'}")
+    store = hub_sync.open_store()
+    assert _user_rows(store) == (1, 1, ["pending"])
+    _close(store)
