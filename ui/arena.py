@@ -133,10 +133,11 @@ def stream_run(
         f"{cfg.label}, rho = {cfg.rho:.2f}, {cfg.strength} · K = {cfg.k}, "
         f"M = {cfg.n_trajectories}, L = {cfg.max_tokens}"
     )
-    sources = pool.sources() if hasattr(pool, "sources") else {}
-    used = {resolve(a.model).name for a in cfg.agents}
-    origin = ", ".join(f"{n} loaded from: {s}" for n, s in sources.items() if n in used)
-    setting += f" · {origin}" if origin else ""
+    sources = pool.sources() if hasattr(pool, "sources") else {}  # a ModelPool says this
+    if sources:
+        used = {resolve(a.model).name for a in cfg.agents}
+        origin = ", ".join(f"{n} loaded from: {s}" for n, s in sources.items() if n in used)
+        setting += f" · {origin}" if origin else ""
     yield _frame(state, f"**Running** MAJ and RRMaj · {setting}…")
     events = run_question(
         cfg, prepared.question, prepared.task, pool, target=prepared.target, interleave=True
