@@ -65,7 +65,7 @@ def build_demo(pool: ModelSource | None = None) -> gr.Blocks:
         with gr.Tab("Leaderboard", id="leaderboard"):
             _optional_tab("Leaderboard", _leaderboard)
         with gr.Tab("About", id="about"):
-            build_about_tab()
+            build_about_tab(pool)
     demo.queue(default_concurrency_limit=1, max_size=QUEUE_MAX_SIZE)
     return demo
 
@@ -89,6 +89,9 @@ def main(argv: list[str] | None = None) -> None:
     )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO)
+    from rrdemo.hardware import prepare  # noqa: PLC0415
+
+    prepare()  # on ZeroGPU, `spaces` must be imported before torch touches CUDA
     pool = ModelPool()
     if args.ensemble:
         from rrdemo.ensemble import load_ensemble  # noqa: PLC0415
@@ -102,6 +105,10 @@ def main(argv: list[str] | None = None) -> None:
     # Warm the default model while the first visitor reads the page (a GGUF's first load converts it).
     threading.Thread(target=pool.get, args=(DEFAULT_MODEL,), daemon=True).start()
     host, port = server_address()
+    if os.environ.get("SPACE_ID"):
+        host = (
+            os.environ.get("GRADIO_SERVER_NAME") or "0.0.0.0"
+        )  # a Space's proxy connects from outside
     build_demo(pool).launch(server_name=host, server_port=port)
 
 

@@ -1,94 +1,285 @@
-"""Optional: keep the leaderboard database in a Hugging Face dataset repo (off unless configured).
+"""Keeping the leaderboard across restarts: an append-only journal, pushed to a hub dataset.
 
-A Space without persistent storage loses its files on restart. When `LEADERBOARD_HF_DATASET_REPO`
-is set (e.g. `org/rrdemo-leaderboard`, token from `HF_TOKEN`), `restore_from_hub()` fetches the
-last backup before the database is opened, and `start_hub_sync()` starts a `CommitScheduler`
-that pushes a consistent snapshot (SQLite online backup, safe under WAL) every few minutes.
-Without the variable both functions do nothing and touch no network; tests never set it.
+Every accepted submission and every admin action is written once, as its own JSON file, in the
+journal folder (`<data dir>/leaderboard-journal/{submissions,moderation}/`); files are never
+rewritten, which is what `huggingface_hub.CommitScheduler` needs to upload a folder safely
+while it is written. At start the SQLite database is rebuilt from the journal (and from the
+hub's copy, downloaded first): submissions are found by content hash and admin actions by
+(time, action, hash), so a rebuild adds only what is missing and never doubles a row.
+
+Where it lives: on a Space with persistent storage the data dir is /data (see
+`rrdemo.paths.data_dir`), so database and journal simply survive. Without it, set
+`LEADERBOARD_HF_DATASET_REPO` (e.g. `you/rrdemo-leaderboard`, token from `HF_TOKEN`): the journal
+is pushed there every `LEADERBOARD_HF_SYNC_MINUTES` (default 5) and restored at the next start.
+Without the variable nothing touches the network; tests never set it.
 """
 
 from __future__ import annotations
 
+import json
+import logging
 import os
-import sqlite3
+import threading
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
-from sqlalchemy.engine import make_url
+from sqlalchemy import select
+from sqlalchemy.orm import Session, sessionmaker
 
-from leaderboard.db import database_url
+from leaderboard.db import open_leaderboard, run_transaction
+from leaderboard.models import ADMIN_ACTIONS, AuditRecord, SubmissionRecord
+from leaderboard.schema import Submission, parse_submission
 from rrdemo.paths import data_dir
 
+log = logging.getLogger(__name__)
+
 REPO_ENV = "LEADERBOARD_HF_DATASET_REPO"
-EVERY_ENV = "LEADERBOARD_HF_SYNC_MINUTES"  # default 10
-BACKUP_NAME = "leaderboard.db"
+EVERY_ENV = "LEADERBOARD_HF_SYNC_MINUTES"
+JOURNAL_DIR = "leaderboard-journal"
+RESTORED_DIR = "leaderboard-hub-restore"  # the hub's copy, downloaded at start
+PATTERNS = ["submissions/*.json", "moderation/*.json"]
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc).replace(tzinfo=None)
+
+
+def _stamp(moment: datetime) -> str:
+    return moment.strftime("%Y%m%dT%H%M%S%f")
+
+
+@dataclass
+class Journal:
+    """The append-only files of one leaderboard; `lock` is the scheduler's while it uploads."""
+
+    folder: Path
+    lock: Any = field(default_factory=threading.Lock)
+
+    def _write_once(self, relative: str, payload: dict[str, Any]) -> Path:
+        path = self.folder / relative
+        with self.lock:
+            if path.exists():  # append-only: a file is written once and never changed
+                return path
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+            tmp.write_text(json.dumps(payload, sort_keys=True, indent=1), encoding="utf-8")
+            tmp.replace(path)  # readers (and the uploader) never see half a file
+        return path
+
+    def submitted(self, submission: Submission, at: datetime | None = None) -> Path:
+        """Record an accepted submission (its canonical content) as submissions/<hash>.json."""
+        at = at or _now()
+        payload = {"at": at.isoformat(), "submission": json.loads(submission.canonical_json())}
+        return self._write_once(f"submissions/{submission.content_hash()}.json", payload)
+
+    def moderated(
+        self, content_hash: str, action: str, detail: str = "", at: datetime | None = None
+    ) -> Path:
+        """Record an admin action as moderation/<time>-<hash>-<action>.json."""
+        at = at or _now()
+        payload = {
+            "at": at.isoformat(),
+            "action": action,
+            "content_hash": content_hash,
+            "detail": detail,
+        }
+        return self._write_once(
+            f"moderation/{_stamp(at)}-{content_hash[:16]}-{action}.json", payload
+        )
+
+
+def _read_all(folders: list[Path], kind: str) -> list[dict[str, Any]]:
+    """Every journal file of `kind` in `folders` (same file name: read once), oldest first."""
+    seen: dict[str, dict[str, Any]] = {}
+    for folder in folders:
+        for path in sorted((folder / kind).glob("*.json")):
+            if path.name not in seen:
+                try:
+                    seen[path.name] = json.loads(path.read_text(encoding="utf-8"))
+                except (OSError, ValueError) as error:
+                    log.warning("skipping unreadable journal file %s: %s", path, error)
+    return sorted(seen.values(), key=lambda entry: entry["at"])
+
+
+@dataclass(frozen=True)
+class Rebuilt:
+    """What a rebuild added (0 and 0 when the database already had everything)."""
+
+    submissions: int
+    actions: int
+
+
+def _add_submission(session: Session, entry: dict[str, Any]) -> bool:
+    from leaderboard.service import store_submission  # noqa: PLC0415 - service imports this module
+
+    raw = json.dumps(entry["submission"]).encode("utf-8")
+    submission = parse_submission(raw, max_bytes=len(raw) + 1)
+    deleted = session.scalar(
+        select(AuditRecord.id).where(
+            AuditRecord.action == "delete", AuditRecord.content_hash == submission.content_hash()
+        )
+    )
+    if deleted is not None:  # an admin deleted it: a rebuild must not bring it back
+        return False
+    return store_submission(session, submission, status="pending").created
+
+
+def _add_action(session: Session, entry: dict[str, Any]) -> bool:
+    at, action, digest = datetime.fromisoformat(entry["at"]), entry["action"], entry["content_hash"]
+    if action not in ADMIN_ACTIONS:
+        return False
+    done = session.scalar(
+        select(AuditRecord.id).where(
+            AuditRecord.at == at, AuditRecord.action == action, AuditRecord.content_hash == digest
+        )
+    )
+    if done is not None:
+        return False
+    record = session.scalar(select(SubmissionRecord).where(SubmissionRecord.content_hash == digest))
+    session.add(
+        AuditRecord(
+            at=at,
+            action=action,
+            submission_id=record.id if record else 0,
+            content_hash=digest,
+            detail=entry.get("detail", ""),
+        )
+    )
+    if record is not None:
+        if action == "delete":
+            session.delete(record)
+        else:
+            record.status = "approved" if action == "approve" else "rejected"
+    return True
+
+
+def rebuild(factory: sessionmaker[Session], *folders: Path) -> Rebuilt:
+    """Bring the database up to the journal(s): missing submissions, then missing admin actions."""
+    existing = [folder for folder in folders if folder is not None and folder.is_dir()]
+    added = sum(
+        run_transaction(factory, lambda s, e=entry: _add_submission(s, e))
+        for entry in _read_all(existing, "submissions")
+    )
+    actions = sum(
+        run_transaction(factory, lambda s, e=entry: _add_action(s, e))
+        for entry in _read_all(existing, "moderation")
+    )
+    return Rebuilt(int(added), int(actions))
 
 
 def _repo() -> str | None:
     return os.environ.get(REPO_ENV, "").strip() or None
 
 
-def _db_path() -> Path | None:
-    url = make_url(database_url())
-    if url.get_backend_name() != "sqlite" or not url.database or url.database == ":memory:":
+def restore_from_hub(target: Path) -> Path | None:
+    """Download the hub copy of the journal into `target` when configured (None otherwise)."""
+    repo = _repo()
+    if repo is None:
         return None
-    return Path(url.database)
+    from huggingface_hub import snapshot_download  # noqa: PLC0415
+    from huggingface_hub.errors import RepositoryNotFoundError  # noqa: PLC0415
 
-
-def snapshot(source: Path, target: Path) -> Path:
-    """Copy the SQLite database at `source` to `target` consistently (online backup API)."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    src, dst = sqlite3.connect(source), sqlite3.connect(target)
     try:
-        src.backup(dst)
-    finally:
-        src.close()
-        dst.close()
+        snapshot_download(
+            repo,
+            repo_type="dataset",
+            allow_patterns=PATTERNS,
+            local_dir=target,
+            token=os.environ.get("HF_TOKEN"),
+        )
+    except RepositoryNotFoundError:
+        return None  # first start: nothing pushed yet (the scheduler creates the repo)
     return target
 
 
-def restore_from_hub() -> bool:
-    """Download the backup into place when configured and no local database exists yet."""
-    repo, path = _repo(), _db_path()
-    if repo is None or path is None or path.exists():
-        return False
-    from huggingface_hub import hf_hub_download
-    from huggingface_hub.errors import EntryNotFoundError, RepositoryNotFoundError
-
-    try:
-        downloaded = hf_hub_download(
-            repo, BACKUP_NAME, repo_type="dataset", token=os.environ.get("HF_TOKEN")
-        )
-    except (EntryNotFoundError, RepositoryNotFoundError):
-        return False  # first start: nothing backed up yet
-    snapshot(Path(downloaded), path)
-    return True
-
-
-def start_hub_sync():  # type: ignore[no-untyped-def]
-    """Start pushing snapshots to the dataset repo when configured; returns the scheduler."""
-    repo, path = _repo(), _db_path()
-    if repo is None or path is None:
+def start_hub_sync(journal: Journal, hf_api: Any = None):  # type: ignore[no-untyped-def]
+    """Push the journal folder to the dataset repo every few minutes when configured."""
+    repo = _repo()
+    if repo is None:
         return None
-    from huggingface_hub import CommitScheduler
+    from huggingface_hub import CommitScheduler  # noqa: PLC0415
 
-    folder = data_dir() / "leaderboard-hub-sync"
-    folder.mkdir(parents=True, exist_ok=True)
-
-    class SnapshotScheduler(CommitScheduler):
-        """Takes a fresh snapshot right before each scheduled push."""
-
-        def push_to_hub(self):  # type: ignore[no-untyped-def]
-            if path.exists():
-                with self.lock:
-                    snapshot(path, folder / BACKUP_NAME)
-            return super().push_to_hub()
-
-    return SnapshotScheduler(
+    scheduler = CommitScheduler(
         repo_id=repo,
         repo_type="dataset",
-        folder_path=folder,
-        every=float(os.environ.get(EVERY_ENV, "10")),
+        folder_path=journal.folder,
+        every=float(os.environ.get(EVERY_ENV, "5")),
         private=True,
         token=os.environ.get("HF_TOKEN"),
-        allow_patterns=[BACKUP_NAME],
+        allow_patterns=PATTERNS,
+        hf_api=hf_api,
     )
+    journal.lock = scheduler.lock  # no file is written while the scheduler lists the folder
+    return scheduler
+
+
+@dataclass
+class Store:
+    """An open leaderboard: its session factory, its journal and (when configured) its scheduler."""
+
+    factory: sessionmaker[Session]
+    journal: Journal
+    scheduler: Any = None
+
+
+def submit_recorded(store: Store, submission: Submission) -> Any:
+    """Store a user submission (pending) and, once committed, journal it; returns the outcome."""
+    from leaderboard import service  # noqa: PLC0415
+
+    outcome = run_transaction(store.factory, lambda s: service.submit(s, submission))
+    if outcome.created:
+        store.journal.submitted(submission)
+    return outcome
+
+
+def moderate_recorded(
+    store: Store,
+    submission_id: int,
+    action: str,
+    token: str | None,
+    reason: str = "",
+    username: str | None = None,
+) -> str:
+    """An admin action, committed, then journalled with the same time as its audit record."""
+    from leaderboard import service  # noqa: PLC0415
+
+    at = _now()
+
+    def work(session: Session) -> tuple[str, str, str]:
+        record = session.get(SubmissionRecord, submission_id)
+        digest = record.content_hash if record is not None else ""
+        message = service.moderate(
+            session, submission_id, action, token, reason, username=username, at=at
+        )
+        detail = session.scalar(
+            select(AuditRecord.detail).where(
+                AuditRecord.at == at, AuditRecord.content_hash == digest
+            )
+        )
+        return message, digest, detail or ""
+
+    message, digest, detail = run_transaction(store.factory, work)
+    store.journal.moderated(digest, action, detail, at)
+    return message
+
+
+def open_store(url: str | None = None) -> Store:
+    """Open the database, rebuild it from the journal (and the hub copy), start the sync."""
+    factory = open_leaderboard(url)
+    journal = Journal(data_dir() / JOURNAL_DIR)
+    journal.folder.mkdir(parents=True, exist_ok=True)
+    try:
+        restored = restore_from_hub(data_dir() / RESTORED_DIR)
+    except Exception as error:  # the board still opens; the hub copy is merged next start
+        log.warning("could not download the leaderboard journal from the hub: %s", error)
+        restored = None
+    done = rebuild(factory, journal.folder, *([restored] if restored else []))
+    log.info("leaderboard rebuilt from its journal: %s", done)
+    try:
+        scheduler = start_hub_sync(journal)
+    except Exception as error:  # bad token, no network: the journal still grows locally
+        log.error("leaderboard hub sync is off: %s", error)
+        scheduler = None
+    return Store(factory, journal, scheduler)

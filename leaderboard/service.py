@@ -8,6 +8,7 @@ at all. Duplicate content (same hash) is idempotent: the existing submission is 
 from __future__ import annotations
 
 import hmac
+import json
 import os
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -21,6 +22,7 @@ from leaderboard.schema import ResultRow, Submission, parse_submission
 from rrdemo.errors import RRError
 
 ADMIN_TOKEN_ENV = "LEADERBOARD_ADMIN_TOKEN"
+ADMINS_ENV = "LEADERBOARD_ADMINS"  # comma-separated Hugging Face usernames
 
 
 @dataclass(frozen=True)
@@ -133,12 +135,18 @@ def submit_from_app(
 ) -> SubmitOutcome:
     """One click after an in-app experiment: store `submission` (pending) in its own transaction.
 
-    Opens the leaderboard from `LEADERBOARD_DB_URL` unless a session `factory` is given.
+    Opens the leaderboard from `LEADERBOARD_DB_URL` unless a session `factory` is given; the
+    accepted submission is also written to the journal (`leaderboard.hub_sync`).
     """
     from leaderboard.db import open_leaderboard, run_transaction
+    from leaderboard.hub_sync import JOURNAL_DIR, Journal  # noqa: PLC0415 - imports this module
+    from rrdemo.paths import data_dir  # noqa: PLC0415
 
     factory = factory or open_leaderboard()
-    return run_transaction(factory, lambda session: submit(session, submission))
+    outcome = run_transaction(factory, lambda session: submit(session, submission))
+    if outcome.created:  # journalled after the commit, so the next start can rebuild it
+        Journal(data_dir() / JOURNAL_DIR).submitted(submission)
+    return outcome
 
 
 def board_rows(session: Session, *, include_all: bool = False) -> list[BoardRow]:
@@ -188,6 +196,38 @@ def list_submissions(session: Session, *, status: str | None = None) -> list[Sub
     return list(session.scalars(query).all())
 
 
+def admins() -> frozenset[str]:
+    """The Hugging Face usernames allowed to moderate (`LEADERBOARD_ADMINS`, lower-cased)."""
+    names = os.environ.get(ADMINS_ENV, "").replace(";", ",").split(",")
+    return frozenset(name.strip().lstrip("@").lower() for name in names if name.strip())
+
+
+def is_admin_user(username: str | None) -> bool:
+    """True when `username` (a signed-in Hugging Face user) is listed in `LEADERBOARD_ADMINS`."""
+    return bool(username) and username.strip().lower() in admins()
+
+
+def with_submitter(submission: Submission, username: str) -> Submission:
+    """The same submission credited to `username` (a signed-in Hugging Face user), re-validated."""
+    data = json.loads(submission.canonical_json())
+    data["submitter"] = username
+    raw = json.dumps(data).encode("utf-8")
+    return parse_submission(raw, max_bytes=len(raw) + 1)
+
+
+def check_admin(token: str | None, username: str | None = None) -> None:
+    """Allow a listed admin username (signed in) or the admin token; refuse anyone else."""
+    if is_admin_user(username):
+        return
+    if not token and admins():
+        who = f"@{username} is not a leaderboard admin" if username else "You are not signed in"
+        raise RRError(
+            f"{who}: sign in with a Hugging Face account listed in {ADMINS_ENV} or give the "
+            "admin token; the action was refused."
+        )
+    check_admin_token(token)
+
+
 def check_admin_token(token: str | None) -> None:
     """Refuse unless `token` equals `LEADERBOARD_ADMIN_TOKEN` (constant-time comparison)."""
     expected = os.environ.get(ADMIN_TOKEN_ENV, "")
@@ -201,10 +241,21 @@ def check_admin_token(token: str | None) -> None:
 
 
 def moderate(
-    session: Session, submission_id: int, action: str, token: str | None, reason: str = ""
+    session: Session,
+    submission_id: int,
+    action: str,
+    token: str | None,
+    reason: str = "",
+    *,
+    username: str | None = None,
+    at: datetime | None = None,
 ) -> str:
-    """Approve, reject or delete a submission as an admin; the action goes to the audit log."""
-    check_admin_token(token)
+    """Approve, reject or delete a submission as an admin; the action goes to the audit log.
+
+    An admin is a signed-in `username` listed in `LEADERBOARD_ADMINS`, or whoever gives the
+    `LEADERBOARD_ADMIN_TOKEN`. `at` (default now) is the audit time, so a caller can journal it.
+    """
+    check_admin(token, username)
     if action not in ADMIN_ACTIONS:
         raise RRError(f"Unknown admin action {action!r}; allowed: {', '.join(ADMIN_ACTIONS)}")
     if len(reason) > 2000:
@@ -212,9 +263,11 @@ def moderate(
     record = session.get(SubmissionRecord, submission_id)
     if record is None:
         raise RRError(f"There is no submission #{submission_id}.")
+    if is_admin_user(username):
+        reason = f"[@{username}] {reason}".rstrip()
     session.add(
         AuditRecord(
-            at=_now(),
+            at=_utc_naive(at) if at else _now(),
             action=action,
             submission_id=record.id,
             content_hash=record.content_hash,

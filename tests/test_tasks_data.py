@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
-import types
 
 import pytest
 
@@ -174,41 +172,75 @@ def test_offline_and_hub_shapes_agree_for_bbh() -> None:
     )
 
 
-def _fake_datasets(monkeypatch: pytest.MonkeyPatch, rows_by_repo: dict[str, list[dict]]) -> list:
-    calls: list = []
+@pytest.fixture
+def local_hub(monkeypatch: pytest.MonkeyPatch, tmp_path):  # type: ignore[no-untyped-def]
+    """huggingface_hub pointed at a loopback hub (online, empty cache in tmp)."""
+    from huggingface_hub import constants
 
-    def load_dataset(repo: str, config: str | None = None, split: str | None = None) -> list:
-        calls.append((repo, config, split))
-        if repo not in rows_by_repo:
-            raise ConnectionError("offline")
-        return rows_by_repo[repo]
+    from tests.localhub import LocalHub, serve
 
-    monkeypatch.setitem(sys.modules, "datasets", types.SimpleNamespace(load_dataset=load_dataset))
+    with serve(LocalHub()) as hub:
+        monkeypatch.setattr(constants, "ENDPOINT", hub.url)
+        monkeypatch.setattr(
+            constants,
+            "HUGGINGFACE_CO_URL_TEMPLATE",
+            hub.url + "/{repo_id}/resolve/{revision}/{filename}",
+        )
+        monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+        monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+        monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+        task_data._all_questions.cache_clear()
+        yield hub
     task_data._all_questions.cache_clear()
-    return calls
 
 
-def test_hub_source_loads_through_datasets(monkeypatch: pytest.MonkeyPatch) -> None:
-    calls = _fake_datasets(monkeypatch, {"maveriq/bigbenchhard": HUB_ROWS["logic3"] * 3})
+def test_hub_source_reads_the_parquet_conversion(local_hub) -> None:  # type: ignore[no-untyped-def]
+    from tests.localhub import parquet_bytes
+
+    config = "logical_deduction_three_objects"
+    # only the second mirror has the file: the first answers 404 and is skipped
+    local_hub.add_file(
+        "dataset",
+        "maveriq/bigbenchhard",
+        task_data.hub_parquet_file(config, "train"),
+        parquet_bytes(HUB_ROWS["logic3"] * 3),
+    )
+    local_hub.add_file("dataset", "lukaemon/bbh", "README.md", b"no parquet here")
     questions = load_questions("logic3", source="hub", n=2, seed=0)
     assert [q.gold for q in questions] == ["(C)", "(C)"]
-    # the first mirror failed, the second answered
-    assert calls == [
-        ("lukaemon/bbh", "logical_deduction_three_objects", "test"),
-        ("maveriq/bigbenchhard", "logical_deduction_three_objects", "train"),
+    every = task_data.questions_from_rows("logic3", HUB_ROWS["logic3"] * 3)
+    assert all(q in every for q in questions)
+    served = local_hub.served()
+    assert served == [
+        f"/datasets/maveriq/bigbenchhard/resolve/refs%2Fconvert%2Fparquet/{config}/train/0000.parquet"
     ]
-    task_data._all_questions.cache_clear()
 
 
-def test_hub_source_unreachable_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    _fake_datasets(monkeypatch, {})
-    with pytest.raises(RRError, match="could not load gsm8k from the Hugging Face hub"):
+def test_auto_source_falls_back_to_the_hub(local_hub, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    from tests.localhub import parquet_bytes
+
+    monkeypatch.setattr(task_data, "offline_file", lambda name: None)  # the package is absent
+    local_hub.add_file(
+        "dataset", "openai/gsm8k", "main/test/0000.parquet", parquet_bytes(HUB_ROWS["gsm8k"])
+    )
+    assert task_data.benchmark_source("gsm8k") == "hub"
+    [question] = load_questions("gsm8k")
+    assert question.gold == "1200"
+
+
+def test_hub_source_unreachable_is_a_clear_error(local_hub) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(RRError, match="could not load gsm8k from the Hugging Face hub") as info:
         load_questions("gsm8k", source="hub")
-    task_data._all_questions.cache_clear()
+    assert "openai/gsm8k" in str(info.value) and "textarena==0.6.4" in str(info.value)
 
 
-def test_hub_source_without_datasets_package(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "datasets", None)  # makes `import datasets` fail
+def test_hub_offline_without_cache_says_so(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from huggingface_hub import constants
+
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     task_data._all_questions.cache_clear()
-    with pytest.raises(RRError, match="needs the 'datasets' package"):
+    with pytest.raises(RRError, match="HF_HUB_OFFLINE=1 forbids downloading"):
         load_questions("aqua", source="hub")
+    task_data._all_questions.cache_clear()

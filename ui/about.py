@@ -1,8 +1,11 @@
-"""The About tab: what the demo shows, the paper, and what the offline models can and cannot do."""
+"""The About tab: what the demo shows, the paper, what the offline models can and cannot do, and
+where this run's hardware, models and benchmarks come from."""
 
 from __future__ import annotations
 
 import gradio as gr
+
+from rrdemo.agents import ModelSource
 
 ABOUT = """
 ### What this demo shows
@@ -51,6 +54,31 @@ format). Carnegie Mellon University, FOCAL, Adelaide University. Notation: N age
 """
 
 
-def build_about_tab() -> None:
-    """Add the about text to the enclosing Blocks/Tab."""
+def runtime_markdown(pool: ModelSource | None) -> str:
+    """Hardware, and where each loaded model and each benchmark comes from."""
+    from rrdemo.hardware import describe_hardware, on_space  # noqa: PLC0415
+    from rrdemo.tasks.data import DATASETS, benchmark_source  # noqa: PLC0415
+
+    sources = pool.sources() if pool is not None and hasattr(pool, "sources") else {}
+    models = (
+        "\n".join(f"* {name}: loaded from: {source}" for name, source in sources.items())
+        or "* none loaded yet (the default model loads in the background at start)"
+    )
+    data = ", ".join(f"{name}: {benchmark_source(name)}" for name in DATASETS)
+    where = "a Hugging Face Space" if on_space() else "a local machine"
+    return (
+        f"### This run\n\n**Hardware:** {describe_hardware()} · on {where}\n\n"
+        f"**Models** (loaded from: shipped file | hub | local folder):\n{models}\n\n"
+        f"**Benchmarks** (read from: shipped file | hub): {data}"
+    )
+
+
+def build_about_tab(pool: ModelSource | None = None) -> None:
+    """Add the about text and the runtime panel (refreshed on page load) to the enclosing Tab."""
     gr.Markdown(ABOUT)
+    runtime = gr.Markdown(elem_id="rr-runtime")
+    refresh = gr.Button("Refresh", size="sm")
+    refresh.click(lambda: runtime_markdown(pool), None, runtime, api_name="runtime", queue=False)
+    context = gr.context.Context.root_block
+    if context is not None:
+        context.load(lambda: runtime_markdown(pool), None, runtime, api_visibility="private")

@@ -21,6 +21,7 @@ from rrdemo.agents import ModelSource
 from rrdemo.config import STRENGTHS
 from rrdemo.corruption import TEMPLATES
 from rrdemo.errors import RRError
+from rrdemo.hardware import gpu_duration, on_gpu
 from rrdemo.models import DEFAULT_MODEL, REGISTRY, resolve
 from rrdemo.protocols import run_question
 from rrdemo.tasks import TASK_NAMES, get_task, load_questions
@@ -132,6 +133,11 @@ def stream_run(
         f"{cfg.label}, rho = {cfg.rho:.2f}, {cfg.strength} · K = {cfg.k}, "
         f"M = {cfg.n_trajectories}, L = {cfg.max_tokens}"
     )
+    sources = pool.sources() if hasattr(pool, "sources") else {}  # a ModelPool says this
+    if sources:
+        used = {resolve(a.model).name for a in cfg.agents}
+        origin = ", ".join(f"{n} loaded from: {s}" for n, s in sources.items() if n in used)
+        setting += f" · {origin}" if origin else ""
     yield _frame(state, f"**Running** MAJ and RRMaj · {setting}…")
     events = run_question(
         cfg, prepared.question, prepared.task, pool, target=prepared.target, interleave=True
@@ -147,11 +153,20 @@ def stream_run(
     yield _frame(state, f"**Done** · {setting} · {state.events} events")
 
 
+def _gpu_seconds(request: ArenaRequest) -> int:
+    """ZeroGPU duration for one run, from the request's N, M, L and K."""
+    n = request.n if request.ensemble == "same" else max(1, len(request.agents.splitlines()))
+    return gpu_duration(n, request.m, request.max_tokens, request.k)
+
+
 def _run_callback(pool: ModelSource):
+    # On a ZeroGPU Space the whole run (loading included) holds a GPU; elsewhere this is stream_run.
+    generate = on_gpu(lambda request: stream_run(request, pool), _gpu_seconds)
+
     def run(*values):  # type: ignore[no-untyped-def]
         request = ArenaRequest(**dict(zip(ARENA_FIELDS, values, strict=True)))
         try:
-            yield from stream_run(request, pool)
+            yield from generate(request)
         except RRError as exc:
             raise gr.Error(str(exc), print_exception=False) from None
         except Exception as exc:  # the server keeps serving; the user gets one clear line

