@@ -191,6 +191,10 @@ def handle(args) -> int:
         raise RRError(f"--methods takes MAJ, RRMaj or MAJ,RRMaj; got {args.methods!r}")
     config, ensemble = _config(args)
     task, question = _question(args, config.sampling.seed)
+    if "RRMaj" in methods:  # before anything loads: agents the settings leave without a turn
+        warning = silence_warning(config, [question.qid])
+        if warning:
+            print(f"warning: {warning}", file=sys.stderr)
     from rrdemo.models import ModelPool, resolve  # noqa: PLC0415 - torch loads here, not at import
     from rrdemo.protocols import run_question  # noqa: PLC0415
 
@@ -207,10 +211,6 @@ def handle(args) -> int:
     printer = (
         _JsonPrinter(args.deltas) if args.json else _TextPrinter(config, colour=_use_colour(args))
     )
-    if "RRMaj" in methods:
-        warning = silence_warning(config, [question.qid])
-        if warning:
-            print(f"warning: {warning}", file=sys.stderr)
     if not args.json:
         print(f"loading {', '.join(sorted({a.model for a in config.agents}))} ...", file=sys.stderr)
     speakers = SpeakerTally()
