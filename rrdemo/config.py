@@ -180,8 +180,8 @@ PAPER_DEFAULTS = Defaults(
 """The paper's setting: K = 100 and L = 512 (the paper never states L; 512 >= N x K for N = 5),
 with a seeded shuffle of the speaking order per trajectory. `rrdemo experiment` starts here."""
 
-INTERACTIVE_DEFAULTS = replace(PAPER_DEFAULTS, k=16, max_tokens=256)
-"""The Arena's and `rrdemo run`'s start: K = 16, L = 256 (>= N x K up to N = 16).
+INTERACTIVE_DEFAULTS = replace(PAPER_DEFAULTS, k=8, max_tokens=256)
+"""The Arena's and `rrdemo run`'s start: K = 8, L = 256 (>= N x K up to N = 32).
 
 Why not the paper's K = 100: the offline default model (SmolLM2-135M) usually ends its answer
 (end-of-sequence) within 6-20 tokens, so with K = 100 an RR trajectory is one chunk by whichever

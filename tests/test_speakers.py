@@ -196,3 +196,28 @@ def test_experiment_planner_warns_when_agents_can_never_write(length, warned):
     if warned:
         assert "logic3 smollm2 3c2t K=100: agent 3 (honest), agent 4 (honest)" in plan.warnings[0]
     assert normalize_sweep({})["order"] == "shuffled"
+
+
+@pytest.mark.slow
+def test_honest_agents_write_in_a_real_shuffled_round_robin(real_pool):
+    """SmolLM2, 3 agents (2 corrupted), K = 3, L = N x K: honest agents really take turns."""
+    from rrdemo.tasks import get_task, load_questions  # noqa: PLC0415
+
+    task = get_task("logic3")
+    question = load_questions(task, n=1, seed=0)[0]
+    config = RunConfig(
+        agents=homogeneous_agents("smollm2", 3, 2),
+        k=3,
+        max_tokens=9,
+        m=3,
+        sampling=Sampling(temperature=0.0, seed=0),
+    )
+    assert config.order == "shuffled" and silence_warning(config, [question.qid]) is None
+    events = list(run_question(config, question, task, real_pool, methods=("RRMaj",)))
+    tally = fold_speakers(events)
+    written = [e for e in events if isinstance(e, ChunkWritten) and e.n_tokens > 0]
+    honest = {e.agent for e in written if not e.corrupted}
+    assert honest and honest <= {2}  # agent 2 is the one honest seat
+    assert tally.with_honest == len({e.trajectory for e in written if not e.corrupted}) >= 1
+    assert tally.mixed >= 1  # an honest and a corrupted agent shared a trajectory
+    assert sum(tr.total for tr in tally.trajectories.values()) == sum(e.n_tokens for e in written)
