@@ -97,7 +97,9 @@ def silence_warning(config: RunConfig, question_ids: Iterable[str] = ("",)) -> s
     if s.silent:
         named = ", ".join(f"agent {a} ({_role(config, a)})" for a in s.silent)
         parts.append(f"{named} can never write in an RR trajectory")
-    if s.corrupted_only:
+    if s.corrupted_only == s.trajectories:
+        parts.append("only corrupted agents can write in every trajectory")
+    elif s.corrupted_only:
         parts.append(
             f"in {s.corrupted_only} of {s.trajectories} trajectories only corrupted agents can write"
         )
