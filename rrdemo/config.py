@@ -186,8 +186,9 @@ INTERACTIVE_DEFAULTS = replace(PAPER_DEFAULTS, k=8, max_tokens=256)
 Why not the paper's K = 100: the offline default model (SmolLM2-135M) usually ends its answer
 (end-of-sequence) within 6-20 tokens, so with K = 100 an RR trajectory is one chunk by whichever
 agent opens it and the other agents never write. Measured on Logic3, 3c2t strong, seed 0, shuffled
-order (see docs/app.md, "Defaults"): the share of RR trajectories with an honest writer is
-MEASURED_SHARE. Pass `--k 100` (or move the K slider) for the paper's K.
+order, 20 trajectories (docs/app.md, "Defaults"): an honest agent wrote in 13-14 of 20 RR
+trajectories with K = 8, 12 with K = 16, 10 with K = 32 or 100 (only the honest openers).
+Pass `--k 100` (or move the K slider) for the paper's K.
 """
 
 
