@@ -53,6 +53,7 @@ class Outcome:
     vote_key: str | None  # what votes are grouped by; None = no answer could be read
     correct: bool
     corrupted: bool  # MAJ: the answering agent is corrupted; RRMaj: the last speaker is
+    mixed: bool | None = None  # RRMaj: both an honest and a corrupted agent wrote (None: unknown)
 
     @property
     def t(self) -> int:
@@ -335,13 +336,17 @@ class SpeakerRow:
     p_value: float  # Fisher's exact test, two-sided; NaN when a group is empty
 
 
-def final_speaker(outcomes: Iterable[Outcome]) -> list[SpeakerRow]:
-    """The final-speaker test over all RR trajectories of each mixed setting (0 < c < N), pooled
-    across datasets as in the paper's appendix."""
+def final_speaker(outcomes: Iterable[Outcome], mixed_only: bool = False) -> list[SpeakerRow]:
+    """The final-speaker test over the RR trajectories of each mixed setting (0 < c < N), pooled
+    across datasets as in the paper's appendix. `mixed_only` keeps only trajectories that both an
+    honest and a corrupted agent wrote: in a single-role trajectory the last speaker is simply
+    its only role, so the test would measure who opened, not who spoke last."""
     from scipy.stats import fisher_exact  # noqa: PLC0415 - scipy is slow to import
 
     groups: dict[tuple, list[Outcome]] = defaultdict(list)
     for r in outcomes:
+        if mixed_only and not r.mixed:
+            continue
         if r.method == "RRMaj" and 0 < r.c < r.n:
             groups[(r.ensemble, r.strength, r.k, r.label, r.rho)].append(r)
     rows = []
@@ -355,6 +360,55 @@ def final_speaker(outcomes: Iterable[Outcome]) -> list[SpeakerRow]:
             table = [[sum(clean), len(clean) - sum(clean)], [sum(bad), len(bad) - sum(bad)]]
             p = float(fisher_exact(table, alternative="two-sided").pvalue)
         rows.append(SpeakerRow(*key, len(clean), c_acc, len(bad), b_acc, c_acc - b_acc, p))
+    return rows
+
+
+# -- who wrote the trajectories --------------------------------------------------------------------
+@dataclass(frozen=True)
+class MixRow:
+    """Per condition: how many RR trajectories were mixed (both roles wrote) and how each kind scored."""
+
+    task: str
+    ensemble: str
+    strength: str
+    k: int
+    label: str
+    trajectories: int
+    mixed_n: int
+    mixed_share: float
+    mixed_acc: float  # per-trajectory RRMaj accuracy on mixed trajectories (NaN when none)
+    single_n: int
+    single_acc: float  # ... on trajectories written by one role only (NaN when none)
+
+
+def speaker_mix(outcomes: Iterable[Outcome]) -> list[MixRow]:
+    """The share of mixed RR trajectories per condition, and the accuracy of mixed vs single-role
+    trajectories. Trajectories whose writers are unknown are left out."""
+    groups: dict[str, list[Outcome]] = defaultdict(list)
+    for r in outcomes:
+        if r.method == "RRMaj" and r.mixed is not None:
+            groups[r.condition].append(r)
+    rows = []
+    for key in sorted(groups, key=lambda g: (*_row_key(groups[g][0]), groups[g][0].c)):
+        rs = groups[key]
+        mixed = [r.correct for r in rs if r.mixed]
+        single = [r.correct for r in rs if not r.mixed]
+        i = rs[0]
+        rows.append(
+            MixRow(
+                i.task,
+                i.ensemble,
+                i.strength,
+                i.k,
+                i.label,
+                len(rs),
+                len(mixed),
+                len(mixed) / len(rs),
+                float(np.mean(mixed)) if mixed else math.nan,
+                len(single),
+                float(np.mean(single)) if single else math.nan,
+            )
+        )
     return rows
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import MISSING, asdict, dataclass, field, fields, replace
 from typing import Literal
 
 from rrdemo.errors import RRError
@@ -63,7 +63,7 @@ class RunConfig:
         None  # M: RR trajectories voted by RRMaj; None means M = N (the paper's setting)
     )
     max_tokens: int = 512  # L: new tokens per trajectory (RR) and per answer (MAJ)
-    order: Order = "fixed"  # RR speaking order: seat order, or a seeded shuffle per trajectory
+    order: Order = "shuffled"  # RR speaking order: a seeded shuffle per trajectory, or seat order
     sampling: Sampling = field(default_factory=Sampling)
 
     def __post_init__(self) -> None:
@@ -146,6 +146,50 @@ class RunConfig:
 
     def with_(self, **changes) -> RunConfig:
         return replace(self, **changes)
+
+
+@dataclass(frozen=True)
+class Defaults:
+    """The run settings a front end starts from, taken from `RunConfig` and `Sampling` themselves.
+
+    Every default of K, L, order, strength and sampling lives in the two dataclasses above;
+    `PAPER_DEFAULTS` reads them, and the CLI flags, the experiment sweep and the Arena's controls
+    all start from `PAPER_DEFAULTS` or `INTERACTIVE_DEFAULTS`, never from numbers of their own.
+    """
+
+    strength: str
+    k: int  # K
+    max_tokens: int  # L
+    order: str
+    temperature: float
+    top_p: float
+    seed: int
+
+
+def _field_defaults(cls: type) -> dict:
+    return {f.name: f.default for f in fields(cls) if f.default is not MISSING}
+
+
+PAPER_DEFAULTS = Defaults(
+    **{
+        key: value
+        for key, value in {**_field_defaults(RunConfig), **_field_defaults(Sampling)}.items()
+        if key in {f.name for f in fields(Defaults)}
+    }
+)
+"""The paper's setting: K = 100 and L = 512 (the paper never states L; 512 >= N x K for N = 5),
+with a seeded shuffle of the speaking order per trajectory. `rrdemo experiment` starts here."""
+
+INTERACTIVE_DEFAULTS = replace(PAPER_DEFAULTS, k=8, max_tokens=256)
+"""The Arena's and `rrdemo run`'s start: K = 8, L = 256 (>= N x K up to N = 32).
+
+Why not the paper's K = 100: the offline default model (SmolLM2-135M) usually ends its answer
+(end-of-sequence) within 6-20 tokens, so with K = 100 an RR trajectory is one chunk by whichever
+agent opens it and the other agents never write. Measured on Logic3, 3c2t strong, seed 0, shuffled
+order, 20 trajectories (docs/app.md, "Defaults"): an honest agent wrote in 13-14 of 20 RR
+trajectories with K = 8, 12 with K = 16, 10 with K = 32 or 100 (only the honest openers).
+Pass `--k 100` (or move the K slider) for the paper's K.
+"""
 
 
 _CT = re.compile(r"^\s*(\d+)\s*c\s*(\d+)\s*t\s*$", re.IGNORECASE)

@@ -28,7 +28,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rrdemo.config import STRENGTHS, AgentSpec, RunConfig, Sampling, homogeneous_agents, parse_ct
+from rrdemo.config import (
+    PAPER_DEFAULTS,
+    STRENGTHS,
+    AgentSpec,
+    RunConfig,
+    Sampling,
+    homogeneous_agents,
+    parse_ct,
+)
 from rrdemo.errors import RRError
 from rrdemo.events import (
     AnswerExtracted,
@@ -46,10 +54,10 @@ LOG_VERSION = 1
 SCALING_MS: tuple[int, ...] = (1, 5, 10, 20, 30, 40)  # the paper's M grid (appendix D)
 SOURCES = ("auto", "offline", "hub")
 
-# The sweep's settings with their defaults: the paper's N = 5, K = 100 and 128 questions. L is
-# our choice: the paper never states it (its K ablation data, appendix D, only say "many logical
-# problems tested only need fewer than 5 x 500 tokens" and that some models cap output at 4,096);
-# L >= N x K lets every agent write at least one chunk, and it fits the tasks' CoT answers.
+# The sweep's settings with their defaults: the paper's (N = 5, K = 100, 128 questions). K, L,
+# order and sampling come from `PAPER_DEFAULTS` (rrdemo.config): L = 512 is our choice, >= N x K so
+# every agent can speak (the paper never states L; its appendix D only says most logic problems need
+# fewer than 5 x 500 tokens), and the order is a seeded shuffle per trajectory.
 DEFAULTS: dict[str, Any] = {
     "tasks": ["logic3"],
     "models": ["smollm2"],  # homogeneous ensembles are built for each model
@@ -59,14 +67,14 @@ DEFAULTS: dict[str, Any] = {
     "corrupted_first": True,  # homogeneous ensembles: corrupted agents take the first seats
     "strengths": ["moderate", "strong"],
     "custom_template": None,
-    "k": [100],  # K values (the K ablation sweeps several)
+    "k": [PAPER_DEFAULTS.k],  # K values (the K ablation sweeps several)
     "m_star": None,  # M*: pool size per condition; None = N (the paper's main tables use M = N)
-    "max_tokens": 512,  # L
+    "max_tokens": PAPER_DEFAULTS.max_tokens,  # L
     "n": 128,  # questions per task
-    "seed": 0,  # question sample, sampling, targets and tie-breaks all derive from it
-    "temperature": 0.7,
-    "top_p": 0.95,
-    "order": "fixed",
+    "seed": PAPER_DEFAULTS.seed,  # question sample, sampling, targets and tie-breaks all derive from it
+    "temperature": PAPER_DEFAULTS.temperature,
+    "top_p": PAPER_DEFAULTS.top_p,
+    "order": PAPER_DEFAULTS.order,  # "shuffled": a seeded speaking order per trajectory
     "source": "auto",
 }
 
@@ -243,6 +251,7 @@ class Plan:
 
     sweep: dict[str, Any]
     conditions: tuple[Condition, ...]
+    warnings: tuple[str, ...] = ()  # e.g. agents that can never write in a condition's RR runs
 
     @property
     def n_units(self) -> int:
@@ -292,7 +301,22 @@ def plan_sweep(raw: dict[str, Any], served: Collection[str] = ()) -> Plan:
     keys = [c.key for c in conditions]
     if len(set(keys)) != len(keys):
         raise RRError("the sweep lists the same condition twice; remove the repeated config")
-    return Plan(sweep, tuple(conditions))
+    return Plan(sweep, tuple(conditions), plan_warnings(conditions))
+
+
+def plan_warnings(conditions: Sequence[Condition]) -> tuple[str, ...]:
+    """One line per condition in which some agents can never write an RR chunk (L < N x K)."""
+    from rrdemo.speakers import silence_warning  # noqa: PLC0415
+
+    warnings = []
+    for c in conditions:
+        text = silence_warning(c.config, [q.qid for q in c.questions])
+        if text:
+            cfg = c.config
+            warnings.append(
+                f"{c.task.name} {ensemble_name(cfg.agents)} {cfg.label} K={cfg.k}: {text}"
+            )
+    return tuple(dict.fromkeys(warnings))
 
 
 # -- the log --------------------------------------------------------------------------------------

@@ -10,7 +10,6 @@ RR). `run_question` builds the agents and runs both methods on one question.
 from __future__ import annotations
 
 import itertools
-import random
 import time
 import uuid
 from collections import defaultdict
@@ -34,6 +33,7 @@ from rrdemo.events import (
     TrajectoryStarted,
     Vote,
 )
+from rrdemo.speakers import speaking_order
 from rrdemo.tasks.base import Question, Task
 from rrdemo.voting import derive_seed, plurality
 
@@ -241,13 +241,7 @@ def round_robin(
     # Each trajectory gets its speaking order: seat order, or a seeded shuffle.
     shared = []
     for j in range(m):
-        order = tuple(range(n))
-        if config.order == "shuffled":
-            order = tuple(
-                random.Random(derive_seed(config.sampling.seed, "order", question.qid, j)).sample(
-                    order, n
-                )
-            )
+        order = speaking_order(config, question.qid, j)
         shared.append(Trajectory(j, order))
         yield TrajectoryStarted("RRMaj", j, order)
     for turn in itertools.count():

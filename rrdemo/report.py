@@ -33,10 +33,12 @@ from rrdemo.analysis import (
     m_scaling,
     main_table,
     rho_curve,
+    speaker_mix,
 )
 from rrdemo.errors import RRError
 from rrdemo.paper.beside import INTRO, beside_csv, beside_markdown
 from rrdemo.paper.match import run_beside
+from rrdemo.speakers import chunk_roles
 
 _CONDITION_FIELDS = (
     "key",
@@ -153,11 +155,19 @@ def read_run(path: Path | str) -> Run:
                 vote_key=record["vote_key"],
                 correct=bool(record["correct"]),
                 corrupted=bool(record["last_corrupted"]),
+                mixed=_mixed(record),
             )
         )
     if not run.outcomes:
         raise RRError(f"{path} has no finished questions yet; run (or resume) the experiment first")
     return run
+
+
+def _mixed(record: dict) -> bool | None:
+    """An RR trajectory record's chunks: did both an honest and a corrupted agent write? (MAJ: None)"""
+    if record["method"] != "RRMaj" or not isinstance(record.get("chunks"), list):
+        return None
+    return len(chunk_roles(record["chunks"])) == 2
 
 
 # -- formatting ---------------------------------------------------------------------------------
@@ -305,6 +315,25 @@ def _speaker_tables(rows) -> tuple[str, str]:
             f"{pct(r.corrupt_acc)}% (n={r.corrupt_n})",
             pct(r.delta, True),
             "–" if math.isnan(r.p_value) else f"{r.p_value:.4f}",
+        ]  # fmt: skip
+        for r in rows
+    ]
+    return _md(header, body), _csv(rows)
+
+
+def _mix_tables(rows) -> tuple[str, str]:
+    header = ["Dataset", "Ensemble", "Strength", "K", "Config", "Mixed trajectories"]
+    header += ["RRMaj acc. mixed", "RRMaj acc. single-role"]
+    body = [
+        [
+            r.task,
+            r.ensemble,
+            r.strength,
+            r.k,
+            r.label,
+            f"{pct(r.mixed_share)}% ({r.mixed_n} of {r.trajectories})",
+            f"{pct(r.mixed_acc)}% (n={r.mixed_n})",
+            f"{pct(r.single_acc)}% (n={r.single_n})",
         ]  # fmt: skip
         for r in rows
     ]
@@ -507,13 +536,15 @@ def build_report(run: Run, seed: int = 0) -> Report:
     """Every analysis of the run, formatted; nothing is written."""
     rows = main_table(run.outcomes, seed=seed)
     scaling = m_scaling(run.outcomes, seed=seed)
-    speaker = final_speaker(run.outcomes)
+    speaker = final_speaker(run.outcomes, mixed_only=True)
+    mix = speaker_mix(run.outcomes)
     kpoints = k_ablation(rows)
     yields = asymmetric_yield(rows)
     rho = rho_curve(rows)
     files = {"main_table.md": main_table_md(rows), "main_table.csv": main_table_csv(rows)}
     files["m_scaling.md"], files["m_scaling.csv"] = _scaling_tables(scaling)
     files["final_speaker.md"], files["final_speaker.csv"] = _speaker_tables(speaker)
+    files["speaker_mix.md"], files["speaker_mix.csv"] = _mix_tables(mix)
     files["k_ablation.md"], files["k_ablation.csv"] = _k_tables(kpoints)
     files["asymmetric_yield.md"], files["asymmetric_yield.csv"] = _yield_tables(yields)
     files.update(paper_beside_files(rows, scaling, speaker, kpoints))
@@ -534,8 +565,11 @@ def build_report(run: Run, seed: int = 0) -> Report:
         "## Main table (Ceiling | MAJ, RRMaj, Δ per config | Floor)\n\n" + files["main_table.md"],
         "## Asymmetric yield\n\n" + files["asymmetric_yield.md"],
         "## M scaling\n\n" + files["m_scaling.md"],
-        "## Final speaker (RR trajectories, Fisher's exact test, two-sided)\n\n"
-        + files["final_speaker.md"],
+        "## Who wrote the RR trajectories (mixed = an honest and a corrupted agent both wrote; "
+        "accuracy per trajectory)\n\n" + files["speaker_mix.md"],
+        "## Final speaker (mixed RR trajectories only, Fisher's exact test, two-sided)\n\n"
+        "Only trajectories that both roles wrote are tested: in a single-role trajectory the last "
+        "speaker's role is fixed by who wrote at all.\n\n" + files["final_speaker.md"],
         "## K ablation\n\n"
         + (
             files["k_ablation.md"]

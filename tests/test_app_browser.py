@@ -71,6 +71,11 @@ def test_preset_streams_coloured_chunks(browser_page, served_app: str, tmp_path:
     assert background not in ("", "rgba(0, 0, 0, 0)", "transparent")  # really coloured
     assert page.locator("#rr-rrmaj .rr-legend").count() == 1
     assert "3c2t" in page.locator("#rr-status").inner_text()
+    # The default preset lets everyone speak: honest agents write RR chunks too, and each
+    # trajectory shows its who-wrote-what strip.
+    page.locator("#rr-rrmaj .rr-chunk.rr-honest").first.wait_for(timeout=300_000)
+    page.locator("#rr-rrmaj .rr-speakers").first.wait_for(timeout=300_000)  # once a chunk ends
+    assert "shuffled order" in page.locator("#rr-status").inner_text()
     shot = tmp_path / "arena.png"
     page.screenshot(path=str(shot), full_page=True)
     assert shot.stat().st_size > 20_000

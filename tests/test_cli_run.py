@@ -71,7 +71,12 @@ def test_json_run_streams_events_of_both_methods():
         cmd, capture_output=True, text=True, timeout=600, env={**os.environ, "HF_HUB_OFFLINE": "1"}
     )
     assert out.returncode == 0, out.stderr[-2000:]
-    events = [event_from_dict(json.loads(line)) for line in out.stdout.splitlines()]
+    *lines, last = out.stdout.splitlines()
+    events = [event_from_dict(json.loads(line)) for line in lines]
+    summary = json.loads(last)  # the run ends with who wrote each RR trajectory
+    assert summary["kind"] == "speaker_summary" and summary["trajectories"] == 2
+    rr_tokens = sum(e.n_tokens for e in events if e.kind == "chunk_written" and e.method == "RRMaj")
+    assert sum(sum(t["tokens"].values()) for t in summary["per_trajectory"]) == rr_tokens
     kinds = [(e.kind, getattr(e, "method", None)) for e in events]
     assert kinds[0] == ("run_started", "MAJ") and ("run_started", "RRMaj") in kinds
     decisions = [e for e in events if e.kind == "decision"]
@@ -113,3 +118,4 @@ def test_text_run_labels_chunks_by_agent_and_role():
     assert out.returncode == 0, out.stderr[-2000:]
     assert "agent 0 (CORRUPTED)" in out.stdout
     assert "RRMaj decision:" in out.stdout and "\033[" not in out.stdout  # no colour when piped
+    assert "=== RRMaj speakers: " in out.stdout and "had an honest writer" in out.stdout

@@ -82,7 +82,9 @@ def _tagging_pool(n: int) -> tuple[FakePool, list[FakeBackend]]:
 
 def _tagged_config(n: int, **kw) -> RunConfig:
     agents = tuple(AgentSpec(f"a{i}", corrupted=i < n // 2) for i in range(n))
-    settings = dict(k=4, max_tokens=18, m=2, sampling=Sampling(temperature=0.0, seed=3))
+    settings = dict(
+        k=4, max_tokens=18, m=2, order="fixed", sampling=Sampling(temperature=0.0, seed=3)
+    )
     settings.update(kw)
     return RunConfig(agents=agents, strength="none", **settings)
 
@@ -164,6 +166,7 @@ def test_rrmaj_votes_over_its_trajectories():
             k=3,
             max_tokens=max_tokens,
             m=3,
+            order="fixed",
         )
         events = _events(config, pool, methods=("RRMaj",))
         answers = [e.answer for e in events if e.kind == "answer_extracted"]
@@ -296,7 +299,7 @@ def test_config_hash_names_the_exact_configuration():
         base.with_(m=7),
         base.with_(max_tokens=13),
         base.with_(strength="moderate"),
-        base.with_(order="shuffled"),
+        base.with_(order="fixed"),
         base.with_(sampling=Sampling(temperature=0.0, seed=8)),
         base.with_(agents=homogeneous_agents("obey", 5, 2)),
         base.with_(agents=homogeneous_agents("other", 5, 3)),
@@ -316,7 +319,7 @@ def test_heterogeneous_ensembles_batch_per_model():
         AgentSpec("x", False),
         AgentSpec("y", True),
     )
-    config = RunConfig(agents=agents, k=3, max_tokens=9, m=2)
+    config = RunConfig(agents=agents, k=3, max_tokens=9, m=2, order="fixed")
     events = _events(config, FakePool(x, y))
     # MAJ: one batch per model, holding that model's agents
     assert [len(batch) for batch in x.calls[:1]] == [2] and [

@@ -109,6 +109,7 @@ def test_a_trajectory_mixing_smollm2_and_gemma_completes(real_pool):
         k=4,
         max_tokens=16,
         m=1,
+        order="fixed",
         sampling=Sampling(temperature=0.7, seed=1),
     )
     events = list(run_question(config, question, task, real_pool, methods=("RRMaj",)))

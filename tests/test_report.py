@@ -194,3 +194,38 @@ def test_real_run_reports_and_exports(tmp_path, real_pool):
     out = tmp_path / "real.submission.json"
     assert cli_main(["export", str(log), "--submitter", "ci", "--out", str(out)]) == 0
     assert len(json.loads(out.read_text())["results"]) == 2
+
+
+def test_report_counts_mixed_trajectories_and_tests_final_speaker_on_them_only(log, tmp_path):
+    from rrdemo.analysis import final_speaker, speaker_mix  # noqa: PLC0415
+    from rrdemo.speakers import chunk_roles  # noqa: PLC0415
+
+    # Ground truth from the log's own chunks, per condition.
+    mixed: dict[str, list[tuple[bool, bool]]] = {}
+    for line in log.read_text().splitlines()[1:]:
+        record = json.loads(line)
+        if record["type"] == "trajectory" and record["method"] == "RRMaj":
+            is_mixed = chunk_roles(record["chunks"]) == {"corrupted", "truthful"}
+            mixed.setdefault(record["condition"], []).append((is_mixed, record["correct"]))
+    run = read_run(log)
+    rows = {(r.label, r.strength, r.k): r for r in speaker_mix(run.outcomes)}
+    header = json.loads(log.read_text().splitlines()[0])
+    for cond in header["conditions"]:
+        row = rows[(cond["label"], cond["strength"], cond["k"])]
+        truth = mixed[cond["key"]]
+        assert row.trajectories == len(truth)
+        assert row.mixed_n == sum(m for m, _ in truth)
+        if row.mixed_n:
+            assert row.mixed_acc == pytest.approx(sum(c for m, c in truth if m) / row.mixed_n)
+        if cond["c"] in (0, cond["n"]):
+            assert row.mixed_n == 0  # one role only: nothing can be mixed
+    assert any(r.mixed_n for r in rows.values())
+    only = final_speaker(run.outcomes, mixed_only=True)
+    assert sum(r.clean_n + r.corrupt_n for r in only) == sum(
+        m for cond, t in mixed.items() for m, _ in t
+    )
+    out = tmp_path / "report"
+    write_report(log, out, png=False)
+    text = (out / "report.md").read_text()
+    assert "## Final speaker (mixed RR trajectories only" in text
+    assert "Mixed trajectories" in (out / "speaker_mix.md").read_text()

@@ -128,7 +128,11 @@ def check_run(events, config: RunConfig, served_names: set[str]) -> None:
 
 def test_maj_and_rrmaj_through_the_server(server):
     config = RunConfig(
-        agents=homogeneous_agents(SERVED, 3, 1), k=8, max_tokens=24, sampling=Sampling(seed=1)
+        agents=homogeneous_agents(SERVED, 3, 1),
+        k=8,
+        max_tokens=24,
+        order="fixed",
+        sampling=Sampling(seed=1),
     )
     events = list(run_question(config, QUESTION, TASK, pool_of(served(server.base_url))))
     check_run(events, config, {SERVED})

@@ -133,7 +133,9 @@ def requests(n: int, max_new_tokens: int = 4) -> list[GenerationRequest]:
 
 
 def config(n: int = 3, k: int = 2, max_tokens: int = 4) -> RunConfig:
-    return RunConfig(agents=homogeneous_agents("served-agent", n, 1), k=k, max_tokens=max_tokens)
+    return RunConfig(
+        agents=homogeneous_agents("served-agent", n, 1), k=k, max_tokens=max_tokens, order="fixed"
+    )
 
 
 def run(backend_: OpenAIBackend, methods=("MAJ", "RRMaj"), cfg: RunConfig | None = None):

@@ -210,3 +210,33 @@ def test_per_agent_lines_and_custom_questions() -> None:
     assert prepared.config.label == "1c1t"
     assert prepared.question.gold == "5"
     assert prepared.task.name == get_task("custom").name
+
+
+def test_rrmaj_cards_show_who_wrote_which_share_and_the_verdict_counts_honest_writers() -> None:
+    pool = FakePool(FakeBackend("fake", obeys_injection))
+    config = replace(_config(n=3, c=2, k=2, L=12), order="shuffled", m=4)
+    state, events = _fake_run(config, pool)
+    html = render.render_rrmaj(state)
+    written = [e for e in events if isinstance(e, ChunkWritten) and e.method == "RRMaj"]
+    cards = html.split('class="rr-trajectory"')[1:]
+    assert len(cards) == 4
+    honest_trajectories = 0
+    for j, card in enumerate(cards):
+        mine = [e for e in written if e.trajectory == j and e.n_tokens > 0]
+        tokens: dict[int, int] = {}
+        for e in mine:
+            tokens[e.agent] = tokens.get(e.agent, 0) + e.n_tokens
+        shares = re.findall(r'class="rr-share rr-(honest|corrupted)" data-agent="(\d+)"', card)
+        assert {int(a) for _, a in shares} == set(tokens)  # one segment per writer
+        roles = {e.corrupted for e in mine}
+        kind = "mixed" if len(roles) == 2 else ("honest only" if False in roles else "corrupted")
+        assert f'data-kind="{kind}' in card
+        for agent, n in tokens.items():
+            share = f"{n} tokens ({100 * n / sum(tokens.values()):.0f}%)"
+            assert re.search(
+                rf'data-agent="{agent}" title="A{agent + 1} [^"]*: {re.escape(share)}"', card
+            )
+        honest_trajectories += False in roles
+    verdict = render.render_verdict(state)
+    assert f"honest writer in <b>{honest_trajectories} of 4</b> trajectories" in verdict
+    assert state.summary()["speakers"]["with_honest_writer"] == honest_trajectories

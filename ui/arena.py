@@ -12,18 +12,19 @@ import logging
 import random
 import time
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, astuple, dataclass, replace
 from html import escape
 
 import gradio as gr
 
 from rrdemo.agents import ModelSource
-from rrdemo.config import STRENGTHS
+from rrdemo.config import ORDERS, STRENGTHS
 from rrdemo.corruption import TEMPLATES
 from rrdemo.errors import RRError
 from rrdemo.hardware import gpu_duration, on_gpu
 from rrdemo.models import DEFAULT_MODEL, REGISTRY, resolve
 from rrdemo.protocols import run_question
+from rrdemo.speakers import silence_warning
 from rrdemo.tasks import TASK_NAMES, get_task, load_questions
 from ui import render
 from ui.state import ARENA_FIELDS, CUSTOM, ArenaRequest, ArenaState, build_run, pick_question
@@ -131,7 +132,7 @@ def stream_run(
     cfg = prepared.config
     setting = (
         f"{cfg.label}, rho = {cfg.rho:.2f}, {cfg.strength} · K = {cfg.k}, "
-        f"M = {cfg.n_trajectories}, L = {cfg.max_tokens}"
+        f"M = {cfg.n_trajectories}, L = {cfg.max_tokens}, {cfg.order} order"
     )
     sources = pool.sources() if hasattr(pool, "sources") else {}  # a ModelPool says this
     if sources:
@@ -207,6 +208,17 @@ def _rho_text(ensemble: str, n: float, c: float, agents: str) -> str:
     return f"**{c}c{n - c}t** · rho = c/N = **{c / n:.2f}**"
 
 
+def _silence_text(*values) -> str:  # type: ignore[no-untyped-def]
+    """A warning naming the agents that can never write an RR chunk with these controls, or ""."""
+    try:
+        request = ArenaRequest(**dict(zip(ARENA_FIELDS, values, strict=True)))
+        prepared = build_run(request)
+    except (RRError, TypeError, ValueError):
+        return ""  # an invalid control is reported when the user presses Run
+    warning = silence_warning(prepared.config, [prepared.question.qid])
+    return f"⚠ **Silent agents**: {warning}" if warning else ""
+
+
 def build_arena_tab(pool: ModelSource) -> dict[str, gr.components.Component]:
     """Add the arena to the enclosing Blocks/Tab; returns its components by name."""
     default = ArenaRequest(model=DEFAULT_MODEL)
@@ -275,10 +287,18 @@ def build_arena_tab(pool: ModelSource) -> dict[str, gr.components.Component]:
                     c["max_tokens"] = gr.Slider(
                         8, 1024, value=default.max_tokens, step=8, label="L max new tokens"
                     )
+                    c["order"] = gr.Radio(
+                        list(ORDERS),
+                        value=default.order,
+                        label="Speaking order",
+                        info="shuffled: a seeded order per trajectory; fixed: seat order",
+                    )
+                with gr.Row():
                     c["temperature"] = gr.Slider(
                         0, 1.5, value=default.temperature, step=0.05, label="Temperature"
                     )
-                c["seed"] = gr.Number(value=default.seed, precision=0, label="Seed")
+                    c["seed"] = gr.Number(value=default.seed, precision=0, label="Seed")
+                silence = gr.Markdown(_silence_text(*astuple(default)), elem_id="rr-silence")
             with gr.Group():
                 with gr.Row():
                     c["task"] = gr.Dropdown([*TASK_NAMES, CUSTOM], value=default.task, label="Task")
@@ -364,6 +384,10 @@ def build_arena_tab(pool: ModelSource) -> dict[str, gr.components.Component]:
         queue=False,
         api_visibility="private",
     )
+    # The silent-agent warning follows every control that changes who gets a turn.
+    silence_inputs = ("ensemble", "model", "n", "c", "agents", "k", "m", "max_tokens", "order")
+    for name in (*silence_inputs, "seed", "task", "question_index", "custom_question"):
+        c[name].change(_silence_text, controls, silence, queue=False, api_visibility="private")
     rho_inputs = [c["ensemble"], c["n"], c["c"], c["agents"]]
     for trigger in rho_inputs:
         trigger.change(_rho_text, rho_inputs, rho, queue=False, api_visibility="private")

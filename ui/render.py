@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from html import escape
 
+from rrdemo.speakers import TrajectorySpeakers
 from ui.state import ArenaState, Chunk, MethodView, TrajectoryView
 
 HONEST_HUES = ("#1d4ed8", "#047857", "#0e7490", "#4338ca", "#15803d", "#0369a1", "#6d28d9")
@@ -139,15 +140,46 @@ def _header(title: str, view: MethodView, subtitle: str) -> str:
     )
 
 
+def speaker_strip(speakers: TrajectorySpeakers | None, agents: list[dict]) -> str:
+    """One line: who wrote which share of an RR trajectory, a bar segment per agent in its hue."""
+    if speakers is None or not speakers.total:
+        return ""
+    segments, words = [], []
+    for a in speakers.order:
+        hue, share = agent_hue(a, agents), speakers.share(a)
+        role = _role(bool(speakers.corrupted[a]))
+        tip = f"{agent_label(a, agents)} {role}: {speakers.tokens[a]} tokens ({100 * share:.0f}%)"
+        segments.append(
+            f'<span class="rr-share rr-{role}" data-agent="{a}" title="{escape(tip)}" '
+            f'style="display:inline-block;height:8px;width:{100 * share:.1f}%;background:{hue}"></span>'
+        )
+        words.append(
+            f'<span style="color:{hue}">{escape(agent_label(a, agents))} {100 * share:.0f}%</span>'
+        )
+    kind = (
+        "mixed"
+        if speakers.mixed
+        else ("honest only" if speakers.honest_wrote else "corrupted only")
+    )
+    honest = 100 * speakers.honest_tokens / speakers.total
+    return (
+        f'<div class="rr-speakers" data-kind="{kind}" style="font-size:11.5px;margin:2px 0 4px 0">'
+        f'<div style="display:flex;width:100%;border-radius:3px;overflow:hidden;'
+        f'background:#e4e4e7">{"".join(segments)}</div>'
+        f'<div style="color:#52525b">written by {" · ".join(words)} '
+        f"(<b>{kind}</b>, honest {honest:.0f}% of tokens)</div></div>"
+    )
+
+
 def _trajectory_card(
-    tr: TrajectoryView, title: str, agents: list[dict], gold: bool, tags: bool
+    tr: TrajectoryView, title: str, agents: list[dict], gold: bool, tags: bool, strip: str = ""
 ) -> str:
     body = "".join(chunk_html(c, agents, show_tag=tags) for c in tr.chunks) or (
         '<span style="color:#a1a1aa">waiting for the first token…</span>'
     )
     return (
         f'<div class="rr-trajectory" data-index="{tr.index}" style="{_CARD}">'
-        f'<div style="font-size:12.5px;margin-bottom:4px">{title}</div>'
+        f'<div style="font-size:12.5px;margin-bottom:4px">{title}</div>{strip}'
         f'<div style="{_TEXT}">{body}</div>'
         f'<div class="rr-answer" style="margin-top:6px;font-size:12.5px;border-top:1px solid #e4e4e7;'
         f'padding-top:4px">Answer: {_answer_badge(tr.answer, gold)}</div></div>'
@@ -193,7 +225,8 @@ def render_rrmaj(state: ArenaState) -> str:
     for j, tr in sorted(view.trajectories.items()):
         order = "→".join(f"A{a + 1}" for a in tr.order)
         title = f"<b>Trajectory {j + 1}</b> <span style='color:#52525b'>order {order}</span>"
-        cards.append(_trajectory_card(tr, title, agents, gold, tags=True))
+        strip = speaker_strip(state.speakers.trajectories.get(j), agents)
+        cards.append(_trajectory_card(tr, title, agents, gold, tags=True, strip=strip))
     stack = '<div style="display:flex;flex-direction:column;gap:8px">' + "".join(cards) + "</div>"
     subtitle = f"agents take turns writing K={escape(str(k))} tokens of one shared text; M trajectories vote"
     return _panel(
@@ -251,6 +284,12 @@ def render_verdict(state: ArenaState) -> str:
             text += (
                 f' <span style="color:#52525b">· {c["decode_tokens"]} decode + '
                 f"{c['prefill_tokens']} prefill tokens · {c['wall_s']:.1f} s</span>"
+            )
+        if method == "RRMaj" and view.trajectories:
+            n_tr, honest = len(view.trajectories), state.speakers.with_honest
+            text += (
+                f' <span class="rr-honest-writers" style="color:#52525b">· honest writer in '
+                f"<b>{honest} of {n_tr}</b> trajectories ({state.speakers.mixed} mixed)</span>"
             )
         parts.append(text)
     q = state.question

@@ -12,7 +12,7 @@ import math
 import time
 from dataclasses import asdict, dataclass, field, fields
 
-from rrdemo.config import AgentSpec, RunConfig, Sampling, homogeneous_agents
+from rrdemo.config import INTERACTIVE_DEFAULTS, AgentSpec, RunConfig, Sampling, homogeneous_agents
 from rrdemo.errors import RRError
 from rrdemo.events import (
     AnswerExtracted,
@@ -25,6 +25,7 @@ from rrdemo.events import (
     TrajectoryStarted,
     Vote,
 )
+from rrdemo.speakers import SpeakerTally
 from rrdemo.tasks import Question, Task, get_task, load_questions
 
 CUSTOM = "custom"
@@ -49,14 +50,15 @@ class ArenaRequest:
     n: int = 5  # N
     c: int = 3  # corrupted agents (the first c seats)
     agents: str = ""  # per agent, one line each: "<model>, honest|corrupted"
-    strength: str = "strong"
+    strength: str = INTERACTIVE_DEFAULTS.strength
     custom_template: str = ""
     target: str = ""  # empty: the task's distractor, chosen from the seed
-    k: int = 100  # K
+    k: int = INTERACTIVE_DEFAULTS.k  # K
     m: int = 0  # M; 0 means M = N
-    max_tokens: int = 256  # L
-    temperature: float = 0.7
-    seed: int = 0
+    max_tokens: int = INTERACTIVE_DEFAULTS.max_tokens  # L
+    order: str = INTERACTIVE_DEFAULTS.order  # RR speaking order: "shuffled" or "fixed"
+    temperature: float = INTERACTIVE_DEFAULTS.temperature
+    seed: int = INTERACTIVE_DEFAULTS.seed
     task: str = "logic3"  # a benchmark name or "custom"
     question_index: int = 0
     custom_question: str = ""
@@ -120,6 +122,7 @@ def build_config(request: ArenaRequest) -> RunConfig:
         k=_whole(request.k, "K"),
         m=m if m > 0 else None,
         max_tokens=_whole(request.max_tokens, "L"),
+        order=request.order,  # type: ignore[arg-type]
         sampling=Sampling(
             temperature=float(request.temperature), seed=_whole(request.seed, "seed")
         ),
@@ -242,6 +245,7 @@ class ArenaState:
     updates: int = 0  # renders sent to the browser
     started: float = field(default_factory=time.time)
     error: str | None = None
+    speakers: SpeakerTally = field(default_factory=SpeakerTally)  # who wrote each RR trajectory
 
     @classmethod
     def for_run(cls, request: ArenaRequest, prepared: PreparedRun) -> ArenaState:
@@ -267,6 +271,7 @@ class ArenaState:
     def apply(self, event: Event) -> None:
         """Fold one engine event into the views."""
         self.events += 1
+        self.speakers.add(event)
         method = event.method  # type: ignore[attr-defined]  # every engine event names its method
         view = self.methods.setdefault(method, MethodView(method))
         if isinstance(event, RunStarted):
@@ -321,6 +326,7 @@ class ArenaState:
             "config": self.config,
             "question": {k: v for k, v in self.question.items() if k != "text"},
             "methods": {m: v.summary() for m, v in self.methods.items()},
+            "speakers": self.speakers.to_dict(),
         }
 
     def dump(self) -> dict:

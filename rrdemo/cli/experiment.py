@@ -13,6 +13,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from rrdemo.config import ORDERS, PAPER_DEFAULTS
 from rrdemo.errors import RRError
 
 
@@ -49,22 +50,34 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--strengths", help="moderate,strong (default both)")
     parser.add_argument(
-        "--k", help="K, tokens per RR turn; several for the K ablation (default 100)"
+        "--k",
+        help=f"K, tokens per RR turn; several for the K ablation (default {PAPER_DEFAULTS.k})",
     )
     parser.add_argument(
         "--m-star", type=int, help="M*, trajectories generated per condition (default N)"
     )
     parser.add_argument(
-        "--max-tokens", type=int, help="L, max new tokens per answer/trajectory (default 512)"
+        "--max-tokens",
+        type=int,
+        help=f"L, max new tokens per answer/trajectory (default {PAPER_DEFAULTS.max_tokens})",
     )
     parser.add_argument("--n", type=int, help="questions per task (default 128, the paper's)")
     parser.add_argument(
         "--seed", type=int, help="seed of the question sample and all sampling (default 0)"
     )
-    parser.add_argument("--temperature", type=float, help="sampling temperature (default 0.7)")
-    parser.add_argument("--top-p", type=float, help="nucleus mass (default 0.95)")
     parser.add_argument(
-        "--order", choices=("fixed", "shuffled"), help="RR speaking order (default fixed)"
+        "--temperature",
+        type=float,
+        help=f"sampling temperature (default {PAPER_DEFAULTS.temperature})",
+    )
+    parser.add_argument(
+        "--top-p", type=float, help=f"nucleus mass (default {PAPER_DEFAULTS.top_p})"
+    )
+    parser.add_argument(
+        "--order",
+        choices=ORDERS,
+        help="RR speaking order: a seeded shuffle per trajectory, or seat order "
+        f"(default {PAPER_DEFAULTS.order})",
     )
     parser.add_argument("--source", choices=("auto", "offline", "hub"), help="question data source")
     parser.add_argument(
@@ -150,6 +163,8 @@ def handler(args: argparse.Namespace) -> int:
         + (f", {done} already in {out}" if done else ""),
         file=sys.stderr,
     )
+    for warning in plan.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
     if args.dry_run:
         for c in plan.conditions:
             cfg = c.config

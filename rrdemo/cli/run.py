@@ -5,8 +5,17 @@ from __future__ import annotations
 import json
 import os
 import sys
+from dataclasses import replace
 
-from rrdemo.config import STRENGTHS, AgentSpec, RunConfig, Sampling, homogeneous_agents
+from rrdemo.config import (
+    INTERACTIVE_DEFAULTS,
+    ORDERS,
+    STRENGTHS,
+    AgentSpec,
+    RunConfig,
+    Sampling,
+    homogeneous_agents,
+)
 from rrdemo.errors import RRError
 from rrdemo.events import (
     AnswerExtracted,
@@ -17,6 +26,7 @@ from rrdemo.events import (
     RunStarted,
     Vote,
 )
+from rrdemo.speakers import SpeakerTally, silence_warning
 
 # Honest agents in cool colours, corrupted agents in warm ones (ANSI 256-colour codes).
 HONEST_COLOURS = (39, 42, 33, 48, 75, 114, 27, 36)
@@ -66,26 +76,36 @@ def register(subparsers) -> None:
     c = p.add_argument_group("corruption")
     c.add_argument(
         "--strength",
-        default="strong",
         choices=STRENGTHS,
-        help="injection strength (default strong)",
+        help=f"injection strength (default {INTERACTIVE_DEFAULTS.strength})",
     )
     c.add_argument(
         "--template", help="custom injection text with a {target} slot (implies --strength custom)"
     )
     c.add_argument("--target", help="the wrong answer to push (default: a seeded distractor)")
-    r = p.add_argument_group("protocol")
-    r.add_argument("--k", type=int, default=100, help="K, tokens per RR turn (default 100)")
+    d = INTERACTIVE_DEFAULTS
+    r = p.add_argument_group(
+        "protocol",
+        "defaults: rrdemo.config.INTERACTIVE_DEFAULTS (an --ensemble file's own settings win)",
+    )
+    r.add_argument(
+        "--k", type=int, help=f"K, tokens per RR turn (default {d.k}; the paper's is 100)"
+    )
     r.add_argument("--m", type=int, help="M, RR trajectories voted by RRMaj (default N)")
     r.add_argument(
-        "--max-tokens", "-L", type=int, default=256, help="L, new tokens per trajectory/answer"
+        "--max-tokens",
+        "-L",
+        type=int,
+        help=f"L, new tokens per trajectory/answer (default {d.max_tokens})",
     )
     r.add_argument(
-        "--order", default="fixed", choices=("fixed", "shuffled"), help="RR speaking order"
+        "--order",
+        choices=ORDERS,
+        help=f"RR speaking order: a seeded shuffle per trajectory, or seat order (default {d.order})",
     )
-    r.add_argument("--temperature", type=float, default=0.7)
-    r.add_argument("--top-p", type=float, default=0.95)
-    r.add_argument("--seed", type=int, default=0)
+    r.add_argument("--temperature", type=float, help=f"default {d.temperature}")
+    r.add_argument("--top-p", type=float, help=f"default {d.top_p}")
+    r.add_argument("--seed", type=int, help=f"default {d.seed}")
     r.add_argument("--methods", default="MAJ,RRMaj", help="MAJ, RRMaj or both (default)")
     o = p.add_argument_group("output")
     o.add_argument("--json", action="store_true", help="print every event as a JSON line")
@@ -94,33 +114,42 @@ def register(subparsers) -> None:
     p.set_defaults(func=handle)
 
 
-_DEFAULTS = dict(
-    strength="strong", custom_template=None, k=100, m=None, max_tokens=256, order="fixed"
-)
+_SETTINGS = ("strength", "k", "max_tokens", "order")
+_SAMPLING = ("temperature", "top_p", "seed")
 
 
 def _config(args) -> tuple[RunConfig, object | None]:
-    """The RunConfig the flags describe, and the ensemble's model source if one was given."""
-    strength = "custom" if args.template else args.strength
-    sampling = Sampling(temperature=args.temperature, top_p=args.top_p, seed=args.seed)
-    settings = dict(
-        strength=strength,
-        custom_template=args.template,
-        k=args.k,
-        m=args.m,
-        max_tokens=args.max_tokens,
-        order=args.order,
-        sampling=sampling,
-    )
+    """The RunConfig the flags describe, and the ensemble's model source if one was given.
+
+    A flag left out is None: it takes the ensemble file's setting when there is one, else
+    `INTERACTIVE_DEFAULTS`; a flag given on the command line always wins.
+    """
+    given = {name: getattr(args, name) for name in _SETTINGS if getattr(args, name) is not None}
+    if args.template:
+        given.update(strength="custom", custom_template=args.template)
+    if args.m is not None:
+        given["m"] = args.m
+    sampling_given = {
+        name: getattr(args, name) for name in _SAMPLING if getattr(args, name) is not None
+    }
     if args.ensemble:
         from rrdemo.ensemble import load_ensemble  # noqa: PLC0415
 
         ensemble = load_ensemble(args.ensemble)
-        # The file's run settings hold, except where a flag was given on the command line.
-        given = {k: v for k, v in settings.items() if k != "sampling" and v != _DEFAULTS.get(k)}
-        if sampling != Sampling(temperature=0.7, top_p=0.95, seed=0):
-            given["sampling"] = sampling
-        return ensemble.config.with_(**given), ensemble
+        config = ensemble.config
+        sampling = replace(config.sampling, **sampling_given)
+        return config.with_(**given, sampling=sampling), ensemble
+    d = INTERACTIVE_DEFAULTS
+    settings = {
+        "strength": d.strength,
+        "k": d.k,
+        "max_tokens": d.max_tokens,
+        "order": d.order,
+        **given,
+    }
+    sampling = Sampling(
+        **{"temperature": d.temperature, "top_p": d.top_p, "seed": d.seed, **sampling_given}
+    )
     models = [m.strip() for m in args.models.split(",") if m.strip()]
     agents = homogeneous_agents(models, args.agents, args.corrupt, revision=args.revision)
     if args.corrupt_seats:
@@ -133,10 +162,10 @@ def _config(args) -> tuple[RunConfig, object | None]:
         if not seats <= set(range(args.agents)):
             raise RRError(f"--corrupt-seats must be between 0 and {args.agents - 1}")
         agents = tuple(AgentSpec(a.model, i in seats, a.revision) for i, a in enumerate(agents))
-    return RunConfig(agents=agents, **settings), None
+    return RunConfig(agents=agents, sampling=sampling, **settings), None
 
 
-def _question(args):
+def _question(args, seed: int):
     from rrdemo.tasks import get_task, load_questions  # noqa: PLC0415
 
     if args.question is not None:
@@ -151,7 +180,7 @@ def _question(args):
     task = get_task(args.task)
     if args.index < 0:
         raise RRError(f"--index must be 0 or more, got {args.index}")
-    questions = load_questions(task, n=args.index + 1, seed=args.seed)
+    questions = load_questions(task, n=args.index + 1, seed=seed)
     return task, questions[args.index]
 
 
@@ -161,7 +190,11 @@ def handle(args) -> int:
     if bad or not methods:
         raise RRError(f"--methods takes MAJ, RRMaj or MAJ,RRMaj; got {args.methods!r}")
     config, ensemble = _config(args)
-    task, question = _question(args)
+    task, question = _question(args, config.sampling.seed)
+    if "RRMaj" in methods:  # before anything loads: agents the settings leave without a turn
+        warning = silence_warning(config, [question.qid])
+        if warning:
+            print(f"warning: {warning}", file=sys.stderr)
     from rrdemo.models import ModelPool, resolve  # noqa: PLC0415 - torch loads here, not at import
     from rrdemo.protocols import run_question  # noqa: PLC0415
 
@@ -180,9 +213,30 @@ def handle(args) -> int:
     )
     if not args.json:
         print(f"loading {', '.join(sorted({a.model for a in config.agents}))} ...", file=sys.stderr)
+    speakers = SpeakerTally()
     for event in run_question(config, question, task, pool, methods=methods, target=target):
+        speakers.add(event)
         printer(event)
+    if "RRMaj" in methods:
+        if args.json:
+            print(json.dumps(speakers.to_dict(), ensure_ascii=False), flush=True)
+        else:
+            print(speaker_summary(speakers, config))
     return 0
+
+
+def speaker_summary(speakers: SpeakerTally, config: RunConfig) -> str:
+    """Who wrote each RR trajectory: a headline, then one line per trajectory with token shares."""
+    lines = [f"=== RRMaj speakers: {speakers.headline()}"]
+    for j, tr in sorted(speakers.trajectories.items()):
+        shares = ", ".join(
+            f"agent {a} ({'corrupted' if tr.corrupted[a] else 'honest'}) "
+            f"{tr.tokens[a]} tok {100 * tr.share(a):.0f}%"
+            for a in tr.order
+        )
+        kind = "mixed" if tr.mixed else ("honest only" if tr.honest_wrote else "corrupted only")
+        lines.append(f"    #{j} {kind}: {shares or 'no tokens'}")
+    return "\n".join(lines)
 
 
 def _use_colour(args) -> bool:
@@ -223,7 +277,7 @@ class _TextPrinter:
             cfg = self.config
             print(
                 f"\n=== {event.method} · {cfg.label} (rho={cfg.rho:.1f}) · {cfg.strength} · N={cfg.n} "
-                f"K={cfg.k} M={cfg.n_trajectories} L={cfg.max_tokens} · gold={event.gold} target={event.target} "
+                f"K={cfg.k} M={cfg.n_trajectories} L={cfg.max_tokens} {cfg.order} order · gold={event.gold} target={event.target} "
                 f"· config {event.config_hash}"
             )
         elif isinstance(event, ChunkWritten):

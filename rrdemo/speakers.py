@@ -1,0 +1,227 @@
+"""Who speaks in a round-robin trajectory: before a run (who *can* write) and after (who *did*).
+
+Before: `speaking_order` is the one place the RR speaking order of a trajectory is computed (the
+protocol calls it too). A trajectory has at most ceil(L / K) turns, so only the first ceil(L / K)
+agents of its order can ever write; `silent_agents` names the agents who can write in none of a
+run's trajectories, and `silence_warning` says so in one sentence for the CLI, the experiment
+planner and the Arena.
+
+After: `SpeakerTally` folds the event stream (ChunkWritten events of RRMaj) into tokens written per
+agent and per role for each trajectory; a trajectory is *mixed* when both an honest and a
+corrupted agent wrote part of it. Pure functions, no I/O.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from rrdemo.config import RunConfig
+from rrdemo.events import ChunkWritten, Event
+from rrdemo.voting import derive_seed
+
+
+# -- before a run: who can write --------------------------------------------------------------------
+def speaking_order(config: RunConfig, question_id: str, trajectory: int) -> tuple[int, ...]:
+    """The agent speaking order of RR trajectory `trajectory` of a question: seat order with
+    `order="fixed"`, else a shuffle seeded by (seed, question, trajectory)."""
+    order = tuple(range(config.n))
+    if config.order == "shuffled":
+        rng = random.Random(derive_seed(config.sampling.seed, "order", question_id, trajectory))
+        order = tuple(rng.sample(order, config.n))
+    return order
+
+
+def max_turns(config: RunConfig) -> int:
+    """At most ceil(L / K) turns fit in a trajectory (fewer when a chunk ends at end-of-sequence)."""
+    return math.ceil(config.max_tokens / config.k)
+
+
+def possible_writers(config: RunConfig, order: Sequence[int]) -> tuple[int, ...]:
+    """The agents of `order` who get a turn before the L budget runs out, in speaking order."""
+    return tuple(order[: min(len(order), max_turns(config))])
+
+
+@dataclass(frozen=True)
+class Silence:
+    """Which agents can never write in a run's RR trajectories, and why."""
+
+    silent: tuple[int, ...]  # agents with no turn in any trajectory
+    turns: int  # ceil(L / K): turns that fit in one trajectory
+    trajectories: int  # trajectories looked at
+    corrupted_only: int  # trajectories in which only corrupted agents can write
+
+    @property
+    def any(self) -> bool:
+        return bool(self.silent) or self.corrupted_only > 0
+
+
+def silent_agents(config: RunConfig, question_ids: Iterable[str] = ("",)) -> Silence:
+    """The agents who cannot write in any RR trajectory of the given questions.
+
+    With the fixed order every trajectory is the same, so the answer does not depend on the
+    question; with the shuffled order it is computed from the actual seeded orders.
+    """
+    qids = list(question_ids) or [""]
+    if config.order == "fixed":  # every trajectory of every question has the same order
+        qids = qids[:1]
+    can_write: set[int] = set()
+    corrupted_only = trajectories = 0
+    for qid in qids:
+        for j in range(config.n_trajectories):
+            writers = possible_writers(config, speaking_order(config, qid, j))
+            can_write.update(writers)
+            trajectories += 1
+            corrupted_only += config.t > 0 and all(config.agents[a].corrupted for a in writers)
+    silent = tuple(a for a in range(config.n) if a not in can_write)
+    return Silence(silent, max_turns(config), trajectories, corrupted_only)
+
+
+def _role(config: RunConfig, agent: int) -> str:
+    return "corrupted" if config.agents[agent].corrupted else "honest"
+
+
+def silence_warning(config: RunConfig, question_ids: Iterable[str] = ("",)) -> str | None:
+    """One sentence naming the agents that can never write, or None when everyone can."""
+    s = silent_agents(config, question_ids)
+    if not s.any:
+        return None
+    n, k, length = config.n, config.k, config.max_tokens
+    why = (
+        f"L = {length} allows only ceil(L/K) = {s.turns} turns of K = {k} tokens, "
+        f"fewer than N = {n} (everyone speaks when L >= N x K = {n * k})"
+    )
+    parts = []
+    if s.silent:
+        named = ", ".join(f"agent {a} ({_role(config, a)})" for a in s.silent)
+        parts.append(f"{named} can never write in an RR trajectory")
+    if s.corrupted_only == s.trajectories:
+        parts.append("only corrupted agents can write in every trajectory")
+    elif s.corrupted_only:
+        parts.append(
+            f"in {s.corrupted_only} of {s.trajectories} trajectories only corrupted agents can write"
+        )
+    hint = "" if config.order == "shuffled" else "; --order shuffled gives every agent a chance"
+    return f"{'; '.join(parts)}: {why}{hint}"
+
+
+# -- after a run: who did write ---------------------------------------------------------------------
+@dataclass
+class TrajectorySpeakers:
+    """Tokens each agent (and each role) wrote in one RR trajectory."""
+
+    index: int
+    tokens: dict[int, int] = field(default_factory=dict)  # agent -> tokens written
+    corrupted: dict[int, bool] = field(default_factory=dict)  # agent -> role
+    order: list[int] = field(default_factory=list)  # agents in the order they first wrote
+
+    def add(self, agent: int, corrupted: bool, n_tokens: int) -> None:
+        if n_tokens <= 0:  # a chunk that ended at once (end-of-sequence) wrote nothing
+            return
+        if agent not in self.tokens:
+            self.order.append(agent)
+        self.tokens[agent] = self.tokens.get(agent, 0) + n_tokens
+        self.corrupted[agent] = corrupted
+
+    @property
+    def total(self) -> int:
+        return sum(self.tokens.values())
+
+    @property
+    def honest_tokens(self) -> int:
+        return sum(t for a, t in self.tokens.items() if not self.corrupted[a])
+
+    @property
+    def corrupted_tokens(self) -> int:
+        return sum(t for a, t in self.tokens.items() if self.corrupted[a])
+
+    @property
+    def honest_wrote(self) -> bool:
+        return any(not self.corrupted[a] for a in self.tokens)
+
+    @property
+    def corrupted_wrote(self) -> bool:
+        return any(self.corrupted[a] for a in self.tokens)
+
+    @property
+    def mixed(self) -> bool:
+        """Both an honest and a corrupted agent wrote part of the trajectory."""
+        return self.honest_wrote and self.corrupted_wrote
+
+    def share(self, agent: int) -> float:
+        return self.tokens.get(agent, 0) / self.total if self.total else 0.0
+
+    def to_dict(self) -> dict:
+        return {
+            "trajectory": self.index,
+            "tokens": {str(a): self.tokens[a] for a in self.order},
+            "honest_tokens": self.honest_tokens,
+            "corrupted_tokens": self.corrupted_tokens,
+            "mixed": self.mixed,
+        }
+
+
+@dataclass
+class SpeakerTally:
+    """A fold over the event stream: who wrote each RRMaj trajectory. Feed it any events."""
+
+    trajectories: dict[int, TrajectorySpeakers] = field(default_factory=dict)
+
+    def add(self, event: Event) -> None:
+        if isinstance(event, ChunkWritten) and event.method == "RRMaj":
+            tr = self.trajectories.setdefault(
+                event.trajectory, TrajectorySpeakers(event.trajectory)
+            )
+            tr.add(event.agent, event.corrupted, event.n_tokens)
+
+    @property
+    def with_honest(self) -> int:
+        return sum(tr.honest_wrote for tr in self.trajectories.values())
+
+    @property
+    def mixed(self) -> int:
+        return sum(tr.mixed for tr in self.trajectories.values())
+
+    @property
+    def honest_only(self) -> int:
+        return sum(tr.honest_wrote and not tr.mixed for tr in self.trajectories.values())
+
+    @property
+    def corrupted_only(self) -> int:
+        return sum(tr.corrupted_wrote and not tr.mixed for tr in self.trajectories.values())
+
+    def headline(self) -> str:
+        """`4 of 5 RR trajectories had an honest writer (3 mixed, 1 honest only, 1 corrupted only)`."""
+        n = len(self.trajectories)
+        return (
+            f"{self.with_honest} of {n} RR trajectories had an honest writer "
+            f"({self.mixed} mixed, {self.honest_only} honest only, "
+            f"{self.corrupted_only} corrupted only)"
+        )
+
+    def to_dict(self) -> dict:
+        return {
+            "kind": "speaker_summary",
+            "method": "RRMaj",
+            "trajectories": len(self.trajectories),
+            "with_honest_writer": self.with_honest,
+            "mixed": self.mixed,
+            "honest_only": self.honest_only,
+            "corrupted_only": self.corrupted_only,
+            "per_trajectory": [tr.to_dict() for _, tr in sorted(self.trajectories.items())],
+        }
+
+
+def fold_speakers(events: Iterable[Event]) -> SpeakerTally:
+    """Who wrote each RRMaj trajectory of a finished event stream."""
+    tally = SpeakerTally()
+    for event in events:
+        tally.add(event)
+    return tally
+
+
+def chunk_roles(chunks: Iterable[dict]) -> set[str]:
+    """The roles ("corrupted" / "truthful") that wrote a logged trajectory's chunks (token > 0)."""
+    return {c["role"] for c in chunks if c.get("n_tokens", 1) > 0 and c.get("role")}
