@@ -6,9 +6,12 @@ cached ids is kept, the cache is cropped to it, and only the new suffix is prefi
 model computes the same keys and values for the same token ids, so a request may also start from
 another key's cache when that one shares a longer prefix (agents with the same prompt, the same
 agent in several trajectories): the tensors are shared, never copied, because cache updates
-build new tensors instead of writing into old ones. Requests given together are decoded in one
-batch: their caches are left-padded into one batched cache, decoded step by step, and split back
-when each request finishes.
+build new tensors instead of writing into old ones. Requests given together run as one batch:
+their starting caches are left-padded into one batched cache, all their new suffixes are
+prefilled in one forward pass (a row whose prompt another row of the batch is about to read
+waits for a second pass and starts from it), the rows are decoded step by step, and each row's
+cache is split back out when it finishes. A turn never ends inside a character: when the K-th
+token leaves one incomplete, up to 3 more tokens finish it, within the request's `room`.
 """
 
 from __future__ import annotations
