@@ -58,6 +58,22 @@ class _Row:
     partial: bool = False  # the decoded new tokens end inside a character
 
 
+def _by_length(lengths: list[int], waste: float = 0.25) -> list[list[int]]:
+    """Indices of `lengths` in groups of similar length, shortest first: a group is prefilled as
+    one left-padded pass, and padding a short suffix to a long one costs compute (on a CPU more
+    than the separate passes would), so a group's padding stays under `waste` of its tokens."""
+    groups: list[list[int]] = []
+    for i in sorted(range(len(lengths)), key=lengths.__getitem__):
+        group = groups[-1] if groups else None
+        if group is not None:
+            total = sum(lengths[g] for g in group) + lengths[i]
+            if lengths[i] * (len(group) + 1) - total <= waste * total:
+                group.append(i)
+                continue
+        groups.append([i])
+    return groups
+
+
 def _common_prefix(a: list[int], b: list[int]) -> int:
     """Length of the longest common prefix of two id lists (slices compare in C: bisect on them)."""
     n = min(len(a), len(b))
@@ -297,14 +313,16 @@ class TransformersBackend(Backend):
                     continue
                 chosen.append(i)
                 plans.append(plan)
-            rows, cache, mask, logits = self._prefill_pass(
-                [(requests[i], ids[i], plan) for i, plan in zip(chosen, plans, strict=True)]
-            )
-            passes.append((rows, cache, mask, logits))
-            if deferred:  # later passes read these rows' caches: give each row its own
-                for b, row in enumerate(rows):
-                    row.cache = self._split(cache, mask, b)
-            done += rows
+            items = [(requests[i], ids[i], plan) for i, plan in zip(chosen, plans, strict=True)]
+            groups = _by_length([len(row_ids) - plan[1] for _, row_ids, plan in items])
+            for group in groups:
+                rows, cache, mask, logits = self._prefill_pass([items[g] for g in group])
+                if deferred or len(groups) > 1 or passes:  # rows go to another pass: own caches
+                    for b, row in enumerate(rows):
+                        row.cache = self._split(cache, mask, b)
+                    cache = mask = None
+                passes.append((rows, cache, mask, logits))
+                done += rows
             pending = deferred
         if len(passes) == 1:
             return passes[0]
