@@ -111,7 +111,9 @@ def measure(points, model: str, seed: int, log) -> dict:
     questions = load_questions(task, n=1, seed=seed)
     rows = []
     for n, k, length in points:
-        opts = BenchOptions(model=model, n=n, c=n // 2 + 1, k=k, max_tokens=length, seed=seed)
+        opts = BenchOptions(
+            model=model, n=n, c=min(n - 1, n // 2 + 1), k=k, max_tokens=length, seed=seed
+        )
         config = opts.config()
         texts = [agent_prompts(backend, config, task, questions[0])]
         for method in ("MAJ", "RRMaj"):  # untimed warm-up at this shape
