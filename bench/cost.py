@@ -18,6 +18,7 @@ reported per decoded token.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import platform
@@ -26,30 +27,33 @@ import subprocess
 import sys
 import time
 from collections import defaultdict
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from bench.report import render_table, write_readme
 from rrdemo.errors import RRError
 
 HERE = Path(__file__).resolve().parent
-TARGETS = {  # issue 3: the medians on a 2-core CPU
-    "rrmaj_over_maj_wall_ratio": ("<=", 1.10),
+TARGETS = {  # issue 11: the medians on a 2-core CPU, in the setting where every agent speaks
+    "rrmaj_over_maj_wall_ratio": ("<=", 1.05),
     "prefill_tokens_per_trajectory_ratio": ("<=", 1.2),
-    "decode_throughput_ratio_vs_generate": (">=", 0.9),
+    "decode_throughput_ratio_vs_generate": (">=", 0.95),
 }
 
 
 @dataclass(frozen=True)
 class BenchOptions:
-    """What to measure. The defaults are the issue's setting: SmolLM2, N = M = 5, K = 100,
-    L = 256, strong corruption 3c2t, seed 0, three Logic3 questions, two threads."""
+    """What to measure. The defaults are a setting where every agent speaks: SmolLM2, N = M = 5,
+    K = 50, L = 256 (>= N x K), a seeded shuffled speaking order per trajectory, strong corruption
+    3c2t, seed 0, three Logic3 questions, two threads. `corrupted_only` also measures the earlier
+    setting (fixed order, corrupted agents first, K = 100: only the 3 corrupted agents write)."""
 
     model: str = "smollm2"
     n: int = 5  # N agents
     c: int = 3  # corrupted agents (the first seats)
-    k: int = 100  # K tokens per RR turn
+    k: int = 50  # K tokens per RR turn
     max_tokens: int = 256  # L tokens per MAJ answer and per RR trajectory
+    order: str = "shuffled"  # RR speaking order: a seeded shuffle per trajectory, or "fixed"
     m: int | None = None  # M trajectories; None means M = N
     repeats: int = 3  # timed MAJ/RRMaj pairs after the warm-up
     questions: int = 3
@@ -58,6 +62,9 @@ class BenchOptions:
     threads: int = 2  # torch.set_num_threads
     variants: bool = True  # also run RRMaj without sharing / reuse / batching, and with EOS
     rss: bool = True  # also measure peak RSS of N agents vs 1 agent in fresh processes
+    corrupted_only: bool = (
+        True  # also time the corrupted-only setting (fixed order, K = 100, same L)
+    )
 
     def validate(self) -> None:
         for name, low in (("n", 1), ("k", 1), ("max_tokens", 1), ("repeats", 1)):
@@ -82,6 +89,7 @@ class BenchOptions:
             k=self.k,
             m=self.m,
             max_tokens=self.max_tokens,
+            order=self.order,
             sampling=Sampling(seed=self.seed),
         )
 
@@ -118,15 +126,17 @@ def run_pass(backend, config, task, questions, method: str) -> dict:
 
     decode = prefill = 0
     engine_wall = 0.0
-    trajectories = []  # per trajectory: question index, agents that wrote in it, tokens decoded
+    # per trajectory: question index, agents that wrote in it, tokens decoded, writers turn by turn
+    trajectories = []
     start = time.perf_counter()
     for qi, question in enumerate(questions):
-        speakers: dict[int, set[int]] = defaultdict(set)
+        writers: dict[int, list[tuple[int, int]]] = defaultdict(list)
         for event in run_question(config, question, task, _Fixed(backend), methods=(method,)):
             if event.kind == "chunk_written":
-                speakers[event.trajectory].add(event.agent)
+                writers[event.trajectory].append((event.turn, event.agent))
             elif event.kind == "answer_extracted":
-                trajectories.append((qi, sorted(speakers[event.trajectory]), event.n_tokens))
+                turns = [agent for _, agent in sorted(writers[event.trajectory])]
+                trajectories.append((qi, sorted(set(turns)), event.n_tokens, turns))
             elif event.kind == "compute_used":
                 decode += event.decode_tokens
                 prefill += event.prefill_tokens
@@ -162,15 +172,34 @@ def prefill_ratios(result: dict, prompts: list[list[int]]) -> dict:
     """Prefill tokens per trajectory over (prompt tokens + tokens decoded in it), two ways:
     `speakers` counts the prompts of the agents that wrote in the trajectory, `all_agents` all N."""
     n_traj = len(result["trajectories"])
-    speakers = sum(sum(prompts[q][a] for a in who) + n for q, who, n in result["trajectories"])
-    everyone = sum(sum(prompts[q]) + n for q, _, n in result["trajectories"])
+    speakers = sum(sum(prompts[q][a] for a in who) + n for q, who, n, _ in result["trajectories"])
+    everyone = sum(sum(prompts[q]) + n for q, _, n, _ in result["trajectories"])
     return {
         "speakers_prompt_tokens": sum(
-            sum(prompts[q][a] for a in who) for q, who, _ in result["trajectories"]
+            sum(prompts[q][a] for a in who) for q, who, _, _ in result["trajectories"]
         ),
         "prefill_tokens_per_trajectory": round(result["prefill_tokens"] / n_traj, 1),
         "ratio_speakers": round(result["prefill_tokens"] / speakers, 3),
         "ratio_all_agents": round(result["prefill_tokens"] / everyone, 3),
+    }
+
+
+def speaker_stats(result: dict, prompts: list[list[str]]) -> dict:
+    """Who wrote, counted from the ChunkWritten events: distinct writers per trajectory (mean) and
+    the share of turns after the first whose writer reads another prompt than the previous
+    writer (a turn that changed prompt costs a prefill of what the other prompt has not read)."""
+    trajectories = result["trajectories"]
+    later = changed = 0
+    for q, _, _, turns in trajectories:
+        later += max(0, len(turns) - 1)
+        changed += sum(prompts[q][a] != prompts[q][b] for a, b in itertools.pairwise(turns))
+    return {
+        "speakers_per_trajectory": round(
+            statistics.mean(len(who) for _, who, _, _ in trajectories), 3
+        ),
+        "turns": sum(len(t) for *_, t in trajectories),
+        "prompt_changes": changed,
+        "prompt_change_share": round(changed / later, 3) if later else 0.0,
     }
 
 
@@ -200,7 +229,7 @@ def _summary(passes: list[dict]) -> dict:
 def measure_ab(backend, opts: BenchOptions, task, questions, log) -> dict:
     """MAJ and RRMaj alternating, after one untimed warm-up pair on the first question."""
     config = opts.config()
-    log("warm-up (not timed)")
+    log(f"{config.label} K={opts.k} L={opts.max_tokens} order={opts.order}: warm-up (not timed)")
     for method in ("MAJ", "RRMaj"):
         run_pass(backend, config, task, questions[:1], method)
     passes: dict[str, list[dict]] = {"MAJ": [], "RRMaj": []}
@@ -401,7 +430,7 @@ def _argv(opts: BenchOptions) -> list[str]:
     """Command-line options reproducing `opts` (for the memory probes)."""
     args = ["--model", opts.model, "--n", str(opts.n), "--c", str(opts.c), "--k", str(opts.k)]
     args += ["--max-tokens", str(opts.max_tokens), "--task", opts.task, "--seed", str(opts.seed)]
-    args += ["--threads", str(opts.threads)]
+    args += ["--threads", str(opts.threads), "--order", opts.order]
     return args + (["--m", str(opts.m)] if opts.m is not None else [])
 
 
@@ -445,13 +474,30 @@ def run_benchmark(opts: BenchOptions, base, log=print) -> dict:
     questions = load_questions(task, n=opts.questions, seed=opts.seed)
     config = opts.config()
     backend = twin(base, suppress_eos=True)  # equal decoding budget: exactly L tokens each
-    prompts = [prompt_tokens(backend, config, task, q) for q in questions]
+    texts = [agent_prompts(backend, config, task, q) for q in questions]
+    prompts = [[len(backend.encode(p)) for p in ps] for ps in texts]
     started = time.perf_counter()
 
     ab = measure_ab(backend, opts, task, questions, log)
     maj, rr = _summary(ab["passes"]["MAJ"]), _summary(ab["passes"]["RRMaj"])
     rr_prefill = prefill_ratios(ab["passes"]["RRMaj"][0], prompts)
     maj_prefill = prefill_ratios(ab["passes"]["MAJ"][0], prompts)
+    speakers = speaker_stats(ab["passes"]["RRMaj"][0], texts)
+    log(f"speakers: {speakers}")
+    corrupted_only = None
+    if opts.corrupted_only:
+        old = replace(opts, k=min(100, opts.max_tokens), order="fixed")
+        old_ab = measure_ab(backend, old, task, questions, log)
+        corrupted_only = {
+            "settings": {"k": old.k, "max_tokens": old.max_tokens, "order": old.order},
+            "maj": _summary(old_ab["passes"]["MAJ"]),
+            "rrmaj": {
+                **_summary(old_ab["passes"]["RRMaj"]),
+                **prefill_ratios(old_ab["passes"]["RRMaj"][0], prompts),
+                **speaker_stats(old_ab["passes"]["RRMaj"][0], texts),
+            },
+            "wall_ratio_rrmaj_over_maj": old_ab["ratio"],
+        }
     variants = measure_variants(base, opts, task, questions, prompts, log) if opts.variants else {}
     rendered = agent_prompts(backend, config, task, questions[0])
     throughput = measure_throughput(backend, rendered, opts, log)
@@ -463,6 +509,7 @@ def run_benchmark(opts: BenchOptions, base, log=print) -> dict:
         "prefill_tokens_per_trajectory_ratio": rr_prefill["ratio_speakers"],
         "decode_throughput_ratio_vs_generate": throughput["decode_ratio"]["median"],
         "peak_rss_ratio_5_agents_vs_1": rss["ratio"] if rss else None,
+        "speakers_per_trajectory": speakers["speakers_per_trajectory"],
         "machine": machine,
         "settings": {
             **asdict(opts),
@@ -475,8 +522,9 @@ def run_benchmark(opts: BenchOptions, base, log=print) -> dict:
             "agent_prompt_tokens": prompts,
         },
         "maj": {**maj, **maj_prefill},
-        "rrmaj": {**rr, **rr_prefill},
+        "rrmaj": {**rr, **rr_prefill, **speakers},
         "wall_ratio_rrmaj_over_maj": ab["ratio"],
+        "corrupted_only": corrupted_only,
         "variants": variants,
         "throughput": throughput,
         "memory": rss,
@@ -515,6 +563,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--k", type=int, default=d.k, help="K tokens per RR turn")
     p.add_argument("--max-tokens", type=int, default=d.max_tokens, help="L tokens per answer")
     p.add_argument("--m", type=int, default=None, help="M RR trajectories (default N)")
+    p.add_argument(
+        "--order", choices=("shuffled", "fixed"), default=d.order, help="RR speaking order"
+    )
     p.add_argument("--repeats", type=int, default=d.repeats, help="timed MAJ/RRMaj pairs")
     p.add_argument("--questions", type=int, default=d.questions, help="questions per pass")
     p.add_argument("--task", default=d.task, help="benchmark the questions come from")
@@ -522,6 +573,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--threads", type=int, default=d.threads, help="torch.set_num_threads")
     p.add_argument("--no-variants", action="store_true", help="skip the engine variants")
     p.add_argument("--no-rss", action="store_true", help="skip the memory probes")
+    p.add_argument(
+        "--no-corrupted-only",
+        action="store_true",
+        help="skip the second row (fixed order, corrupted first, K=100: only corrupted agents write)",
+    )
     p.add_argument("--out", type=Path, default=HERE / "results.json")
     p.add_argument(
         "--readme", type=Path, default=HERE / "README.md", help="file to put the table in"
@@ -540,6 +596,7 @@ def main(argv: list[str] | None = None) -> int:
             k=args.k,
             max_tokens=args.max_tokens,
             m=args.m,
+            order=args.order,
             repeats=args.repeats,
             questions=args.questions,
             task=args.task,
@@ -547,6 +604,7 @@ def main(argv: list[str] | None = None) -> int:
             threads=args.threads,
             variants=not args.no_variants,
             rss=not args.no_rss,
+            corrupted_only=not args.no_corrupted_only,
         )
         opts.validate()
         opts.config()  # K <= L, M >= 1 and the rest, checked before any model loads

@@ -19,9 +19,11 @@ def render_table(results: dict) -> str:
         f"Machine: {m['cpu']}, {m['cores']} cores, torch {m['torch']} ({m['torch_threads']} threads), "
         f"transformers {m['transformers']}, {m['device']}; load average {m['load_average_start']} "
         f"at start, {m['load_average_end']} at end.",
-        f"Setting: {s['model']}, {s['label']} {s['strength']}, N={s['n']}, M={s['m']}, K={s['k']}, "
-        f"L={s['max_tokens']}, seed {s['seed']}, {len(s['questions'])} {s['task']} questions, "
-        f"{s['repeats']} timed MAJ/RRMaj pairs; every answer/trajectory decodes exactly L tokens.",
+        f"Setting (headline, every agent speaks): {s['model']}, {s['label']} {s['strength']}, "
+        f"N={s['n']}, M={s['m']}, K={s['k']}, L={s['max_tokens']}, "
+        f"{s.get('order', 'fixed')} speaking order, seed {s['seed']}, {len(s['questions'])} "
+        f"{s['task']} questions, {s['repeats']} timed MAJ/RRMaj pairs; every answer/trajectory "
+        "decodes exactly L tokens.",
         "",
         "| measure | MAJ | RRMaj | RRMaj / MAJ |",
         "|---|---|---|---|",
@@ -35,7 +37,30 @@ def render_table(results: dict) -> str:
         f"{rr['ratio_speakers']} | |",
         f"| same, over all N agents' prompts + L | {maj['ratio_all_agents']} | "
         f"{rr['ratio_all_agents']} | |",
+        f"| distinct writers per trajectory (mean) | 1 | {rr.get('speakers_per_trajectory')} | |",
+        f"| turns that changed prompt (share of turns after the first) | | "
+        f"{rr.get('prompt_change_share')} ({rr.get('prompt_changes')} of "
+        f"{rr.get('turns', 0) - rr.get('trajectories', 0)}) | |",
     ]
+    old = results.get("corrupted_only")
+    if old:
+        o, orr = old["settings"], old["rrmaj"]
+        lines += [
+            "",
+            "| setting | K | L | order | writers / trajectory | prompt changes | "
+            "prefill MAJ / RRMaj | wall s MAJ / RRMaj | RRMaj / MAJ |",
+            "|---|---|---|---|---|---|---|---|---|",
+            f"| every agent speaks (headline) | {s['k']} | {s['max_tokens']} | "
+            f"{s.get('order', 'fixed')} | {rr.get('speakers_per_trajectory')} | "
+            f"{rr.get('prompt_change_share')} | {maj['prefill_tokens']} / {rr['prefill_tokens']} | "
+            f"{maj['wall_s']['median']:.3g} / {rr['wall_s']['median']:.3g} | "
+            f"{_fmt(results['wall_ratio_rrmaj_over_maj'])} |",
+            f"| corrupted only (earlier default: corrupted agents first, only they write) | "
+            f"{o['k']} | {o['max_tokens']} | {o['order']} | {orr['speakers_per_trajectory']} | "
+            f"{orr['prompt_change_share']} | {old['maj']['prefill_tokens']} / "
+            f"{orr['prefill_tokens']} | {old['maj']['wall_s']['median']:.3g} / "
+            f"{orr['wall_s']['median']:.3g} | {_fmt(old['wall_ratio_rrmaj_over_maj'])} |",
+        ]
     variants = results["variants"]
     if variants:
         lines += [
@@ -78,7 +103,7 @@ def render_table(results: dict) -> str:
             f"+{memory['extra_mb']} MB; weights {one['weights_mb']} MB; whole-process peaks incl. "
             f"loading {one['peak_rss_mb']} / {many['peak_rss_mb']} MB)."
         )
-    lines += ["", "| target (issue 3) | value | target | met |", "|---|---|---|---|"]
+    lines += ["", "| target (issue 11) | value | target | met |", "|---|---|---|---|"]
     for key, row in t.items():
         lines.append(
             f"| {key} | {row['value']} | {row['target']} | {'yes' if row['met'] else 'NO'} |"

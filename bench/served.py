@@ -7,7 +7,10 @@ the same N x L tokens; the ratio shows what the L/K sequential turns and the re-
 cost on a server. Run with and without llama.cpp's prompt cache (`--cache True`), which lets a
 trajectory's next turn reuse the prefix the server already computed.
 
-    python -m bench.served [--questions 2] [--k 16] [--max-tokens 64] [--threads 2]
+    python -m bench.served [--questions 2] [--k 12] [--max-tokens 64] [--order shuffled] [--threads 2]
+
+The default setting has every agent speak: a seeded shuffled speaking order per trajectory and
+L >= N x K (N = 5, K = 12, L = 64), so turns pass between corrupted and honest prompts.
 
 Writes bench/served_results.json.
 """
@@ -78,6 +81,7 @@ def measure(
         m: {"wall_s": 0.0, "decode_tokens": 0, "prefill_tokens": 0, "turns": 0, "correct": 0}
         for m in ("MAJ", "RRMaj")
     }
+    writers: list[int] = []  # distinct agents that wrote in each RR trajectory (first repeat)
     walls: dict[str, list[list[float]]] = {"MAJ": [], "RRMaj": []}
     for q in range(n_questions):
         question = Question("gsm8k", f"bench-{q}", QUESTIONS[q], GOLDS[q])
@@ -87,7 +91,7 @@ def measure(
         # shared, so slower repeats measure other load, not the method).
         for rep in range(repeats):
             for method in ("MAJ", "RRMaj"):
-                row, turns = totals[method], set()
+                row, turns, wrote = totals[method], set(), {}
                 for event in run_question(config, question, task, pool, methods=(method,)):
                     if isinstance(event, ComputeUsed):
                         walls[method][-1].append(event.wall_s)
@@ -95,18 +99,23 @@ def measure(
                         continue
                     if isinstance(event, ChunkWritten):
                         turns.add(event.turn)
+                        wrote.setdefault(event.trajectory, set()).add(event.agent)
                     elif isinstance(event, ComputeUsed):
                         row["decode_tokens"] += event.decode_tokens
                         row["prefill_tokens"] += event.prefill_tokens
                     elif isinstance(event, Decision):
                         row["correct"] += bool(event.correct)
-                row["turns"] += len(turns)
+                if not rep:
+                    row["turns"] += len(turns)
+                    if method == "RRMaj":
+                        writers += [len(w) for w in wrote.values()]
     backend.close()
     for method, row in totals.items():
         row["wall_s"] = round(sum(min(w) for w in walls[method]), 2)
         row["wall_s_each_repeat"] = [[round(x, 2) for x in w] for w in walls[method]]
         row["decode_tok_per_s"] = round(row["decode_tokens"] / max(row["wall_s"], 1e-9), 1)
     maj, rr = totals["MAJ"], totals["RRMaj"]
+    rr["speakers_per_trajectory"] = round(sum(writers) / max(1, len(writers)), 2)
     return {
         "MAJ": maj,
         "RRMaj": rr,
@@ -121,7 +130,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--questions", type=int, default=2, help="questions per setting (max 4)")
     parser.add_argument("--n", type=int, default=5, help="N agents = M trajectories = N answers")
     parser.add_argument("--c", type=int, default=2, help="corrupted agents")
-    parser.add_argument("--k", type=int, default=16, help="K tokens per RR turn")
+    parser.add_argument("--k", type=int, default=12, help="K tokens per RR turn")
+    parser.add_argument(
+        "--order", choices=("shuffled", "fixed"), default="shuffled", help="RR speaking order"
+    )
     parser.add_argument("--max-tokens", type=int, default=64, help="L new tokens per answer")
     parser.add_argument("--repeats", type=int, default=2, help="runs per question (fastest kept)")
     parser.add_argument("--threads", type=int, default=2, help="llama.cpp CPU threads")
@@ -142,6 +154,7 @@ def main(argv: list[str] | None = None) -> int:
             agents=homogeneous_agents("smollm2@llama", args.n, args.c),
             k=args.k,
             max_tokens=args.max_tokens,
+            order=args.order,
             sampling=Sampling(temperature=0.7, top_p=0.95, seed=0),
         )
         rows = []
@@ -179,6 +192,7 @@ def main(argv: list[str] | None = None) -> int:
             "c": args.c,
             "K": args.k,
             "L": args.max_tokens,
+            "order": args.order,
             "questions": args.questions,
             "temperature": 0.7,
             "concurrency": args.concurrency,

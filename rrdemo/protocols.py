@@ -85,8 +85,12 @@ def _write(
     writes: Sequence[tuple[int, Agent, str, int, tuple]],
     config: RunConfig,
     counter: _Counter,
+    room: Sequence[int] | None = None,
 ) -> Iterator[Event]:
     """Let each (trajectory, agent, text it reads, tokens to add, cache key) write one chunk.
+
+    `room[i]` caps write i's tokens: it may pass its count only to finish a character (RR: what
+    is left of L); without it a write never passes its count.
 
     Writes that share a model go to it as one batch. Yields TokenDelta events while decoding and
     one ChunkWritten per write; returns the `Finished` result of each write, in input order.
@@ -104,6 +108,7 @@ def _write(
                 max_new_tokens=writes[i][3],
                 sampling=config.sampling,
                 seed=derive_seed(config.sampling.seed, *writes[i][4][1:], turn),
+                room=room[i] if room is not None else None,
             )
             for i in members
         ]
@@ -249,7 +254,8 @@ def round_robin(
         if not active:
             break
         # The agent whose turn it is in each unfinished trajectory reads its own prompt followed by
-        # the whole shared text, and appends K tokens of its own tokenizer (fewer once L is near).
+        # the whole shared text, and appends K tokens of its own tokenizer (fewer once L is near;
+        # a few more when the K-th token ends inside a character, never past L).
         writes = []
         for tr in active:
             agent = agents[tr.order[turn % n]]
@@ -257,7 +263,8 @@ def round_robin(
             writes.append(
                 (tr.index, agent, agent.prompt + tr.text, min(k, budget - tr.n_tokens), key)
             )
-        results = yield from _write("RRMaj", turn, writes, config, counter)
+        room = [budget - tr.n_tokens for tr in active]
+        results = yield from _write("RRMaj", turn, writes, config, counter, room)
         # The chunk joins the shared text; the trajectory ends at end-of-sequence or L new tokens.
         for tr, (_, agent, *_), out in zip(active, writes, results, strict=True):
             tr.chunks.append((agent.index, out.text, out.n_tokens))

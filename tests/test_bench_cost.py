@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from bench.cost import BenchOptions, main, run_benchmark
+from bench.cost import BenchOptions, main, run_benchmark, speaker_stats
 from bench.report import TABLE_END, TABLE_START, render_table, write_readme
 
 
@@ -40,11 +40,27 @@ def test_readme_table_is_replaced_between_markers_and_text_around_it_is_kept(tmp
     assert text.count(TABLE_START) == 1 and text.count(TABLE_END) == 1
 
 
+def test_speakers_and_prompt_changes_are_counted_from_the_turns():
+    prompts = [["corrupt", "corrupt", "honest"], ["c", "c", "h"]]  # per question, per agent
+    result = {
+        "trajectories": [  # (question, writers, tokens, writer of each turn)
+            (0, [0, 1, 2], 6, [2, 0, 1]),  # honest -> corrupted (change), corrupted -> corrupted
+            (0, [0], 6, [0]),  # one turn: nothing to change
+            (1, [1, 2], 6, [1, 2, 1, 2]),  # three changes
+        ]
+    }
+    stats = speaker_stats(result, prompts)
+    assert stats["speakers_per_trajectory"] == round((3 + 1 + 2) / 3, 3)
+    assert stats["turns"] == 8 and stats["prompt_changes"] == 4
+    assert stats["prompt_change_share"] == round(4 / 5, 3)
+
+
 @pytest.mark.slow
 def test_tiny_real_benchmark_reports_equal_decode_budget_and_all_keys(real_pool, tmp_path):
     import torch
 
-    opts = BenchOptions(n=3, c=2, k=3, max_tokens=6, repeats=1, questions=1, threads=1)
+    # L = N x K with a shuffled order: every trajectory has N turns, one per agent.
+    opts = BenchOptions(n=3, c=2, k=2, max_tokens=6, repeats=1, questions=1, threads=1)
     threads = torch.get_num_threads()
     try:
         results = run_benchmark(opts, real_pool.get("smollm2"), log=lambda _: None)
@@ -55,6 +71,7 @@ def test_tiny_real_benchmark_reports_equal_decode_budget_and_all_keys(real_pool,
         "prefill_tokens_per_trajectory_ratio",
         "decode_throughput_ratio_vs_generate",
         "peak_rss_ratio_5_agents_vs_1",
+        "speakers_per_trajectory",
         "machine",
     ):
         assert results[key] is not None, key
@@ -64,11 +81,22 @@ def test_tiny_real_benchmark_reports_equal_decode_budget_and_all_keys(real_pool,
     assert results["maj"]["decode_tokens"] == results["rrmaj"]["decode_tokens"] == budget
     variants = results["variants"]
     assert variants["no_batching"]["decode_tokens"] == budget
+    # Every agent speaks in the headline setting (N turns of K, a permutation of the agents);
+    # the corrupted-only row (fixed order, K = L) is one turn by the first corrupted agent.
+    assert results["speakers_per_trajectory"] == opts.n
+    assert results["rrmaj"]["turns"] == opts.n * opts.n * opts.questions
+    assert (
+        results["rrmaj"]["prompt_changes"] >= 1
+    )  # honest and corrupted prompts alternate somewhere
+    old = results["corrupted_only"]
+    assert old["rrmaj"]["speakers_per_trajectory"] == 1 and old["rrmaj"]["prompt_changes"] == 0
+    assert old["maj"]["decode_tokens"] == old["rrmaj"]["decode_tokens"] == budget
     # Without reuse every turn reads its speaker's whole prompt and the text so far; with prefix
-    # sharing the speakers (all corrupted: one prompt) read that prompt about once per question.
+    # sharing, the M trajectories' first turns read each distinct prompt about once.
     speakers_prompts = results["rrmaj"]["speakers_prompt_tokens"]
     assert variants["no_kv_reuse"]["prefill_tokens"] > speakers_prompts
     assert results["rrmaj"]["prefill_tokens"] < speakers_prompts / 2
+    assert old["rrmaj"]["prefill_tokens"] < old["rrmaj"]["speakers_prompt_tokens"] / 2
     assert results["wall_ratio_rrmaj_over_maj"]["median"] > 0
     assert results["throughput"]["decode_tokens_per_s_engine"]["median"] > 0
     memory = results["memory"]

@@ -23,6 +23,10 @@ class GenerationRequest:
     max_new_tokens: int  # K for an RR turn, L for a MAJ answer (fewer only at the end)
     sampling: Sampling
     seed: int  # seeds this request's own random generator: results do not depend on batching
+    # Hard cap on new tokens. A backend may run past `max_new_tokens`, up to this cap and by a few
+    # tokens at most, only to finish a character whose bytes the K-th token left incomplete
+    # (RR passes what is left of the trajectory's L). None: never past `max_new_tokens`.
+    room: int | None = None
 
 
 @dataclass(frozen=True)
@@ -35,7 +39,10 @@ class Delta:
 
 @dataclass(frozen=True)
 class Finished:
-    """Request `index` is done: `text` holds its `n_tokens` new tokens (end-of-sequence excluded)."""
+    """Request `index` is done: `text` holds its `n_tokens` new tokens (end-of-sequence excluded).
+
+    `text` never ends inside a character: when the cap left the last character's bytes incomplete
+    (no room to finish it), they count in `n_tokens` but are dropped from `text`."""
 
     index: int
     text: str

@@ -6,9 +6,12 @@ cached ids is kept, the cache is cropped to it, and only the new suffix is prefi
 model computes the same keys and values for the same token ids, so a request may also start from
 another key's cache when that one shares a longer prefix (agents with the same prompt, the same
 agent in several trajectories): the tensors are shared, never copied, because cache updates
-build new tensors instead of writing into old ones. Requests given together are decoded in one
-batch: their caches are left-padded into one batched cache, decoded step by step, and split back
-when each request finishes.
+build new tensors instead of writing into old ones. Requests given together run as one batch:
+their starting caches are left-padded into one batched cache, all their new suffixes are
+prefilled in one forward pass (a row whose prompt another row of the batch is about to read
+waits for a second pass and starts from it), the rows are decoded step by step, and each row's
+cache is split back out when it finishes. A turn never ends inside a character: when the K-th
+token leaves one incomplete, up to 3 more tokens finish it, within the request's `room`.
 """
 
 from __future__ import annotations
@@ -52,6 +55,23 @@ class _Row:
     prefill_tokens: int
     new: list[int] = field(default_factory=list)
     shown: str = ""  # text already streamed as deltas
+    partial: bool = False  # the decoded new tokens end inside a character
+
+
+def _by_length(lengths: list[int], waste: float = 0.25) -> list[list[int]]:
+    """Indices of `lengths` in groups of similar length, shortest first: a group is prefilled as
+    one left-padded pass, and padding a short suffix to a long one costs compute (on a CPU more
+    than the separate passes would), so a group's padding stays under `waste` of its tokens."""
+    groups: list[list[int]] = []
+    for i in sorted(range(len(lengths)), key=lengths.__getitem__):
+        group = groups[-1] if groups else None
+        if group is not None:
+            total = sum(lengths[g] for g in group) + lengths[i]
+            if lengths[i] * (len(group) + 1) - total <= waste * total:
+                group.append(i)
+                continue
+        groups.append([i])
+    return groups
 
 
 def _common_prefix(a: list[int], b: list[int]) -> int:
@@ -68,6 +88,12 @@ def _common_prefix(a: list[int], b: list[int]) -> int:
             hi = mid
     return lo
 
+
+# A turn may run this many tokens past K to finish a character (UTF-8: at most 4 bytes).
+_CHAR_TAIL = 3
+# A row waits for another row of its batch to be prefilled when that one shares this many more
+# prompt tokens with it than any cache does (e.g. the M trajectories' first turns, same prompt).
+_MIN_SHARED = 8
 
 # Top-p sampling looks at this many most likely tokens first, and sorts the whole vocabulary only
 # when they do not cover the nucleus: sorting ~50k probabilities costs more than a decode step.
@@ -188,19 +214,15 @@ class TransformersBackend(Backend):
     def _generate_batch(
         self, requests: list[tuple[int, GenerationRequest]]
     ) -> Iterator[GenerationOutput]:
-        # 1. Prefill: each request runs only the tokens its cache has not seen, and samples its first token.
-        rows, logits = [], []
-        for index, request in requests:
-            row, row_logits = self._prefill(index, request, rows)
-            rows.append(row)
-            logits.append(self._allowed(row_logits))
-        # 2. Merge the rows' caches into one left-padded batch.
-        cache, mask = self._merge([r.cache for r in rows])
+        # 1. Prefill: every request runs only the tokens no cache has seen, all rows in one forward
+        #    pass, and leaves one left-padded batched cache (with the padding of shorter suffixes).
+        rows, cache, mask, logits = self._prefill_batch(requests)
         positions = torch.tensor([[len(r.ids)] for r in rows], device=self.model.device)
+        logits = self._allowed(logits)
         next_tokens = [
-            sample_token(lg, r.request.sampling, r.rng) for r, lg in zip(rows, logits, strict=True)
+            sample_token(logits[b], r.request.sampling, r.rng) for b, r in enumerate(rows)
         ]
-        # 3. Decode: append each row's token, retire finished rows, then one forward step for the rest.
+        # 2. Decode: append each row's token, retire finished rows, then one forward step for the rest.
         while rows:
             keep = []
             for b, (row, token) in enumerate(zip(rows, next_tokens, strict=True)):
@@ -210,7 +232,7 @@ class TransformersBackend(Backend):
                     delta = self._delta(row)
                     if delta:
                         yield Delta(row.index, delta)
-                if eos or len(row.new) >= row.request.max_new_tokens:
+                if eos or self._turn_complete(row):
                     yield self._finish(row, self._split(cache, mask, b), "eos" if eos else "length")
                 else:
                     keep.append(b)
@@ -236,44 +258,146 @@ class TransformersBackend(Backend):
                 sample_token(step_logits[b], r.request.sampling, r.rng) for b, r in enumerate(rows)
             ]
 
+    @staticmethod
+    def _turn_complete(row: _Row) -> bool:
+        """K tokens are out and the text ends on a whole character, or the hard cap is reached.
+
+        A byte-level tokenizer may spell one character with several tokens: a turn that stopped
+        after the K-th token could hand the next agent half a character (U+FFFD once decoded).
+        So the turn goes on, by at most `_CHAR_TAIL` tokens and never past `request.room`, until
+        the decoded text is complete."""
+        n, request = len(row.new), row.request
+        if n < request.max_new_tokens:
+            return False
+        cap = min(
+            max(request.room or 0, request.max_new_tokens), request.max_new_tokens + _CHAR_TAIL
+        )
+        return n >= cap or not row.partial
+
     def _allowed(self, logits: torch.Tensor) -> torch.Tensor:
         """`logits` with end-of-sequence ruled out when `suppress_eos` is set (benchmarks)."""
         if self.suppress_eos and self._eos_list:
             logits[..., self._eos_list] = float("-inf")
         return logits
 
-    def _prefill(
-        self, index: int, request: GenerationRequest, batch_rows: Sequence[_Row] = ()
-    ) -> tuple[_Row, torch.Tensor]:
-        ids = self.encode(request.prompt)
-        if not ids:
-            raise ValueError("empty prompt")
+    def _prefill_batch(
+        self, requests: list[tuple[int, GenerationRequest]]
+    ) -> tuple[list[_Row], DynamicCache, torch.Tensor, torch.Tensor]:
+        """Rows for `requests`, their batched cache and attention mask, and each row's logits.
+
+        Each row starts from the cache that shares the longest token prefix with its prompt (its
+        own, another key's, or nothing). Rows are prefilled together, in as few forward passes as
+        possible: a row that would share a much longer prefix with another row of this batch
+        waits for that row's pass (the first turn, where the M trajectories read the same few
+        prompts), so a distinct prompt is prefilled once per batch."""
+        ids = []
+        for _, request in requests:
+            ids.append(self.encode(request.prompt))
+            if not ids[-1]:
+                raise ValueError("empty prompt")
         with self._lock:
-            cached = self._caches.pop(request.key, None) if self.reuse_cache else None
-            # Keep the longest common token prefix; leave at least one token to run for logits.
-            keep = min(_common_prefix(cached.ids, ids), len(ids) - 1) if cached is not None else 0
-            donor = self._donor(ids, keep, batch_rows) if self.share_prefixes else None
-        if donor is not None:  # another key's cache covers more of this prompt: start from it
-            cache, keep = donor
-        elif keep == 0:
-            cache = DynamicCache()
-        else:
-            cache = cached.cache
-            drop = cache.get_seq_length() - keep
-            if drop > 0:
-                cache.crop(-drop)  # transformers 5.x: a negative count removes tokens from the end
-        suffix = torch.tensor([ids[keep:]], device=self.model.device)
-        out = self.model(input_ids=suffix, past_key_values=cache, use_cache=True, logits_to_keep=1)
-        rng = torch.Generator().manual_seed(request.seed)
-        row = _Row(index, request, cache, list(ids), rng, prefill_tokens=len(ids) - keep)
-        return row, out.logits[0, -1, :]
+            owned = [
+                self._caches.pop(request.key, None) if self.reuse_cache else None
+                for _, request in requests
+            ]
+        done: list[_Row] = []
+        passes: list[tuple[list[_Row], DynamicCache, torch.Tensor, torch.Tensor]] = []
+        pending = list(range(len(requests)))
+        while pending:
+            chosen, plans, deferred = [], [], []
+            for i in pending:
+                plan = self._plan(ids[i], owned[i], done)
+                shared = max((_common_prefix(ids[j], ids[i]) for j in chosen), default=0)
+                if self.share_prefixes and shared > plan[1] + _MIN_SHARED:
+                    deferred.append(i)  # wait for row j: it will hold this prefix
+                    continue
+                chosen.append(i)
+                plans.append(plan)
+            items = [(requests[i], ids[i], plan) for i, plan in zip(chosen, plans, strict=True)]
+            groups = _by_length([len(row_ids) - plan[1] for _, row_ids, plan in items])
+            for group in groups:
+                rows, cache, mask, logits = self._prefill_pass([items[g] for g in group])
+                if deferred or len(groups) > 1 or passes:  # rows go to another pass: own caches
+                    for b, row in enumerate(rows):
+                        row.cache = self._split(cache, mask, b)
+                    cache = mask = None
+                passes.append((rows, cache, mask, logits))
+                done += rows
+            pending = deferred
+        if len(passes) == 1:
+            return passes[0]
+        rows = [row for p in passes for row in p[0]]
+        cache, mask = self._merge([row.cache for row in rows])
+        return rows, cache, mask, torch.cat([p[3] for p in passes])
+
+    def _plan(
+        self, ids: list[int], owned: _Cached | None, done: Sequence[_Row]
+    ) -> tuple[DynamicCache | None, int]:
+        """The cache to start `ids` from and how many of its tokens to keep (at least one token
+        is left to run, for logits): the request's own, or a longer-sharing one (`_donor`)."""
+        keep = min(_common_prefix(owned.ids, ids), len(ids) - 1) if owned is not None else 0
+        source = owned.cache if owned is not None and keep else None
+        if self.share_prefixes:
+            with self._lock:
+                donor = self._donor(ids, keep, done)
+            if donor is not None:
+                source, keep = donor
+        return source, keep
+
+    def _prefill_pass(
+        self, items: list[tuple[tuple[int, GenerationRequest], list[int], tuple]]
+    ) -> tuple[list[_Row], DynamicCache, torch.Tensor, torch.Tensor]:
+        """One forward pass over the new suffixes of several rows.
+
+        The rows' starting caches are merged left-padded to a common length, and the suffixes
+        are left-padded to a common length after them: a shorter suffix leaves a masked gap
+        between its cache and its tokens, which the mask carries through decoding and `_split`
+        removes. Position ids count real tokens only, so each row sees the positions it would
+        see alone."""
+        device = self.model.device
+        caches, suffixes, rows = [], [], []
+        for (index, request), ids, (source, keep) in items:
+            # Views, never the source object: the forward pass extends the cache it is given.
+            cache = DynamicCache() if source is None else self._view(source, keep)
+            caches.append(cache)
+            suffixes.append(ids[keep:])
+            rng = torch.Generator().manual_seed(request.seed)
+            rows.append(_Row(index, request, cache, list(ids), rng, prefill_tokens=len(ids) - keep))
+        cache, cache_mask = self._merge(caches)
+        width = max(len(s) for s in suffixes)
+        fed = torch.zeros((len(rows), width), dtype=torch.long, device=device)
+        fed_mask = torch.zeros((len(rows), width), dtype=torch.long, device=device)
+        positions = torch.zeros((len(rows), width), dtype=torch.long, device=device)
+        for b, (suffix, row) in enumerate(zip(suffixes, rows, strict=True)):
+            start, pad = len(row.ids) - len(suffix), width - len(suffix)
+            fed[b, pad:] = torch.tensor(suffix)
+            fed_mask[b, pad:] = 1
+            positions[b, pad:] = torch.arange(start, start + len(suffix))
+        mask = torch.cat([cache_mask, fed_mask], dim=1)
+        out = self.model(
+            input_ids=fed,
+            attention_mask=mask,
+            position_ids=positions,
+            past_key_values=cache,
+            use_cache=True,
+            logits_to_keep=1,
+        )
+        return rows, cache, mask, out.logits[:, -1, :]
+
+    @staticmethod
+    def _view(cache: DynamicCache, keep: int) -> DynamicCache:
+        """A new cache holding views of the first `keep` tokens of `cache` (no copy: cache updates
+        build new tensors instead of writing into old ones, so the views stay valid)."""
+        return DynamicCache(
+            [(layer.keys[:, :, :keep], layer.values[:, :, :keep]) for layer in cache.layers]
+        )
 
     def _donor(
         self, ids: list[int], keep: int, batch_rows: Sequence[_Row]
     ) -> tuple[DynamicCache, int] | None:
-        """A new cache holding views of the first tokens of the cache (among other keys' and this
-        batch's already prefilled rows) that shares the longest token prefix with `ids`, if that
-        beats `keep`, with how many tokens it holds. Called under the lock."""
+        """The cache (among other keys' and this batch's already prefilled rows) that shares the
+        longest token prefix with `ids`, if that beats `keep`, with how many of its tokens to
+        keep. Called under the lock."""
         best: DynamicCache | None = None
         candidates = [(c.cache, c.ids) for c in self._caches.values()]
         candidates += [(r.cache, r.ids) for r in batch_rows]
@@ -283,11 +407,7 @@ class TransformersBackend(Backend):
             n = min(_common_prefix(cached_ids, ids), len(ids) - 1, cache.get_seq_length())
             if n > keep:
                 best, keep = cache, n
-        if best is None:
-            return None
-        return DynamicCache(
-            [(layer.keys[:, :, :keep], layer.values[:, :, :keep]) for layer in best.layers]
-        ), keep
+        return None if best is None else (best, keep)
 
     def _merge(self, caches: list[DynamicCache]) -> tuple[DynamicCache, torch.Tensor]:
         """One batched cache from single-row caches, left-padded with zeros to a common length."""
@@ -297,12 +417,17 @@ class TransformersBackend(Backend):
         mask = torch.zeros((len(caches), longest), dtype=torch.long, device=device)
         for b, n in enumerate(lengths):
             mask[b, longest - n :] = 1
-        if len(caches) == 1:
-            return caches[0], mask
+        if len(caches) == 1 or longest == 0:
+            return (caches[0] if len(caches) == 1 else DynamicCache()), mask
+        reference = caches[lengths.index(longest)]
         layers = []
-        for layer_idx in range(len(caches[0].layers)):
+        for layer_idx, ref in enumerate(reference.layers):
             keys, values = [], []
             for cache, n in zip(caches, lengths, strict=True):
+                if n == 0:  # nothing cached yet: all padding
+                    keys.append(torch.zeros_like(ref.keys[:1]))
+                    values.append(torch.zeros_like(ref.values[:1]))
+                    continue
                 k, v = cache.layers[layer_idx].keys, cache.layers[layer_idx].values
                 pad = longest - n
                 if pad:
@@ -315,15 +440,18 @@ class TransformersBackend(Backend):
 
     @staticmethod
     def _split(cache: DynamicCache, mask: torch.Tensor, b: int) -> DynamicCache:
-        """Row `b` of a batched cache, without its left padding."""
+        """Row `b` of a batched cache, without its padding (left, and gaps after short suffixes)."""
         if mask.shape[0] == 1 and bool(mask.all()):
             return cache
-        pad = int((mask[b] == 0).sum())
+        real = mask[b].nonzero().squeeze(1)
+        first = int(real[0]) if len(real) else mask.shape[1]
+        # Only left padding: one slice; gaps after short suffixes: pick the real positions.
+        pick = slice(first, None) if len(real) == mask.shape[1] - first else real
         return DynamicCache(
             [
                 (
-                    layer.keys[b : b + 1, :, pad:, :].clone(),
-                    layer.values[b : b + 1, :, pad:, :].clone(),
+                    layer.keys[b : b + 1, :, pick, :].clone(),
+                    layer.values[b : b + 1, :, pick, :].clone(),
                 )
                 for layer in cache.layers
             ]
@@ -331,7 +459,8 @@ class TransformersBackend(Backend):
 
     def _delta(self, row: _Row) -> str:
         text = self.tokenizer.decode(row.new, skip_special_tokens=True)
-        if text.endswith("\ufffd") or not text.startswith(row.shown):
+        row.partial = text.endswith("\ufffd")  # the last character's bytes are incomplete
+        if row.partial or not text.startswith(row.shown):
             return ""  # half a character, or a re-segmentation: wait for more tokens
         delta, row.shown = text[len(row.shown) :], text
         return delta
@@ -342,9 +471,12 @@ class TransformersBackend(Backend):
             # Everything but the last sampled token has been fed through the model.
             with self._lock:
                 self._caches[row.request.key] = _Cached(cache, row.ids + row.new[:-1])
+        text = self.tokenizer.decode(generated, skip_special_tokens=True)
+        if reason == "length" and row.partial:  # capped inside a character: drop its bytes
+            text = text.rstrip("\ufffd")
         return Finished(
             index=row.index,
-            text=self.tokenizer.decode(generated, skip_special_tokens=True),
+            text=text,
             n_tokens=len(generated),
             finish_reason=reason,
             prefill_tokens=row.prefill_tokens,
