@@ -348,3 +348,48 @@ def test_one_trajectory_mixing_transformers_and_llama_cpp_agents(real_pool):
     assert sum(c.n_tokens for c in chunks) == answer.n_tokens
     for c in chunks[:-1]:  # every turn but the last adds K tokens (more only to end a character)
         assert 4 <= c.n_tokens <= 7
+
+
+@needs_llama
+def test_cost_accounting_at_an_equal_budget_on_llama_cpp(llama_pool):
+    """bench.backends' numbers: N x L decode tokens for both methods; prompts are read about once."""
+    from bench.backends import _One, arena_setting, run
+    from rrdemo.agents import build_agents
+    from rrdemo.corruption import make_injection
+    from rrdemo.protocols import choose_target
+
+    backend = _llama(llama_pool, "smollm2")
+    config, question, task = arena_setting(k=3, max_tokens=9)  # N = 5, shuffled: 3 turns each
+    try:
+        maj = run(backend, config, question, task, ("MAJ",))
+        rr = run(backend, config, question, task, ("RRMaj",))
+    finally:
+        backend.suppress_eos = False
+    budget = config.n * config.max_tokens  # M = N trajectories of L tokens, N answers of L tokens
+    assert maj["decode_tokens"] == rr["decode_tokens"] == budget
+    target = choose_target(task, question, config)
+    injection = make_injection(config.strength, target, config.custom_template)
+    agents = build_agents(config, _One(backend), task.prompt(question), injection)
+    prompts = [len(backend.encode(a.prompt)) for a in agents]
+    corrupted = next(p for p, a in zip(prompts, agents, strict=True) if a.corrupted)
+    honest = next(p for p, a in zip(prompts, agents, strict=True) if not a.corrupted)
+    # MAJ: the first corrupted and honest answers read their prompts, the other 3 copy them.
+    assert maj["prefill_tokens"] <= corrupted + honest + 3
+    # RRMaj: 15 turns; without reuse or copies each would read its speaker's whole prompt.
+    assert rr["prefill_tokens"] < 3 * sum(prompts) / 2
+    assert not backend.cached_keys()
+
+
+def test_backends_bench_refuses_bad_options_and_writes_its_readme_section(tmp_path, capsys):
+    from bench.backends import END, START, main, write_readme
+
+    assert main(["--k", "10", "--max-tokens", "5", "--out", str(tmp_path / "r.json")]) == 2
+    assert "--max-tokens at least --k" in capsys.readouterr().err
+    assert not (tmp_path / "r.json").exists()
+    readme = tmp_path / "README.md"
+    readme.write_text("# Benchmarks\n\n## Cost\n\ntext\n")
+    write_readme(readme, "| old |")
+    write_readme(readme, "| new |")
+    text = readme.read_text()
+    assert text.startswith("# Benchmarks\n\n## Cost\n\ntext") and "| new |" in text
+    assert "| old |" not in text and text.count(START) == text.count(END) == 1
