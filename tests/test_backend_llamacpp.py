@@ -341,7 +341,12 @@ def test_one_trajectory_mixing_transformers_and_llama_cpp_agents(real_pool):
     events = list(run_question(config, question, task, real_pool, methods=("RRMaj",)))
     chunks = [e for e in events if e.kind == "chunk_written"]
     engines = [type(real_pool.get(a.model, None, a.backend)).__name__ for a in config.agents]
-    assert engines == ["LlamaCppBackend", "TransformersBackend"] * 2
+    assert engines == [
+        "LlamaCppBackend",
+        "TransformersBackend",
+        "TransformersBackend",
+        "LlamaCppBackend",
+    ]
     assert [c.agent for c in chunks] == [t % 4 for t in range(len(chunks))]
     answer = next(e for e in events if e.kind == "answer_extracted")
     assert answer.text == "".join(c.text for c in chunks)
