@@ -7,8 +7,8 @@ the sequence's ids is kept (`llama_memory_seq_rm` crops the rest) and only the n
 A key may also start from another sequence that shares a longer prefix: `llama_memory_seq_cp`
 copies that sequence's cells and the copy is cropped to the common prefix, so the prefix is not
 computed again. A prefix shared with another request of the same call is computed once, by the
-first of them; the others copy it in a second prefill wave. All new suffixes of a wave are
-prefilled in one batch, then every live row decodes one token per `llama_decode` step. Sampling
+first of them; the others copy it in a second prefill wave. Each row's new suffix is prefilled in
+its own call (see `_prefill`), then every live row decodes one token per `llama_decode` step. Sampling
 (greedy, or temperature + top-p) runs in numpy with each request's own seeded generator.
 
 Why a stream per sequence (`kv_unified=False`) and no flash attention: in one shared cell pool a
