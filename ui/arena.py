@@ -17,12 +17,12 @@ from html import escape
 
 import gradio as gr
 
-from rrdemo.agents import ModelSource
+from rrdemo.agents import ModelSource, backend_for
 from rrdemo.config import ORDERS, STRENGTHS
 from rrdemo.corruption import TEMPLATES
 from rrdemo.errors import RRError
 from rrdemo.hardware import gpu_duration, on_gpu
-from rrdemo.models import DEFAULT_MODEL, REGISTRY, resolve
+from rrdemo.models import DEFAULT_MODEL, REGISTRY, resolve, with_backends
 from rrdemo.protocols import run_question
 from rrdemo.speakers import silence_warning
 from rrdemo.tasks import TASK_NAMES, get_task, load_questions
@@ -111,11 +111,14 @@ def stream_run(
     callback turns both into messages.
     """
     prepared = build_run(request)
+    # The engine the app was started with (`--backend`, env RRDEMO_BACKEND) joins the config.
+    preferred = getattr(pool, "preferred_backend", "transformers")
+    prepared = replace(prepared, config=with_backends(prepared.config, preferred))
     state = ArenaState.for_run(request, prepared)
     # Load each distinct model first, saying so: a first load converts the GGUF (20-60 s).
     # (A model source without `loaded()` serves ready backends, e.g. test fakes.)
     loaded = set(pool.loaded()) if hasattr(pool, "loaded") else None
-    for spec in {(a.model, a.revision): a for a in prepared.config.agents}.values():
+    for spec in {(a.model, a.revision, a.backend): a for a in prepared.config.agents}.values():
         if loaded is None:
             break
         if spec.model in loaded:
@@ -127,7 +130,7 @@ def stream_run(
                 state,
                 f"**Loading** model **{name}** (the first load of an offline model takes 20-60 s)…",
             )
-            pool.get(spec.model, spec.revision)
+            backend_for(pool, spec)
             loaded.add(name)
     cfg = prepared.config
     setting = (

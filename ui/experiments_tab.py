@@ -191,6 +191,8 @@ def run_sweep(
     """Plan, then run the sweep in a worker thread; yield (done, total, log path) as it advances."""
     from rrdemo.experiment import plan_sweep, run_plan  # noqa: PLC0415 - the runner loads on use
 
+    # the engine the app was started with (`--backend`); fakes and plain sources: transformers
+    settings = {"backend": getattr(pool, "preferred_backend", "transformers"), **settings}
     plan = plan_sweep(settings)
     if plan.n_units > MAX_UNITS:
         raise RRError(

@@ -81,6 +81,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--source", choices=("auto", "offline", "hub"), help="question data source")
     parser.add_argument(
+        "--backend",
+        choices=("auto", "llamacpp", "transformers"),
+        help="engine of the offline GGUF models (default auto: llama.cpp when installed, else "
+        "transformers; hub models always use transformers); part of each logged config",
+    )
+    parser.add_argument(
         "--dry-run", action="store_true", help="validate and print the plan; run nothing"
     )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -115,6 +121,7 @@ _SETTINGS = (
     "top_p",
     "order",
     "source",
+    "backend",
 )
 
 
@@ -127,6 +134,7 @@ def sweep_from_args(args: argparse.Namespace) -> dict:
         value = getattr(args, name, None)
         if value is not None:
             raw[name] = value
+    raw.setdefault("backend", "auto")  # the command line's default engine: the faster one on CPU
     return raw
 
 

@@ -73,6 +73,13 @@ def register(subparsers) -> None:
         "--corrupt-seats", help="which seats are corrupted, e.g. 0,2,4 (default: the first c)"
     )
     e.add_argument("--ensemble", help="an ensemble file (YAML/JSON) describing agents and backends")
+    e.add_argument(
+        "--backend",
+        default="auto",
+        choices=("auto", "llamacpp", "transformers"),
+        help="engine of the offline GGUF models (default auto: llama.cpp when installed, else "
+        "transformers); hub models always use transformers",
+    )
     c = p.add_argument_group("corruption")
     c.add_argument(
         "--strength",
@@ -195,7 +202,10 @@ def handle(args) -> int:
         warning = silence_warning(config, [question.qid])
         if warning:
             print(f"warning: {warning}", file=sys.stderr)
-    from rrdemo.models import ModelPool, resolve  # noqa: PLC0415 - torch loads here, not at import
+    from rrdemo.models import ModelPool, resolve, with_backends  # noqa: PLC0415 - torch loads here
+
+    served = set(ensemble.served) if ensemble is not None else set()
+    config = with_backends(config, args.backend, served)
     from rrdemo.protocols import run_question  # noqa: PLC0415
 
     pool = ModelPool()

@@ -1,0 +1,296 @@
+"""Transformers vs llama.cpp, side by side in one process: MAJ, RRMaj and the Arena's default run.
+
+    python -m bench.backends                 # what `make bench` runs after bench.cost (~5 min)
+    python -m bench.backends --repeats 3     # more timed rounds (a quiet machine)
+
+Setting: the Arena's defaults (`ui.state.ArenaRequest`: SmolLM2, N = 5, 3c2t strong, M = N,
+temperature 0.7, seed 0, Logic3 question 0) with the every-agent-speaks order: shuffled speaking
+order and L >= N x K (K = 50, L = 256), so each trajectory has 6 turns and every agent writes.
+
+1. **MAJ and RRMaj at an equal decoding budget** on each engine: every answer and trajectory
+   decodes exactly L tokens (`suppress_eos`), so both decode N x L tokens. Wall time, decode
+   tokens per second, prefill tokens; RRMaj / MAJ per engine (target on llama.cpp: <= 1.05).
+2. **The Arena's default run end to end**: MAJ and RRMaj interleaved as the Arena streams them,
+   end-of-sequence allowed, on each engine (target: llama.cpp at least 3x faster).
+Rounds alternate the engines and the methods (MAJ, RRMaj / RRMaj, MAJ) after one untimed warm-up
+each; medians over `--repeats` rounds. Model load times are reported apart (first load of a
+transformers model converts the GGUF once; later loads read the converted copy).
+Writes bench/backends_results.json and the "Backends" table of bench/README.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+START, END = "<!-- bench:backends:start -->", "<!-- bench:backends:end -->"
+ENGINES = ("transformers", "llamacpp")
+
+
+def arena_setting(k: int, max_tokens: int):
+    """The Arena's default request with the every-agent-speaks order: (config, question, task)."""
+    from ui.state import ArenaRequest, build_run  # noqa: PLC0415 - no gradio in ui.state
+
+    prepared = build_run(ArenaRequest(k=k, max_tokens=max_tokens))
+    return prepared.config.with_(order="shuffled"), prepared.question, prepared.task
+
+
+class _One:
+    """A model source handing one backend to every agent."""
+
+    def __init__(self, backend) -> None:
+        self.backend = backend
+
+    def get(self, *_, **__):
+        return self.backend
+
+
+def load(engine: str, model: str):
+    """(backend, seconds to load) for `engine`."""
+    from rrdemo.models import load_backend  # noqa: PLC0415
+
+    start = time.perf_counter()
+    backend = load_backend(model, backend=engine)
+    return backend, round(time.perf_counter() - start, 2)
+
+
+def run(backend, config, question, task, methods, interleave=False, budget=True) -> dict:
+    """One run_question pass: wall time and the engine's own token counts. `budget`: every
+    answer and trajectory decodes exactly L tokens (end-of-sequence suppressed)."""
+    from rrdemo.protocols import run_question  # noqa: PLC0415
+
+    backend.suppress_eos = budget  # both engines read it at every step (benchmark-only option)
+    start = time.perf_counter()
+    decode = prefill = 0
+    for event in run_question(
+        config, question, task, _One(backend), methods=methods, interleave=interleave
+    ):
+        if event.kind == "compute_used":
+            decode += event.decode_tokens
+            prefill += event.prefill_tokens
+    wall = time.perf_counter() - start
+    return {"wall_s": round(wall, 3), "decode_tokens": decode, "prefill_tokens": prefill}
+
+
+def _median(runs: list[dict], key: str) -> float:
+    return round(statistics.median(r[key] for r in runs), 3)
+
+
+def summarize(runs: list[dict]) -> dict:
+    wall = _median(runs, "wall_s")
+    decode = runs[0]["decode_tokens"]
+    return {
+        "wall_s": wall,
+        "wall_s_all": [r["wall_s"] for r in runs],
+        "decode_tokens": decode,
+        "prefill_tokens": runs[0]["prefill_tokens"],
+        "decode_tokens_per_s": round(decode / wall, 1) if wall else None,
+    }
+
+
+def run_benchmark(opts: argparse.Namespace, log=print) -> dict:
+    config, question, task = arena_setting(opts.k, opts.max_tokens)
+    if opts.model != "smollm2":
+        agents = tuple(replace(a, model=opts.model) for a in config.agents)
+        config = config.with_(agents=agents)
+    results: dict = {"settings": {}, "machine": machine(), "engines": {}}
+    backends, loads = {}, {}
+    for engine in ENGINES:
+        log(f"loading {opts.model} on {engine} ...")
+        backends[engine], loads[engine] = load(engine, opts.model)
+        warm = config.with_(k=4, max_tokens=8)
+        run(backends[engine], warm, question, task, ("MAJ", "RRMaj"))  # untimed warm-up
+    timed: dict = {e: {"MAJ": [], "RRMaj": [], "arena": []} for e in ENGINES}
+    for r in range(opts.repeats):
+        engines = ENGINES if r % 2 == 0 else ENGINES[::-1]
+        for engine in engines:
+            for method in ("MAJ", "RRMaj") if r % 2 == 0 else ("RRMaj", "MAJ"):
+                out = run(backends[engine], config, question, task, (method,))
+                timed[engine][method].append(out)
+                log(f"round {r + 1} {engine:12s} {method:5s} {out['wall_s']:7.2f} s")
+        for engine in engines:
+            out = run(
+                backends[engine], config, question, task, ("MAJ", "RRMaj"), True, budget=False
+            )
+            timed[engine]["arena"].append(out)
+            log(f"round {r + 1} {engine:12s} arena {out['wall_s']:7.2f} s")
+    for engine in ENGINES:
+        maj, rr = summarize(timed[engine]["MAJ"]), summarize(timed[engine]["RRMaj"])
+        pairs = [
+            b["wall_s"] / a["wall_s"]
+            for a, b in zip(timed[engine]["MAJ"], timed[engine]["RRMaj"], strict=True)
+        ]
+        results["engines"][engine] = {
+            "load_s": loads[engine],
+            "maj": maj,
+            "rrmaj": rr,
+            "rrmaj_over_maj": round(statistics.median(pairs), 3),
+            "rrmaj_over_maj_all": [round(p, 3) for p in pairs],
+            "arena": summarize(timed[engine]["arena"]),
+        }
+    t, ll = results["engines"]["transformers"], results["engines"]["llamacpp"]
+    arena_speedup = round(t["arena"]["wall_s"] / ll["arena"]["wall_s"], 2)
+    budget_speedup = round(
+        (t["maj"]["wall_s"] + t["rrmaj"]["wall_s"]) / (ll["maj"]["wall_s"] + ll["rrmaj"]["wall_s"]),
+        2,
+    )
+    results["comparison"] = {
+        "arena_speedup_llamacpp_over_transformers": arena_speedup,
+        "equal_budget_speedup_llamacpp_over_transformers": budget_speedup,
+    }
+    results["targets"] = {
+        "arena_speedup_at_least_3": arena_speedup >= 3,
+        "llamacpp_rrmaj_over_maj_at_most_1.05": ll["rrmaj_over_maj"] <= 1.05,
+    }
+    results["settings"] = {
+        "model": opts.model,
+        "label": config.label,
+        "strength": config.strength,
+        "n": config.n,
+        "m": config.n_trajectories,
+        "k": config.k,
+        "max_tokens": config.max_tokens,
+        "order": config.order,
+        "temperature": config.sampling.temperature,
+        "seed": config.sampling.seed,
+        "task": task.name,
+        "question": question.qid,
+        "repeats": opts.repeats,
+    }
+    results["machine"]["load_average_end"] = _load()
+    return results
+
+
+def _load() -> str:
+    try:
+        return " ".join(f"{x:.2f}" for x in os.getloadavg())
+    except OSError:
+        return "n/a"
+
+
+def machine() -> dict:
+    import torch  # noqa: PLC0415
+
+    info = {
+        "cpu": platform.processor() or platform.machine(),
+        "cores": len(os.sched_getaffinity(0)),
+        "torch": torch.__version__,
+        "torch_threads": torch.get_num_threads(),
+        "llama_threads": int(
+            os.environ.get("RRDEMO_LLAMA_THREADS") or len(os.sched_getaffinity(0))
+        ),
+        "load_average_start": _load(),
+    }
+    try:
+        import llama_cpp  # noqa: PLC0415
+
+        info["llama_cpp"] = llama_cpp.__version__
+    except ImportError:
+        info["llama_cpp"] = None
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                info["cpu"] = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return info
+
+
+def render_table(results: dict) -> str:
+    s, m, c = results["settings"], results["machine"], results["comparison"]
+    rows = [
+        f"Machine: {m['cpu']}, {m['cores']} cores, torch {m['torch']} ({m['torch_threads']} "
+        f"threads), llama-cpp-python {m['llama_cpp']} ({m['llama_threads']} threads); load average {m['load_average_start']} at "
+        f"start, {m['load_average_end']} at end.",
+        f"Setting: the Arena's default run with the every-agent-speaks order: {s['model']}, "
+        f"{s['label']} {s['strength']}, N={s['n']}, M={s['m']}, K={s['k']}, L={s['max_tokens']}, "
+        f"{s['order']} order, temperature {s['temperature']}, seed {s['seed']}, {s['task']} "
+        f"question {s['question']}; medians of {s['repeats']} alternating rounds.",
+        "",
+        "| engine | load, s | MAJ wall, s | RRMaj wall, s | RRMaj / MAJ | MAJ tok/s | RRMaj tok/s "
+        "| RRMaj prefill tokens | Arena run, s | Arena tok/s |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for engine, e in results["engines"].items():
+        rows.append(
+            f"| {engine} | {e['load_s']} | {e['maj']['wall_s']} | {e['rrmaj']['wall_s']} | "
+            f"{e['rrmaj_over_maj']} | {e['maj']['decode_tokens_per_s']} | "
+            f"{e['rrmaj']['decode_tokens_per_s']} | {e['rrmaj']['prefill_tokens']} | "
+            f"{e['arena']['wall_s']} | {e['arena']['decode_tokens_per_s']} |"
+        )
+    rows += [
+        "",
+        f"llama.cpp over transformers: Arena run {c['arena_speedup_llamacpp_over_transformers']}x "
+        f"faster end to end (target >= 3x), MAJ + RRMaj at an equal budget "
+        f"{c['equal_budget_speedup_llamacpp_over_transformers']}x. MAJ and RRMaj columns decode "
+        "exactly L tokens per answer/trajectory; the Arena run stops at end-of-sequence.",
+    ]
+    return "\n".join(rows)
+
+
+def write_readme(path: Path, table: str) -> None:
+    """Replace the table between the markers of section "Backends" (add the section if missing)."""
+    text = path.read_text() if path.exists() else "# Benchmarks\n"
+    block = f"{START}\n{table}\n{END}"
+    if START in text and END in text:
+        head, rest = text.split(START, 1)
+        text = head + block + rest.split(END, 1)[1]
+    else:
+        text = text.rstrip() + "\n\n## Backends: transformers vs llama.cpp (`make bench`)\n\n"
+        text += "Written by `python -m bench.backends` (see its docstring for the method).\n\n"
+        text += block + "\n"
+    path.write_text(text)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.backends", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument(
+        "--model", default="smollm2", help="an offline GGUF model (default smollm2)"
+    )
+    parser.add_argument("--k", type=int, default=50, help="K (default 50)")
+    parser.add_argument("--max-tokens", type=int, default=256, help="L (default 256 >= N x K)")
+    parser.add_argument("--repeats", type=int, default=1, help="timed rounds (default 1, ~5 min)")
+    parser.add_argument(
+        "--threads", type=int, help="CPU threads of both engines (default: all cores)"
+    )
+    parser.add_argument("--out", default="bench/backends_results.json")
+    parser.add_argument("--readme", default="bench/README.md")
+    opts = parser.parse_args(argv)
+    if opts.repeats < 1 or opts.k < 1 or opts.max_tokens < opts.k:
+        print(
+            "error: --repeats and --k must be at least 1, and --max-tokens at least --k",
+            file=sys.stderr,
+        )
+        return 2
+    from rrdemo.backends.llamacpp import available  # noqa: PLC0415
+
+    if available() is not None:
+        print(
+            f"error: llama-cpp-python is not importable ({available()}); run `make llama`",
+            file=sys.stderr,
+        )
+        return 2
+    if opts.threads:  # torch now; llama.cpp reads the variable when its model loads
+        import torch  # noqa: PLC0415
+
+        torch.set_num_threads(opts.threads)
+        os.environ["RRDEMO_LLAMA_THREADS"] = str(opts.threads)
+    results = run_benchmark(opts)
+    Path(opts.out).write_text(json.dumps(results, indent=2) + "\n")
+    write_readme(Path(opts.readme), render_table(results))
+    print(render_table(results))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,400 @@
+"""The in-process llama.cpp backend: the real GGUF files, KV reuse, prefix sharing, batching,
+seeded sampling, UTF-8 turn ends, sequence bookkeeping, and engine selection."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from rrdemo.backends.base import Backend, Delta, Finished, GenerationRequest
+from rrdemo.backends.llamacpp import available, incomplete_tail, sample_token
+from rrdemo.config import AgentSpec, RunConfig, Sampling
+from rrdemo.errors import RRError
+from rrdemo.models import _OFFLINE_FILES, choose_backend, with_backends
+from rrdemo.protocols import run_question
+from rrdemo.tasks import get_task
+
+MODELS = ("smollm2", "gemma3-270m")
+GREEDY = Sampling(temperature=0.0)
+needs_llama = pytest.mark.skipif(
+    available() is not None, reason=f"llama-cpp-python is not importable ({available()})"
+)
+
+
+# -- logic: no model ------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("text", "tail"),
+    [("abc", 0), ("a×", 0), ("😀≈", 0), ("", 0)],
+)
+def test_incomplete_tail_of_complete_text_is_zero(text, tail):
+    assert incomplete_tail(text.encode()) == tail
+
+
+@pytest.mark.parametrize("char", ["×", "≈", "😀", "お"])
+def test_incomplete_tail_counts_the_bytes_of_a_started_character(char):
+    data = char.encode()
+    for cut in range(1, len(data)):
+        assert incomplete_tail(b"ok" + data[:cut]) == cut
+    assert incomplete_tail(b"ok" + data) == 0
+
+
+def test_sampling_is_greedy_at_zero_and_reproducible_per_seed():
+    rng = np.random.default_rng(0)
+    logits = rng.normal(size=1000).astype(np.float32)
+    assert sample_token(logits, GREEDY, np.random.default_rng(1)) == int(np.argmax(logits))
+    hot = Sampling(temperature=1.0, top_p=0.95)
+
+    def draws(seed):
+        gen = np.random.default_rng(seed)
+        return [sample_token(logits, hot, gen) for _ in range(50)]
+
+    assert draws(3) == draws(3) and draws(3) != draws(4)
+    peaked = np.full(1000, -30.0, dtype=np.float32)
+    peaked[[7, 9]] = [5.0, 0.0]  # token 7 holds > 99% of the mass: top-p 0.9 keeps it alone
+    assert {
+        sample_token(peaked, Sampling(1.0, 0.9), np.random.default_rng(s)) for s in range(20)
+    } == {7}
+
+
+def test_transformers_is_chosen_for_hub_models_and_when_asked():
+    assert choose_backend("Qwen/Qwen2.5-0.5B-Instruct", "auto") == "transformers"
+    assert choose_backend("Qwen/Qwen2.5-0.5B-Instruct", "llamacpp") == "transformers"
+    assert choose_backend("smollm2", "transformers") == "transformers"
+    with pytest.raises(RRError, match="unknown backend 'vllm'"):
+        choose_backend("smollm2", "vllm")
+    with pytest.raises(RRError, match="unknown backend"):
+        AgentSpec("smollm2", backend="onnx")
+
+
+def test_without_llama_cpp_auto_falls_back_and_an_explicit_request_is_refused(monkeypatch):
+    import rrdemo.models as models
+
+    monkeypatch.setattr(models, "llama_cpp_missing", lambda: "ImportError: no llama_cpp")
+    assert choose_backend("smollm2", "auto") == "transformers"
+    with pytest.raises(RRError, match="needs llama-cpp-python.*make llama"):
+        choose_backend("smollm2", "llamacpp")
+
+
+def test_the_engine_is_in_the_hash_and_the_default_keeps_old_hashes():
+    old = RunConfig(agents=(AgentSpec("smollm2", True), AgentSpec("smollm2")))
+    logged = old.to_dict()
+    assert all("backend" not in a for a in logged["agents"])  # as configs were logged before
+    assert RunConfig.from_dict(logged).config_hash() == old.config_hash()
+    llama = old.with_(
+        agents=tuple(AgentSpec(a.model, a.corrupted, backend="llamacpp") for a in old.agents)
+    )
+    assert llama.config_hash() != old.config_hash()
+    assert RunConfig.from_dict(llama.to_dict()) == llama
+    assert with_backends(old, "transformers") == old
+
+
+# -- the real GGUF files --------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def llama_pool():
+    from rrdemo.models import ModelPool
+
+    return ModelPool()
+
+
+def _llama(pool, name):
+    if available() is not None:
+        pytest.skip(f"llama-cpp-python is not importable ({available()})")
+    return pool.get(name, None, "llamacpp")
+
+
+def _twin(backend, **options):
+    """Another llama.cpp backend over the same file (no cached sequences)."""
+    from rrdemo.backends.llamacpp import LlamaCppBackend
+
+    return LlamaCppBackend(
+        backend.name,
+        backend.path,
+        chat=backend.chat,
+        eos_token_ids=tuple(backend.eos_token_ids),
+        n_ctx_seq=512,
+        n_seq_max=16,
+        **options,
+    )
+
+
+def _finish(backend, key, text, n, sampling=GREEDY, seed=0) -> Finished:
+    outs = list(backend.generate([GenerationRequest(key, text, n, sampling, seed)]))
+    return next(o for o in outs if isinstance(o, Finished))
+
+
+class _OneByOne(Backend):
+    """The same backend, but each call's requests generated one after another (no batching)."""
+
+    def __init__(self, inner) -> None:
+        self.inner, self.name, self.revision = inner, inner.name, None
+
+    def render_prompt(self, user, system=None):
+        return self.inner.render_prompt(user, system)
+
+    def generate(self, requests):
+        for i, request in enumerate(requests):
+            self.inner.release()  # no reuse, no sharing: every prompt from scratch
+            for out in self.inner.generate([request]):
+                yield replace(out, index=i)
+
+
+@needs_llama
+@pytest.mark.parametrize("name", MODELS)
+def test_offline_gguf_loads_as_shipped_and_generates(llama_pool, name):
+    from rrdemo.backends.llamacpp import LlamaCppBackend
+
+    backend = _llama(llama_pool, name)
+    assert (
+        isinstance(backend, LlamaCppBackend) and llama_pool.get(name, None, "llamacpp") is backend
+    )
+    assert backend.path == _OFFLINE_FILES[name]()  # the shipped file itself, no conversion
+    prompt = backend.render_prompt("Name a colour.")
+    done = _finish(backend, ("load", name), prompt, 5)
+    assert 1 <= done.n_tokens <= 5 and done.text.strip()
+    assert done.prefill_tokens == len(
+        backend.encode(prompt)
+    ) and done.decode_tokens == done.n_tokens + (done.finish_reason == "eos")
+    backend.release(("load",))
+
+
+# llama.cpp's CPU kernels are not batch-invariant: a row's logits can differ in the last bits with
+# the number of rows or tokens run together, and greedy text flips at a near-tie. The backend
+# removes the causes it controls (a stream per sequence, no flash attention, no repacked weights,
+# one prefill call per row); the cases below still hit a near-tie and are known not to match.
+KNOWN_NEAR_TIE = pytest.mark.xfail(
+    reason="float rounding differs between batch shapes in llama.cpp's CPU kernels", strict=False
+)
+
+
+@needs_llama
+@pytest.mark.parametrize("name", ["smollm2", pytest.param("gemma3-270m", marks=KNOWN_NEAR_TIE)])
+def test_kv_reuse_across_a_boundary_that_retokenizes_equals_prefill_from_scratch(llama_pool, name):
+    from rrdemo.backends.llamacpp import _common_prefix
+
+    backend = _twin(_llama(llama_pool, name))
+    scratch = _twin(backend, share_prefixes=False)
+    key = ("reuse", name)
+    first_turn = backend.render_prompt("Is this statement true? Answer briefly.") + "It is def"
+    _finish(backend, key, first_turn, 1)
+    cached = backend._seqs[key].ids
+    next_turn = first_turn + "initely true, because"  # "def" + "initely" re-tokenizes
+    ids = backend.encode(next_turn)
+    assert _common_prefix(cached, ids) < len(cached), "the boundary must re-tokenize"
+    reused = _finish(backend, key, next_turn, 8)
+    fresh = _finish(scratch, key, next_turn, 8)
+    assert reused.text == fresh.text and reused.n_tokens == fresh.n_tokens
+    assert fresh.prefill_tokens == len(ids)
+    assert reused.prefill_tokens < len(ids) // 2
+    # Another key with the same prompt copies the cells (seq_cp) instead of recomputing them.
+    other = _finish(backend, ("reuse-other", name), next_turn, 8)
+    assert other.text == fresh.text and other.prefill_tokens == 1
+    for b in (backend, scratch):
+        b.close()
+
+
+@needs_llama
+@pytest.mark.parametrize(
+    ("name", "methods"),
+    [
+        ("smollm2", ("RRMaj",)),
+        ("gemma3-270m", ("RRMaj", "MAJ")),
+        pytest.param("smollm2", ("RRMaj", "MAJ"), marks=KNOWN_NEAR_TIE),
+    ],
+)
+def test_round_robin_with_reuse_sharing_and_batching_equals_one_by_one(llama_pool, name, methods):
+    backend = _twin(_llama(llama_pool, name))
+    plain = _OneByOne(_twin(backend, share_prefixes=False))
+    task = get_task("custom")
+    question = task.question("Which is a fruit? (A) car (B) apple (C) stone", gold="(B)")
+    config = RunConfig(
+        agents=(AgentSpec(name, True), AgentSpec(name, False), AgentSpec(name, False)),
+        k=4,
+        max_tokens=12,
+        m=2,
+        sampling=GREEDY,
+    )
+
+    class One:
+        def __init__(self, b):
+            self.b = b
+
+        def get(self, *_, **__):
+            return self.b
+
+    def chunks(b):
+        events = run_question(config, question, task, One(b), methods=methods)
+        return sorted(
+            (e.method, e.trajectory, e.turn, e.agent, e.text)
+            for e in events
+            if e.kind == "chunk_written"
+        )
+
+    fast = chunks(backend)
+    assert fast == chunks(plain)
+    assert {c[0] for c in fast} == set(methods)
+    assert not backend.cached_keys() and backend.free_sequences() == backend.n_seq_max
+
+
+@needs_llama
+def test_same_config_and_seed_give_the_same_text_whatever_the_batch(llama_pool):
+    backend = _llama(llama_pool, "smollm2")
+    hot = Sampling(temperature=1.0, seed=0)
+    prompt = backend.render_prompt("Tell me a short story about a cat.")
+
+    def alone(seed):
+        backend.release(("seeded",))
+        return _finish(backend, ("seeded", seed), prompt, 12, hot, seed).text
+
+    batch = [GenerationRequest(("seeded", "b", s), prompt, 12, hot, s) for s in (11, 12, 13)]
+    together = {}
+    for out in backend.generate(batch):
+        if isinstance(out, Finished):
+            together[batch[out.index].seed] = out.text
+    backend.release(("seeded",))
+    assert alone(11) == alone(11) == together[11]
+    assert together[12] == alone(12) and alone(12) != alone(11)
+    backend.release(("seeded",))
+
+
+@needs_llama
+def test_a_turn_never_ends_inside_a_utf8_character(llama_pool):
+    backend = _llama(llama_pool, "smollm2")
+    prompt = backend.render_prompt("Translate 'hello' into Japanese.")
+    extended = {}
+    for k in (1, 2, 3):
+        text, extended[k] = "", 0
+        for _turn in range(6):  # writes Japanese: most characters are two byte-level tokens
+            request = GenerationRequest(("utf8", k), prompt + text, k, GREEDY, 0)
+            outs = list(backend.generate([request]))
+            done = outs[-1]
+            assert isinstance(done, Finished)
+            assert "\ufffd" not in done.text
+            assert done.text == "".join(o.text for o in outs if isinstance(o, Delta))
+            assert k <= done.n_tokens <= k + 3 or done.finish_reason == "eos"
+            extended[k] += done.n_tokens > k
+            text += done.text
+            if done.finish_reason == "eos":
+                break
+        assert any(ord(c) > 0x3000 for c in text), text
+    backend.release(("utf8",))
+    assert extended[1] and sum(extended.values()) > extended[1], extended  # K=1 always splits
+
+
+@needs_llama
+def test_release_frees_sequences_and_a_stopped_run_leaves_nothing(llama_pool):
+    backend = _llama(llama_pool, "smollm2")
+    free = backend.free_sequences()
+    task = get_task("custom")
+    question = task.question("Pick one: (A) yes (B) no", gold="(A)")
+    agents = (AgentSpec("smollm2", backend="llamacpp"),) * 2
+    config = RunConfig(agents=agents, strength="none", k=3, max_tokens=6, m=2)
+    stream = run_question(config, question, task, llama_pool)
+    next(e for e in stream if e.kind == "chunk_written" and e.method == "RRMaj")
+    assert backend.free_sequences() < free
+    stream.close()
+    assert backend.free_sequences() == free and not backend.cached_keys()
+    events = list(run_question(config, question, task, llama_pool))
+    assert events[0].config["agents"][0]["backend"] == "llamacpp"
+    assert backend.free_sequences() == free
+
+
+@needs_llama
+def test_a_request_longer_than_the_context_is_refused_clearly(llama_pool):
+    backend = _llama(llama_pool, "smollm2")
+    prompt = backend.render_prompt("Hi")
+    with pytest.raises(RRError, match="context holds"):
+        list(
+            backend.generate([GenerationRequest(("long",), prompt, backend.max_context, GREEDY, 0)])
+        )
+    assert ("long",) not in backend.cached_keys()
+
+
+@pytest.mark.slow
+@needs_llama
+def test_chat_prompt_matches_the_transformers_template(real_pool, llama_pool):
+    hf, llama = real_pool.get("smollm2"), _llama(llama_pool, "smollm2")
+    for system in (None, "Be brief."):
+        text = hf.render_prompt("What is 6 times 7?", system)
+        assert llama.render_prompt("What is 6 times 7?", system) == text
+        assert llama.encode(text) == hf.encode(text)
+
+
+@pytest.mark.slow
+@needs_llama
+def test_one_trajectory_mixing_transformers_and_llama_cpp_agents(real_pool):
+    task = get_task("custom")
+    question = task.question("What is 6 times 7?", gold="42")
+    config = RunConfig(
+        agents=(
+            AgentSpec("smollm2", True, backend="llamacpp"),
+            AgentSpec("gemma3-270m", False),  # transformers
+            AgentSpec("smollm2", False),  # transformers: the same model on the other engine
+            AgentSpec("gemma3-270m", False, backend="llamacpp"),
+        ),
+        k=4,
+        max_tokens=20,
+        m=1,
+        sampling=Sampling(temperature=0.7, seed=1),
+    )
+    events = list(run_question(config, question, task, real_pool, methods=("RRMaj",)))
+    chunks = [e for e in events if e.kind == "chunk_written"]
+    engines = [type(real_pool.get(a.model, None, a.backend)).__name__ for a in config.agents]
+    assert engines == [
+        "LlamaCppBackend",
+        "TransformersBackend",
+        "TransformersBackend",
+        "LlamaCppBackend",
+    ]
+    assert [c.agent for c in chunks] == [t % 4 for t in range(len(chunks))]
+    answer = next(e for e in events if e.kind == "answer_extracted")
+    assert answer.text == "".join(c.text for c in chunks)
+    assert sum(c.n_tokens for c in chunks) == answer.n_tokens
+    for c in chunks[:-1]:  # every turn but the last adds K tokens (more only to end a character)
+        assert 4 <= c.n_tokens <= 7
+
+
+@needs_llama
+def test_cost_accounting_at_an_equal_budget_on_llama_cpp(llama_pool):
+    """bench.backends' numbers: N x L decode tokens for both methods; prompts are read about once."""
+    from bench.backends import _One, arena_setting, run
+    from rrdemo.agents import build_agents
+    from rrdemo.corruption import make_injection
+    from rrdemo.protocols import choose_target
+
+    backend = _llama(llama_pool, "smollm2")
+    config, question, task = arena_setting(k=3, max_tokens=9)  # N = 5, shuffled: 3 turns each
+    try:
+        maj = run(backend, config, question, task, ("MAJ",))
+        rr = run(backend, config, question, task, ("RRMaj",))
+    finally:
+        backend.suppress_eos = False
+    budget = config.n * config.max_tokens  # M = N trajectories of L tokens, N answers of L tokens
+    assert maj["decode_tokens"] == rr["decode_tokens"] == budget
+    target = choose_target(task, question, config)
+    injection = make_injection(config.strength, target, config.custom_template)
+    agents = build_agents(config, _One(backend), task.prompt(question), injection)
+    prompts = [len(backend.encode(a.prompt)) for a in agents]
+    corrupted = next(p for p, a in zip(prompts, agents, strict=True) if a.corrupted)
+    honest = next(p for p, a in zip(prompts, agents, strict=True) if not a.corrupted)
+    # MAJ: the first corrupted and honest answers read their prompts, the other 3 copy them.
+    assert maj["prefill_tokens"] <= corrupted + honest + 3
+    # RRMaj: 15 turns; without reuse or copies each would read its speaker's whole prompt.
+    assert rr["prefill_tokens"] < 3 * sum(prompts) / 2
+    assert not backend.cached_keys()
+
+
+def test_backends_bench_refuses_bad_options_and_writes_its_readme_section(tmp_path, capsys):
+    from bench.backends import END, START, main, write_readme
+
+    assert main(["--k", "10", "--max-tokens", "5", "--out", str(tmp_path / "r.json")]) == 2
+    assert "--max-tokens at least --k" in capsys.readouterr().err
+    assert not (tmp_path / "r.json").exists()
+    readme = tmp_path / "README.md"
+    readme.write_text("# Benchmarks\n\n## Cost\n\ntext\n")
+    write_readme(readme, "| old |")
+    write_readme(readme, "| new |")
+    text = readme.read_text()
+    assert text.startswith("# Benchmarks\n\n## Cost\n\ntext") and "| new |" in text
+    assert "| old |" not in text and text.count(START) == text.count(END) == 1
