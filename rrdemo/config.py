@@ -25,8 +25,8 @@ PROMPT_STYLES: tuple[str, ...] = ("direct", "step-by-step")
 Adversary = Literal["static", "contextual", "last-word"]
 ADVERSARIES: tuple[str, ...] = ("static", "contextual", "last-word")
 
-# Fields added after configs were first logged, with their defaults. `config_hash()` leaves a field
-# out while it holds this default, so a config that existed before the field keeps its hash.
+# Fields added after configs were first logged, with their defaults. `to_dict()` (and so
+# `config_hash()`) leaves a field out while it holds this default: older configs keep their hash.
 LATER_FIELDS: dict[str, object] = {
     "eos_policy": "end",
     "prompt_style": "direct",
@@ -158,8 +158,17 @@ class RunConfig:
 
     # -- logging --------------------------------------------------------------------------------
     def to_dict(self) -> dict:
-        """Plain JSON types (lists, not tuples), so a logged config reads back equal."""
-        return json.loads(json.dumps(asdict(self)))
+        """Plain JSON types (lists, not tuples), so a logged config reads back equal.
+
+        Fields of `LATER_FIELDS` are left out while they hold their default: a config that could
+        be written before they existed is logged, and hashed, exactly as it was then.
+        """
+        data = json.loads(json.dumps(asdict(self)))
+        return {
+            key: value
+            for key, value in data.items()
+            if not (key in LATER_FIELDS and value == LATER_FIELDS[key])
+        }
 
     @classmethod
     def from_dict(cls, data: dict) -> RunConfig:
@@ -172,17 +181,8 @@ class RunConfig:
             raise RRError(f"not a run config: {exc}") from None
 
     def config_hash(self) -> str:
-        """A short stable name of this exact configuration (sha256 of its canonical JSON).
-
-        Fields of `LATER_FIELDS` are left out while they hold their default, so configs logged
-        before those fields existed keep the hash they were logged with.
-        """
-        data = {
-            key: value
-            for key, value in self.to_dict().items()
-            if not (key in LATER_FIELDS and value == LATER_FIELDS[key])
-        }
-        blob = json.dumps(data, sort_keys=True, separators=(",", ":"))
+        """A short stable name of this exact configuration (sha256 of its canonical JSON)."""
+        blob = json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
     def with_(self, **changes) -> RunConfig:

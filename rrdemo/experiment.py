@@ -19,6 +19,7 @@ half-finished unit is redone from scratch and nothing is lost or counted twice.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import time
@@ -28,7 +29,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rrdemo.config import STRENGTHS, AgentSpec, RunConfig, Sampling, homogeneous_agents, parse_ct
+from rrdemo.config import (
+    ADVERSARIES,
+    EOS_POLICIES,
+    PROMPT_STYLES,
+    STRENGTHS,
+    AgentSpec,
+    RunConfig,
+    Sampling,
+    homogeneous_agents,
+    parse_ct,
+)
 from rrdemo.errors import RRError
 from rrdemo.events import (
     AnswerExtracted,
@@ -65,6 +76,16 @@ DEFAULTS: dict[str, Any] = {
     "top_p": 0.95,
     "order": "fixed",
     "source": "auto",
+    # Settings added later; the normalised sweep (the log header) names them only when they differ
+    # from these defaults, so logs written before they existed still resume.
+    "adversaries": ["static"],  # adversary strategies swept (rrdemo.adversary)
+    "eos_policy": "end",  # what a writer's end-of-sequence does in RR: end | pass
+    "prompt_style": "direct",  # direct | step-by-step
+}
+LATER_SETTINGS: dict[str, Any] = {
+    "adversaries": ["static"],
+    "eos_policy": "end",
+    "prompt_style": "direct",
 }
 
 
@@ -151,6 +172,21 @@ def normalize_sweep(raw: dict[str, Any]) -> dict[str, Any]:
         if raw.get("n_agents") is not None and c + t != n_agents:
             raise RRError(f"config {label!r} does not add up: c + t = {c + t}, but N = {n_agents}")
     m_star = None if s["m_star"] is None else _int(s["m_star"], "M* (m_star)")
+    later = {
+        "adversaries": list(dict.fromkeys(_as_list(s["adversaries"], "adversaries"))),
+        "eos_policy": s["eos_policy"],
+        "prompt_style": s["prompt_style"],
+    }
+    for name, allowed in (("eos_policy", EOS_POLICIES), ("prompt_style", PROMPT_STYLES)):
+        if later[name] not in allowed:
+            raise RRError(f"unknown {name} {later[name]!r}; allowed: {', '.join(allowed)}")
+    for adversary in later["adversaries"]:
+        if adversary not in ADVERSARIES:
+            raise RRError(
+                f"unknown adversary strategy {adversary!r}; allowed: {', '.join(ADVERSARIES)}"
+            )
+    if not later["adversaries"]:
+        raise RRError(f"give at least one adversary strategy ({', '.join(ADVERSARIES)})")
     if s["source"] not in SOURCES:
         raise RRError(f"unknown data source {s['source']!r}; allowed: {', '.join(SOURCES)}")
     return {
@@ -174,6 +210,7 @@ def normalize_sweep(raw: dict[str, Any]) -> dict[str, Any]:
         "top_p": float(s["top_p"]),
         "order": s["order"],
         "source": s["source"],
+        **{key: value for key, value in later.items() if value != LATER_SETTINGS[key]},
     }
 
 
@@ -215,6 +252,7 @@ class Condition:
             "k": cfg.k,
             "m_star": cfg.n_trajectories,
             "max_tokens": cfg.max_tokens,
+            **({"adversary": cfg.adversary} if cfg.adversary != "static" else {}),
             "config": cfg.to_dict(),
             "questions": [q.qid for q in self.questions],
         }
@@ -259,19 +297,23 @@ def plan_sweep(raw: dict[str, Any], served: Collection[str] = ()) -> Plan:
         task = get_task(name)
         questions = tuple(load_questions(name, sweep["n"], sweep["seed"], sweep["source"]))
         for agents in ensembles:
-            for strength in sweep["strengths"]:
-                for k in sweep["k"]:
-                    config = RunConfig(
-                        agents=agents,
-                        strength=strength,
-                        custom_template=sweep["custom_template"] if strength == "custom" else None,
-                        k=k,
-                        m=sweep["m_star"] or len(agents),
-                        max_tokens=sweep["max_tokens"],
-                        order=sweep["order"],
-                        sampling=sampling,
-                    )
-                    conditions.append(Condition(task, config, questions))
+            for strength, k, adversary in itertools.product(
+                sweep["strengths"], sweep["k"], sweep.get("adversaries", ["static"])
+            ):
+                config = RunConfig(
+                    agents=agents,
+                    strength=strength,
+                    custom_template=sweep["custom_template"] if strength == "custom" else None,
+                    k=k,
+                    m=sweep["m_star"] or len(agents),
+                    max_tokens=sweep["max_tokens"],
+                    order=sweep["order"],
+                    sampling=sampling,
+                    eos_policy=sweep.get("eos_policy", "end"),
+                    prompt_style=sweep.get("prompt_style", "direct"),
+                    adversary=adversary,
+                )
+                conditions.append(Condition(task, config, questions))
     keys = [c.key for c in conditions]
     if len(set(keys)) != len(keys):
         raise RRError("the sweep lists the same condition twice; remove the repeated config")

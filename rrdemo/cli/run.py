@@ -6,7 +6,16 @@ import json
 import os
 import sys
 
-from rrdemo.config import STRENGTHS, AgentSpec, RunConfig, Sampling, homogeneous_agents
+from rrdemo.config import (
+    ADVERSARIES,
+    EOS_POLICIES,
+    PROMPT_STYLES,
+    STRENGTHS,
+    AgentSpec,
+    RunConfig,
+    Sampling,
+    homogeneous_agents,
+)
 from rrdemo.errors import RRError
 from rrdemo.events import (
     AnswerExtracted,
@@ -37,7 +46,8 @@ def register(subparsers) -> None:
     q.add_argument(
         "--task",
         default="custom",
-        help="benchmark to draw from: gsm8k, aqua, math500, logic3, logic7, track7",
+        help="benchmark to draw from: gsm8k, aqua, math500, logic3, logic7, track7, or demo "
+        "(our own 40 easy questions)",
     )
     q.add_argument(
         "--index", type=int, default=0, help="which question of --task (0-based, seeded order)"
@@ -74,6 +84,13 @@ def register(subparsers) -> None:
         "--template", help="custom injection text with a {target} slot (implies --strength custom)"
     )
     c.add_argument("--target", help="the wrong answer to push (default: a seeded distractor)")
+    c.add_argument(
+        "--adversary",
+        default="static",
+        choices=ADVERSARIES,
+        help="how corrupted agents play: static (the injection), contextual (argue against the "
+        "shared text, restate the target), last-word (a corrupted agent writes the last turn)",
+    )
     r = p.add_argument_group("protocol")
     r.add_argument("--k", type=int, default=100, help="K, tokens per RR turn (default 100)")
     r.add_argument("--m", type=int, help="M, RR trajectories voted by RRMaj (default N)")
@@ -82,6 +99,19 @@ def register(subparsers) -> None:
     )
     r.add_argument(
         "--order", default="fixed", choices=("fixed", "shuffled"), help="RR speaking order"
+    )
+    r.add_argument(
+        "--eos-policy",
+        default="end",
+        choices=EOS_POLICIES,
+        help="a writer's end-of-sequence ends the trajectory (end, default) or only its turn "
+        "(pass: the trajectory ends when N writers in a row pass, or at L)",
+    )
+    r.add_argument(
+        "--prompt-style",
+        default="direct",
+        choices=PROMPT_STYLES,
+        help="step-by-step also asks for numbered reasoning steps before the final answer",
     )
     r.add_argument("--temperature", type=float, default=0.7)
     r.add_argument("--top-p", type=float, default=0.95)
@@ -95,7 +125,15 @@ def register(subparsers) -> None:
 
 
 _DEFAULTS = dict(
-    strength="strong", custom_template=None, k=100, m=None, max_tokens=256, order="fixed"
+    strength="strong",
+    custom_template=None,
+    k=100,
+    m=None,
+    max_tokens=256,
+    order="fixed",
+    eos_policy="end",
+    prompt_style="direct",
+    adversary="static",
 )
 
 
@@ -111,6 +149,9 @@ def _config(args) -> tuple[RunConfig, object | None]:
         max_tokens=args.max_tokens,
         order=args.order,
         sampling=sampling,
+        eos_policy=args.eos_policy,
+        prompt_style=args.prompt_style,
+        adversary=args.adversary,
     )
     if args.ensemble:
         from rrdemo.ensemble import load_ensemble  # noqa: PLC0415
