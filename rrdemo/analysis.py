@@ -53,6 +53,7 @@ class Outcome:
     vote_key: str | None  # what votes are grouped by; None = no answer could be read
     correct: bool
     corrupted: bool  # MAJ: the answering agent is corrupted; RRMaj: the last speaker is
+    adversary: str = "static"  # adversary strategy of the condition (rrdemo.adversary)
 
     @property
     def t(self) -> int:
