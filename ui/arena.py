@@ -18,7 +18,7 @@ from html import escape
 import gradio as gr
 
 from rrdemo.agents import ModelSource
-from rrdemo.config import STRENGTHS
+from rrdemo.config import EOS_POLICIES, STRENGTHS
 from rrdemo.corruption import TEMPLATES
 from rrdemo.errors import RRError
 from rrdemo.models import DEFAULT_MODEL, REGISTRY, resolve
@@ -263,7 +263,13 @@ def build_arena_tab(pool: ModelSource) -> dict[str, gr.components.Component]:
                     c["temperature"] = gr.Slider(
                         0, 1.5, value=default.temperature, step=0.05, label="Temperature"
                     )
-                c["seed"] = gr.Number(value=default.seed, precision=0, label="Seed")
+                with gr.Row():
+                    c["seed"] = gr.Number(value=default.seed, precision=0, label="Seed")
+                    c["eos_policy"] = gr.Dropdown(
+                        list(EOS_POLICIES),
+                        value=default.eos_policy,
+                        label="End of sequence: ends the trajectory (end) or the turn (pass)",
+                    )
             with gr.Group():
                 with gr.Row():
                     c["task"] = gr.Dropdown([*TASK_NAMES, CUSTOM], value=default.task, label="Task")
