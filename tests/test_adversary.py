@@ -276,3 +276,28 @@ def test_report_and_export_show_maj_and_rrmaj_per_strategy(tmp_path):
     assert submission["schema_version"] == 2
     assert sorted({r["adversary"] for r in submission["results"]}) == ["last-word", "static"]
     assert len(submission["results"]) == 6
+
+
+# --- the CLI flags and the Arena control pass the settings through ---------------------------------
+def test_run_flags_reach_the_config():
+    from rrdemo.cli import build_parser
+    from rrdemo.cli.run import _config
+
+    flags = ["run", "--eos-policy", "pass", "--adversary", "last-word"]
+    config, _ = _config(build_parser().parse_args([*flags, "--prompt-style", "step-by-step"]))
+    assert (config.eos_policy, config.adversary, config.prompt_style) == (
+        "pass",
+        "last-word",
+        "step-by-step",
+    )
+    plain, _ = _config(build_parser().parse_args(["run"]))
+    assert (plain.eos_policy, plain.adversary, plain.prompt_style) == ("end", "static", "direct")
+
+
+def test_arena_request_carries_the_eos_policy_and_refuses_a_bad_one():
+    from ui.state import ArenaRequest, build_config
+
+    assert build_config(ArenaRequest()).eos_policy == "end"
+    assert build_config(ArenaRequest(eos_policy="pass")).eos_policy == "pass"
+    with pytest.raises(RRError, match="unknown end-of-sequence policy 'x'; allowed: end, pass"):
+        build_config(ArenaRequest(eos_policy="x"))
