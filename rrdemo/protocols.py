@@ -2,9 +2,9 @@
 
 `majority_vote` lets every agent answer on its own, then takes the plurality. `round_robin` runs M
 shared trajectories in lockstep: at turn t, agent order[t % N] of each trajectory reads its own
-prompt plus everything written so far and adds K tokens; a trajectory ends at end-of-sequence (or,
-with eos_policy "pass", once N writers in a row pass) or after L decoded tokens; RRMaj then takes the plurality of the M trajectories' answers (M = 1 is plain
-RR). `run_question` builds the agents and runs both methods on one question.
+prompt plus everything written so far and adds K tokens; a trajectory ends at end-of-sequence
+(with eos_policy "pass": once N writers in a row pass) or after L decoded tokens; RRMaj then
+takes the plurality of the M trajectories' answers (M = 1 is plain RR). `run_question` builds the agents and runs both methods on one question.
 """
 
 from __future__ import annotations
