@@ -105,6 +105,8 @@ class ResultRecord(Base):
     rrmaj_ci_lo: Mapped[float | None] = mapped_column(Float)
     rrmaj_ci_hi: Mapped[float | None] = mapped_column(Float)
     config_hash: Mapped[str] = mapped_column(String(128))
+    # Schema 2 (migration 0002): the corrupted agents' strategy; NULL when the file does not say.
+    adversary: Mapped[str | None] = mapped_column(String(16))
 
     submission: Mapped[SubmissionRecord] = relationship(back_populates="rows")
 

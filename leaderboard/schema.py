@@ -1,10 +1,14 @@
-"""The leaderboard submission file format, defined once (schema version 1).
+"""The leaderboard submission file format, defined once (schema versions 1 and 2).
 
 A submission is one JSON document: who submitted it, where the numbers come from, and a list of
 result rows, one per ensemble configuration (model, dataset, corruption strength, N = c + t
 agents, K, M, L) with its MAJ and RRMaj accuracies. `rrdemo export RUN.jsonl` builds these
 models from an experiment log; the Leaderboard tab and `python -m leaderboard submit FILE` read
 them back with `parse_submission`, which rejects bad files with one readable reason per problem.
+
+Version 2 adds one optional field per row, `adversary` (the corrupted agents' strategy:
+static, contextual or last-word; see rrdemo.adversary). Version 1 files still validate and keep
+their content hash; a version 1 file may not use the new field.
 
 This module imports only pydantic and the standard library (no gradio, no database), so any
 exporter can use it. Accuracies are fractions in [0, 1] (the paper prints percentages).
@@ -23,7 +27,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from rrdemo.errors import RRError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # what exports write
+SUPPORTED_VERSIONS = (1, 2)  # what the server accepts
+ADVERSARIES = ("static", "contextual", "last-word")
 MAX_FILE_BYTES = 1024 * 1024  # 1 MiB: a full paper table is ~20 KiB
 MAX_ROWS = 1000
 
@@ -86,6 +92,8 @@ class ResultRow(BaseModel):
     maj_ci: Interval | None = None  # [lo, hi] interval, or null
     rrmaj_ci: Interval | None = None
     config_hash: str  # hash of the RunConfig that produced the row ("paper" for the seed)
+    # Schema 2: the corrupted agents' strategy; null (or absent) when not stated (the paper: static).
+    adversary: Literal["static", "contextual", "last-word"] | None = None
 
     @field_validator("model")
     @classmethod
@@ -183,11 +191,12 @@ class ResultRow(BaseModel):
             self.k,
             self.m,
             self.max_tokens,
+            self.adversary or "static",
         )
 
 
 class Submission(BaseModel):
-    """A leaderboard submission file: metadata plus result rows (schema_version must be 1)."""
+    """A leaderboard submission file: metadata plus result rows (schema_version 1 or 2)."""
 
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
@@ -202,9 +211,10 @@ class Submission(BaseModel):
     @field_validator("schema_version")
     @classmethod
     def _version(cls, value: int) -> int:
-        if value != SCHEMA_VERSION:
+        if value not in SUPPORTED_VERSIONS:
+            accepted = " and ".join(str(v) for v in SUPPORTED_VERSIONS)
             raise ValueError(
-                f"version {_short(value)} is not supported (this server accepts {SCHEMA_VERSION})"
+                f"version {_short(value)} is not supported (this server accepts {accepted})"
             )
         return value
 
@@ -242,11 +252,27 @@ class Submission(BaseModel):
                 raise ValueError(f"results[{i}] repeats the configuration of results[{first}]")
         return value
 
+    @model_validator(mode="after")
+    def _fields_of_version(self) -> Submission:
+        if self.schema_version < 2:
+            used = [i for i, row in enumerate(self.results) if row.adversary is not None]
+            if used:
+                raise ValueError(
+                    f"results[{used[0]}].adversary needs schema_version 2; "
+                    "set schema_version to 2 or remove the field"
+                )
+        return self
+
     def canonical_json(self) -> str:
-        """A stable JSON text of the validated content (sorted keys, no whitespace)."""
-        return json.dumps(
-            self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"), ensure_ascii=True
-        )
+        """A stable JSON text of the validated content (sorted keys, no whitespace).
+
+        An `adversary` left null is left out, so a file without the field hashes as before.
+        """
+        data = self.model_dump(mode="json")
+        for row in data["results"]:
+            if row.get("adversary") is None:
+                row.pop("adversary", None)
+        return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
 
     def content_hash(self) -> str:
         """sha256 of the canonical JSON: equal content means the same submission."""
@@ -289,6 +315,8 @@ def _messages(error: ValidationError) -> list[str]:
             line = f"{where}: unknown dataset; allowed: {', '.join(DATASETS)}"
         elif kind == "literal_error" and where.endswith("strength"):
             line = f"{where}: unknown strength; allowed: {', '.join(STRENGTHS)}"
+        elif kind == "literal_error" and where.endswith("adversary"):
+            line = f"{where}: unknown adversary strategy; allowed: {', '.join(ADVERSARIES)}"
         elif kind == "literal_error" and where == "source":
             line = f"source: must be one of {', '.join(SUBMITTED_SOURCES)}"
         elif kind in ("greater_than_equal", "less_than_equal", "finite_number"):

@@ -81,6 +81,7 @@ def result_record(row: ResultRow) -> ResultRecord:
         rrmaj_ci_lo=row.rrmaj_ci[0] if row.rrmaj_ci else None,
         rrmaj_ci_hi=row.rrmaj_ci[1] if row.rrmaj_ci else None,
         config_hash=row.config_hash,
+        adversary=row.adversary,
     )
 
 

@@ -54,6 +54,7 @@ class Outcome:
     correct: bool
     corrupted: bool  # MAJ: the answering agent is corrupted; RRMaj: the last speaker is
     mixed: bool | None = None  # RRMaj: both an honest and a corrupted agent wrote (None: unknown)
+    adversary: str = "static"  # adversary strategy of the condition (rrdemo.adversary)
 
     @property
     def t(self) -> int:

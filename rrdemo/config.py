@@ -19,6 +19,20 @@ Order = Literal["fixed", "shuffled"]
 STRENGTHS: tuple[str, ...] = ("none", "moderate", "strong", "custom")
 BACKENDS: tuple[str, ...] = ("transformers", "llamacpp")  # engines that run a local model
 ORDERS: tuple[str, ...] = ("fixed", "shuffled")
+EosPolicy = Literal["end", "pass"]
+EOS_POLICIES: tuple[str, ...] = ("end", "pass")
+PromptStyle = Literal["direct", "step-by-step"]
+PROMPT_STYLES: tuple[str, ...] = ("direct", "step-by-step")
+Adversary = Literal["static", "contextual", "last-word"]
+ADVERSARIES: tuple[str, ...] = ("static", "contextual", "last-word")
+
+# Fields added after configs were first logged, with their defaults. `to_dict()` (and so
+# `config_hash()`) leaves a field out while it holds this default: older configs keep their hash.
+LATER_FIELDS: dict[str, object] = {
+    "eos_policy": "end",
+    "prompt_style": "direct",
+    "adversary": "static",
+}
 
 MAX_AGENTS = 64  # an ensemble larger than this is almost certainly a typo
 MAX_TOKENS_LIMIT = 32768  # L: new tokens in one trajectory or one MAJ answer
@@ -73,6 +87,17 @@ class RunConfig:
     max_tokens: int = 512  # L: new tokens per trajectory (RR) and per answer (MAJ)
     order: Order = "shuffled"  # RR speaking order: a seeded shuffle per trajectory, or seat order
     sampling: Sampling = field(default_factory=Sampling)
+    # What a writer's end-of-sequence does in RR (the paper does not say): "end" closes the
+    # trajectory; "pass" closes only the writer's turn, and the trajectory closes once N writers
+    # in a row pass without adding a token (or at L).
+    eos_policy: EosPolicy = "end"
+    # "direct": the task's prompt as is; "step-by-step": it also asks for numbered reasoning steps
+    # before the final answer (rrdemo.tasks.benchmarks.REASONING_CUE).
+    prompt_style: PromptStyle = "direct"
+    # How corrupted agents play (rrdemo.adversary): "static" (the injection only), "contextual"
+    # (also told to argue against the shared text and restate the target), "last-word"
+    # (seated so a corrupted agent writes the last turn of a trajectory that runs to L).
+    adversary: Adversary = "static"
 
     def __post_init__(self) -> None:
         n = len(self.agents)
@@ -90,6 +115,13 @@ class RunConfig:
             raise RRError("a custom corruption template must contain the slot {target}")
         if self.order not in ORDERS:
             raise RRError(f"unknown speaking order {self.order!r}; allowed: {', '.join(ORDERS)}")
+        for name, value, allowed in (
+            ("end-of-sequence policy", self.eos_policy, EOS_POLICIES),
+            ("prompt style", self.prompt_style, PROMPT_STYLES),
+            ("adversary strategy", self.adversary, ADVERSARIES),
+        ):
+            if value not in allowed:
+                raise RRError(f"unknown {name} {value!r}; allowed: {', '.join(allowed)}")
         if self.k < 1:
             raise RRError(f"K (tokens per turn) must be at least 1, got {self.k}")
         if self.m is not None and self.m < 1:
@@ -134,12 +166,21 @@ class RunConfig:
 
     # -- logging --------------------------------------------------------------------------------
     def to_dict(self) -> dict:
-        """Plain JSON types (lists, not tuples), so a logged config reads back equal."""
+        """Plain JSON types (lists, not tuples), so a logged config reads back equal.
+
+        Fields of `LATER_FIELDS` are left out while they hold their default, and so is an agent's
+        default engine (transformers): a config that could be written before they existed is
+        logged, and hashed, exactly as it was then.
+        """
         data = json.loads(json.dumps(asdict(self)))
         for agent in data["agents"]:
             if agent.get("backend") == "transformers":
-                del agent["backend"]  # the default engine: hashes of older configs stay the same
-        return data
+                del agent["backend"]
+        return {
+            key: value
+            for key, value in data.items()
+            if not (key in LATER_FIELDS and value == LATER_FIELDS[key])
+        }
 
     @classmethod
     def from_dict(cls, data: dict) -> RunConfig:

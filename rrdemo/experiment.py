@@ -19,6 +19,7 @@ half-finished unit is redone from scratch and nothing is lost or counted twice.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import time
@@ -29,7 +30,10 @@ from pathlib import Path
 from typing import Any
 
 from rrdemo.config import (
+    ADVERSARIES,
+    EOS_POLICIES,
     PAPER_DEFAULTS,
+    PROMPT_STYLES,
     STRENGTHS,
     AgentSpec,
     RunConfig,
@@ -79,6 +83,16 @@ DEFAULTS: dict[str, Any] = {
     # engine of local GGUF models: transformers, llamacpp or auto (rrdemo.models.choose_backend);
     # the CLI and the app ask for auto. Left out of the logged sweep when transformers.
     "backend": "transformers",
+    # Settings added later; the normalised sweep (the log header) names them only when they differ
+    # from these defaults, so logs written before they existed still resume.
+    "adversaries": ["static"],  # adversary strategies swept (rrdemo.adversary)
+    "eos_policy": "end",  # what a writer's end-of-sequence does in RR: end | pass
+    "prompt_style": "direct",  # direct | step-by-step
+}
+LATER_SETTINGS: dict[str, Any] = {
+    "adversaries": ["static"],
+    "eos_policy": "end",
+    "prompt_style": "direct",
 }
 
 
@@ -165,6 +179,21 @@ def normalize_sweep(raw: dict[str, Any]) -> dict[str, Any]:
         if raw.get("n_agents") is not None and c + t != n_agents:
             raise RRError(f"config {label!r} does not add up: c + t = {c + t}, but N = {n_agents}")
     m_star = None if s["m_star"] is None else _int(s["m_star"], "M* (m_star)")
+    later = {
+        "adversaries": list(dict.fromkeys(_as_list(s["adversaries"], "adversaries"))),
+        "eos_policy": s["eos_policy"],
+        "prompt_style": s["prompt_style"],
+    }
+    for name, allowed in (("eos_policy", EOS_POLICIES), ("prompt_style", PROMPT_STYLES)):
+        if later[name] not in allowed:
+            raise RRError(f"unknown {name} {later[name]!r}; allowed: {', '.join(allowed)}")
+    for adversary in later["adversaries"]:
+        if adversary not in ADVERSARIES:
+            raise RRError(
+                f"unknown adversary strategy {adversary!r}; allowed: {', '.join(ADVERSARIES)}"
+            )
+    if not later["adversaries"]:
+        raise RRError(f"give at least one adversary strategy ({', '.join(ADVERSARIES)})")
     if s["source"] not in SOURCES:
         raise RRError(f"unknown data source {s['source']!r}; allowed: {', '.join(SOURCES)}")
     backends = ("auto", "transformers", "llamacpp")
@@ -193,6 +222,7 @@ def normalize_sweep(raw: dict[str, Any]) -> dict[str, Any]:
         "order": s["order"],
         "source": s["source"],
         **engine,  # absent for transformers: logs written before engines existed still resume
+        **{key: value for key, value in later.items() if value != LATER_SETTINGS[key]},
     }
 
 
@@ -248,6 +278,7 @@ class Condition:
             "k": cfg.k,
             "m_star": cfg.n_trajectories,
             "max_tokens": cfg.max_tokens,
+            **({"adversary": cfg.adversary} if cfg.adversary != "static" else {}),
             "config": cfg.to_dict(),
             "questions": [q.qid for q in self.questions],
         }
@@ -293,20 +324,24 @@ def plan_sweep(raw: dict[str, Any], served: Collection[str] = ()) -> Plan:
         task = get_task(name)
         questions = tuple(load_questions(name, sweep["n"], sweep["seed"], sweep["source"]))
         for agents in ensembles:
-            for strength in sweep["strengths"]:
-                for k in sweep["k"]:
-                    config = RunConfig(
-                        agents=agents,
-                        strength=strength,
-                        custom_template=sweep["custom_template"] if strength == "custom" else None,
-                        k=k,
-                        m=sweep["m_star"] or len(agents),
-                        max_tokens=sweep["max_tokens"],
-                        order=sweep["order"],
-                        sampling=sampling,
-                    )
-                    config = with_backends(config, sweep.get("backend", "transformers"), served)
-                    conditions.append(Condition(task, config, questions, sweep["corrupted_first"]))
+            for strength, k, adversary in itertools.product(
+                sweep["strengths"], sweep["k"], sweep.get("adversaries", ["static"])
+            ):
+                config = RunConfig(
+                    agents=agents,
+                    strength=strength,
+                    custom_template=sweep["custom_template"] if strength == "custom" else None,
+                    k=k,
+                    m=sweep["m_star"] or len(agents),
+                    max_tokens=sweep["max_tokens"],
+                    order=sweep["order"],
+                    sampling=sampling,
+                    eos_policy=sweep.get("eos_policy", "end"),
+                    prompt_style=sweep.get("prompt_style", "direct"),
+                    adversary=adversary,
+                )
+                config = with_backends(config, sweep.get("backend", "transformers"), served)
+                conditions.append(Condition(task, config, questions, sweep["corrupted_first"]))
     keys = [c.key for c in conditions]
     if len(set(keys)) != len(keys):
         raise RRError("the sweep lists the same condition twice; remove the repeated config")

@@ -2,9 +2,9 @@
 
 `majority_vote` lets every agent answer on its own, then takes the plurality. `round_robin` runs M
 shared trajectories in lockstep: at turn t, agent order[t % N] of each trajectory reads its own
-prompt plus everything written so far and adds K tokens; a trajectory ends at end-of-sequence or
-after L new tokens; RRMaj then takes the plurality of the M trajectories' answers (M = 1 is plain
-RR). `run_question` builds the agents and runs both methods on one question.
+prompt plus everything written so far and adds K tokens; a trajectory ends at end-of-sequence
+(with eos_policy "pass": once N writers in a row pass) or after L decoded tokens; RRMaj then
+takes the plurality of the M trajectories' answers (M = 1 is plain RR). `run_question` builds the agents and runs both methods on one question.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 
+from rrdemo.adversary import get_strategy
 from rrdemo.agents import Agent, ModelSource, backend_for, build_agents
 from rrdemo.backends.base import Delta, Finished, GenerationRequest
 from rrdemo.config import RunConfig
@@ -35,6 +36,7 @@ from rrdemo.events import (
 )
 from rrdemo.speakers import speaking_order
 from rrdemo.tasks.base import Question, Task
+from rrdemo.tasks.benchmarks import styled_prompt
 from rrdemo.voting import derive_seed, plurality
 
 
@@ -46,11 +48,18 @@ class Trajectory:
     order: tuple[int, ...]  # agent speaking order; turn t belongs to order[t % N]
     chunks: list[tuple[int, str, int]] = field(default_factory=list)  # (agent, text, n_tokens)
     n_tokens: int = 0
+    decoded: int = 0  # decoding steps spent on it (n_tokens plus any end-of-sequence tokens)
+    passes: int = 0  # turns in a row that added no token (eos_policy "pass")
     finish_reason: str | None = None  # "eos" or "length" once done
 
     @property
     def text(self) -> str:
         return "".join(text for _, text, _ in self.chunks)
+
+    @property
+    def last_writer(self) -> int:
+        """The agent who wrote the last token (passes under eos_policy "pass" write none)."""
+        return next((a for a, _, n in reversed(self.chunks) if n), self.chunks[-1][0])
 
     @property
     def done(self) -> bool:
@@ -229,6 +238,22 @@ def majority_vote(
     yield counter.event("MAJ")
 
 
+def _end_of_turn(policy: str, tr: Trajectory, out: Finished, n: int, budget: int) -> str | None:
+    """Why the trajectory ends after this turn ("eos", "length"), or None when it goes on.
+
+    A trajectory ends once it has spent its L decoding steps. A writer's end-of-sequence ends the
+    trajectory under policy "end"; under "pass" it ends only the writer's turn, and the trajectory
+    ends when N writers in a row pass without adding a token. Counting decoding steps (an EOS
+    token is one) keeps RRMaj within M x L decoded tokens whatever the policy.
+    """
+    tr.passes = tr.passes + 1 if out.n_tokens == 0 else 0
+    if out.finish_reason == "eos" and (policy == "end" or tr.passes >= n):
+        return "eos"
+    if tr.decoded >= budget:
+        return "length"
+    return None
+
+
 def round_robin(
     agents: Sequence[Agent],
     question: Question,
@@ -243,10 +268,12 @@ def round_robin(
     n, k, budget = len(agents), config.k, config.max_tokens
     m = trajectories or config.n_trajectories
     counter = _Counter()
+    strategy = get_strategy(config.adversary)  # may reseat corrupted agents (e.g. "last-word")
+    corrupted = tuple(agent.index for agent in agents if agent.corrupted)
     # Each trajectory gets its speaking order: seat order, or a seeded shuffle.
     shared = []
     for j in range(m):
-        order = speaking_order(config, question.qid, j)
+        order = strategy.order(speaking_order(config, question.qid, j), corrupted, config)
         shared.append(Trajectory(j, order))
         yield TrajectoryStarted("RRMaj", j, order)
     for turn in itertools.count():
@@ -261,17 +288,17 @@ def round_robin(
             agent = agents[tr.order[turn % n]]
             key = (run_id, "RRMaj", question.qid, tr.index, agent.index)
             writes.append(
-                (tr.index, agent, agent.prompt + tr.text, min(k, budget - tr.n_tokens), key)
+                (tr.index, agent, agent.prompt + tr.text, min(k, budget - tr.decoded), key)
             )
-        room = [budget - tr.n_tokens for tr in active]
+        room = [budget - tr.decoded for tr in active]
         results = yield from _write("RRMaj", turn, writes, config, counter, room)
-        # The chunk joins the shared text; the trajectory ends at end-of-sequence or L new tokens.
+        # The chunk joins the shared text; the EOS policy and L say whether the trajectory ends.
         for tr, (_, agent, *_), out in zip(active, writes, results, strict=True):
             tr.chunks.append((agent.index, out.text, out.n_tokens))
             tr.n_tokens += out.n_tokens
-            if out.finish_reason == "eos" or tr.n_tokens >= budget:
-                tr.finish_reason = out.finish_reason if out.finish_reason == "eos" else "length"
-    finals = [(tr.index, tr.text, tr.n_tokens, tr.finish_reason, tr.chunks[-1][0]) for tr in shared]
+            tr.decoded += out.decode_tokens
+            tr.finish_reason = _end_of_turn(config.eos_policy, tr, out, n, budget)
+    finals = [(tr.index, tr.text, tr.n_tokens, tr.finish_reason, tr.last_writer) for tr in shared]
     yield from _conclude(
         "RRMaj",
         finals,
@@ -351,7 +378,9 @@ def run_question(
     target = target if target is not None else choose_target(task, question, config)
     shown = getattr(task, "format_target", lambda t: t)(target) if target else None
     injection = make_injection(config.strength, shown, config.custom_template) if config.c else None
-    agents = build_agents(config, models, task.prompt(question), injection, system)
+    injection = get_strategy(config.adversary).wrap_injection(injection)  # e.g. "contextual"
+    user_message = styled_prompt(task.prompt(question), config.prompt_style)
+    agents = build_agents(config, models, user_message, injection, system)
     run_id = uuid.uuid4().hex[:12]
     streams = []
     for method in methods:

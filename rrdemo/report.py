@@ -156,6 +156,7 @@ def read_run(path: Path | str) -> Run:
                 correct=bool(record["correct"]),
                 corrupted=bool(record["last_corrupted"]),
                 mixed=_mixed(record),
+                adversary=cond.get("adversary", cond.get("config", {}).get("adversary", "static")),
             )
         )
     if not run.outcomes:
@@ -534,10 +535,13 @@ class Report:
 
 def build_report(run: Run, seed: int = 0) -> Report:
     """Every analysis of the run, formatted; nothing is written."""
-    rows = main_table(run.outcomes, seed=seed)
-    scaling = m_scaling(run.outcomes, seed=seed)
-    speaker = final_speaker(run.outcomes, mixed_only=True)
-    mix = speaker_mix(run.outcomes)
+    from rrdemo import adversary_report as adv  # noqa: PLC0415
+
+    outcomes = adv.primary_outcomes(run.outcomes)  # one strategy; all of them in their own table
+    rows = main_table(outcomes, seed=seed)
+    scaling = m_scaling(outcomes, seed=seed)
+    speaker = final_speaker(outcomes, mixed_only=True)
+    mix = speaker_mix(outcomes)
     kpoints = k_ablation(rows)
     yields = asymmetric_yield(rows)
     rho = rho_curve(rows)
@@ -548,6 +552,11 @@ def build_report(run: Run, seed: int = 0) -> Report:
     files["k_ablation.md"], files["k_ablation.csv"] = _k_tables(kpoints)
     files["asymmetric_yield.md"], files["asymmetric_yield.csv"] = _yield_tables(yields)
     files.update(paper_beside_files(rows, scaling, speaker, kpoints))
+    by_strategy = adv.strategies(run.outcomes)
+    if by_strategy != ["static"]:
+        pairs = adv.main_table_by_adversary(run.outcomes, seed=seed)
+        files["adversary_table.md"] = adv.adversary_table_md(pairs)
+        files["adversary_table.csv"] = adv.adversary_table_csv(pairs)
     figures = {"rho": rho_figure(rho), "m_scaling": scaling_figure(scaling)}
     if len({p.k for p in kpoints}) > 1:
         figures["k_ablation"] = k_figure(kpoints)
@@ -563,6 +572,14 @@ def build_report(run: Run, seed: int = 0) -> Report:
         "± is the spread over 50 pool-sampling trials.",
         "",
         "## Main table (Ceiling | MAJ, RRMaj, Δ per config | Floor)\n\n" + files["main_table.md"],
+        *(
+            [
+                f"## Adversary strategies (MAJ vs RRMaj per strategy; the other sections read "
+                f"{by_strategy[0]})\n\n" + files["adversary_table.md"]
+            ]
+            if "adversary_table.md" in files
+            else []
+        ),
         "## Asymmetric yield\n\n" + files["asymmetric_yield.md"],
         "## M scaling\n\n" + files["m_scaling.md"],
         "## Who wrote the RR trajectories (mixed = an honest and a corrupted agent both wrote; "

@@ -46,7 +46,7 @@ SQL = "x'); DROP TABLE results; --"
 
 # (case id, file bytes, a fragment the rejection message must contain)
 BAD_FILES: list[tuple[str, bytes, str]] = [
-    ("schema version 2", encode(submission(schema_version=2)), "schema_version: version 2 is not supported"),
+    ("schema version 3", encode(submission(schema_version=3)), "schema_version: version 3 is not supported"),
     ("schema version as text", encode(submission(schema_version="1")), "schema_version: Input should be a valid integer"),
     ("schema version missing", encode(_without(submission(), "schema_version")), "schema_version: required field is missing"),
     ("submitter missing", encode(_without(submission(), "submitter")), "submitter: required field is missing"),

@@ -18,7 +18,7 @@ from html import escape
 import gradio as gr
 
 from rrdemo.agents import ModelSource, backend_for
-from rrdemo.config import ORDERS, STRENGTHS
+from rrdemo.config import EOS_POLICIES, ORDERS, STRENGTHS
 from rrdemo.corruption import TEMPLATES
 from rrdemo.errors import RRError
 from rrdemo.hardware import gpu_duration, on_gpu
@@ -300,7 +300,13 @@ def build_arena_tab(pool: ModelSource) -> dict[str, gr.components.Component]:
                     c["temperature"] = gr.Slider(
                         0, 1.5, value=default.temperature, step=0.05, label="Temperature"
                     )
+                with gr.Row():
                     c["seed"] = gr.Number(value=default.seed, precision=0, label="Seed")
+                    c["eos_policy"] = gr.Dropdown(
+                        list(EOS_POLICIES),
+                        value=default.eos_policy,
+                        label="End of sequence: ends the trajectory (end) or the turn (pass)",
+                    )
                 silence = gr.Markdown(_silence_text(*astuple(default)), elem_id="rr-silence")
             with gr.Group():
                 with gr.Row():

@@ -63,6 +63,7 @@ class ArenaRequest:
     question_index: int = 0
     custom_question: str = ""
     custom_gold: str = ""
+    eos_policy: str = "end"  # a writer's end-of-sequence ends the trajectory ("end") or its turn
 
 
 ARENA_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(ArenaRequest))
@@ -126,6 +127,7 @@ def build_config(request: ArenaRequest) -> RunConfig:
         sampling=Sampling(
             temperature=float(request.temperature), seed=_whole(request.seed, "seed")
         ),
+        eos_policy=request.eos_policy,  # type: ignore[arg-type]
     )
 
 

@@ -25,7 +25,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--out", required=True, help="JSONL log to write, or to resume when it exists"
     )
-    parser.add_argument("--tasks", help="comma-separated: gsm8k,aqua,math500,logic3,logic7,track7")
+    parser.add_argument(
+        "--tasks", help="comma-separated: gsm8k,aqua,math500,logic3,logic7,track7 (or demo)"
+    )
     parser.add_argument(
         "--model", dest="models", help="model(s) of the homogeneous ensembles, comma-separated"
     )
@@ -87,6 +89,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "transformers; hub models always use transformers); part of each logged config",
     )
     parser.add_argument(
+        "--adversaries",
+        help="adversary strategies to sweep: static,contextual,last-word (default static)",
+    )
+    parser.add_argument(
+        "--eos-policy",
+        choices=("end", "pass"),
+        help="a writer's end-of-sequence ends the RR trajectory (end, default) or only its turn",
+    )
+    parser.add_argument(
+        "--prompt-style",
+        choices=("direct", "step-by-step"),
+        help="step-by-step also asks for numbered reasoning steps (default direct)",
+    )
+    parser.add_argument(
         "--dry-run", action="store_true", help="validate and print the plan; run nothing"
     )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -122,6 +138,9 @@ _SETTINGS = (
     "order",
     "source",
     "backend",
+    "adversaries",
+    "eos_policy",
+    "prompt_style",
 )
 
 

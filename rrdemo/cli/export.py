@@ -50,26 +50,28 @@ def handler(args: argparse.Namespace) -> int:
 
 
 def build_submission(log_path: Path | str, submitter: str, notes: str = "") -> dict[str, Any]:
-    """A leaderboard submission (schema v1) with one result row per condition, at M = N,
-    validated by `leaderboard.schema` before it is returned."""
+    """A leaderboard submission (schema v2: rows name their adversary strategy) with one result
+    row per condition, at M = N, validated by `leaderboard.schema` before it is returned."""
     import rrdemo  # noqa: PLC0415
     from leaderboard.schema import SCHEMA_VERSION, validate_submission  # noqa: PLC0415
-    from rrdemo.analysis import main_table  # noqa: PLC0415
+    from rrdemo.adversary_report import main_table_by_adversary  # noqa: PLC0415
     from rrdemo.report import read_run  # noqa: PLC0415
 
     run = read_run(log_path)
-    rows = main_table(run.outcomes)
+    rows = main_table_by_adversary(run.outcomes)
     lookup = {
-        (c["ensemble"], c["task"], c["strength"], c["k"], c["max_tokens"], c["n"], c["c"]): c
+        (c["ensemble"], c["task"], c["strength"], c["k"], c["max_tokens"], c["n"], c["c"])
+        + (c.get("adversary", "static"),): c
         for c in run.conditions.values()
     }
     results = []
-    for row in rows:
+    for adversary, row in rows:
         for cell in [row.ceiling, *row.cells, row.floor]:
             if cell is None:
                 continue
             cond = lookup[
                 (row.ensemble, row.task, row.strength, row.k, row.max_tokens, row.n, cell.c)
+                + (adversary,)
             ]
             agents = cond["config"]["agents"]
             results.append(
@@ -94,6 +96,7 @@ def build_submission(log_path: Path | str, submitter: str, notes: str = "") -> d
                     "config_hash": cond["config_hash"]
                     if "config_hash" in cond
                     else cond["key"].split(":")[-1],
+                    "adversary": adversary,
                 }
             )
     data = {

@@ -8,8 +8,11 @@ import sys
 from dataclasses import replace
 
 from rrdemo.config import (
+    ADVERSARIES,
+    EOS_POLICIES,
     INTERACTIVE_DEFAULTS,
     ORDERS,
+    PROMPT_STYLES,
     STRENGTHS,
     AgentSpec,
     RunConfig,
@@ -47,7 +50,8 @@ def register(subparsers) -> None:
     q.add_argument(
         "--task",
         default="custom",
-        help="benchmark to draw from: gsm8k, aqua, math500, logic3, logic7, track7",
+        help="benchmark to draw from: gsm8k, aqua, math500, logic3, logic7, track7, or demo "
+        "(our own 40 easy questions)",
     )
     q.add_argument(
         "--index", type=int, default=0, help="which question of --task (0-based, seeded order)"
@@ -90,6 +94,13 @@ def register(subparsers) -> None:
         "--template", help="custom injection text with a {target} slot (implies --strength custom)"
     )
     c.add_argument("--target", help="the wrong answer to push (default: a seeded distractor)")
+    c.add_argument(
+        "--adversary",
+        choices=ADVERSARIES,
+        help="how corrupted agents play: static (the injection, default), contextual (argue "
+        "against the shared text, restate the target), last-word (a corrupted agent writes the "
+        "last turn)",
+    )
     d = INTERACTIVE_DEFAULTS
     r = p.add_argument_group(
         "protocol",
@@ -110,6 +121,18 @@ def register(subparsers) -> None:
         choices=ORDERS,
         help=f"RR speaking order: a seeded shuffle per trajectory, or seat order (default {d.order})",
     )
+    r.add_argument(
+        "--eos-policy",
+        choices=EOS_POLICIES,
+        help="a writer's end-of-sequence ends the trajectory (end, default) or only its turn "
+        "(pass: the trajectory ends when N writers in a row pass, or at L)",
+    )
+    r.add_argument(
+        "--prompt-style",
+        choices=PROMPT_STYLES,
+        help="step-by-step also asks for numbered reasoning steps before the final answer "
+        "(default direct)",
+    )
     r.add_argument("--temperature", type=float, help=f"default {d.temperature}")
     r.add_argument("--top-p", type=float, help=f"default {d.top_p}")
     r.add_argument("--seed", type=int, help=f"default {d.seed}")
@@ -121,7 +144,7 @@ def register(subparsers) -> None:
     p.set_defaults(func=handle)
 
 
-_SETTINGS = ("strength", "k", "max_tokens", "order")
+_SETTINGS = ("strength", "k", "max_tokens", "order", "eos_policy", "prompt_style", "adversary")
 _SAMPLING = ("temperature", "top_p", "seed")
 
 
@@ -129,7 +152,7 @@ def _config(args) -> tuple[RunConfig, object | None]:
     """The RunConfig the flags describe, and the ensemble's model source if one was given.
 
     A flag left out is None: it takes the ensemble file's setting when there is one, else
-    `INTERACTIVE_DEFAULTS`; a flag given on the command line always wins.
+    `INTERACTIVE_DEFAULTS` (or the RunConfig default); a flag given on the command line always wins.
     """
     given = {name: getattr(args, name) for name in _SETTINGS if getattr(args, name) is not None}
     if args.template:

@@ -15,9 +15,11 @@ from rrdemo.errors import RRError
 from rrdemo.tasks.base import AnswerKind, Question, Task
 from rrdemo.tasks.benchmarks import LetterTask, MathTask, NumberTask
 from rrdemo.tasks.custom import CustomTask, custom_task
-from rrdemo.tasks.data import SOURCES, load_benchmark
+from rrdemo.tasks.data import SOURCES, load_benchmark, sample_questions
+from rrdemo.tasks.demo import DemoTask, demo_questions
 
 TASK_NAMES: tuple[str, ...] = ("gsm8k", "aqua", "math500", "logic3", "logic7", "track7")
+DEMO_TASK = "demo"  # our own 40 easy questions (rrdemo.tasks.demo), not one of the paper's
 PAPER_SAMPLE_SIZE = 128  # "we test on randomly sampled 128 questions from each data set"
 
 _TASKS: dict[str, Task] = {
@@ -27,6 +29,7 @@ _TASKS: dict[str, Task] = {
     "logic3": LetterTask("logic3", "Logic3", "ABC"),
     "logic7": LetterTask("logic7", "Logic7", "ABCDEFG"),
     "track7": LetterTask("track7", "Track7", "ABCDEFG"),
+    DEMO_TASK: DemoTask(),
 }
 
 # Other spellings, compared after lower-casing and dropping "-", "_", " ", "/" and ".".
@@ -54,7 +57,7 @@ def canonical_name(name: str) -> str:
     if key in _TASKS or key == "custom":
         return key
     raise RRError(
-        f"unknown task {name!r}; choose one of: {', '.join(TASK_NAMES)}, custom "
+        f"unknown task {name!r}; choose one of: {', '.join(TASK_NAMES)}, {DEMO_TASK}, custom "
         "(aliases such as 'Logic3', 'AQuA', 'MATH-500' also work)"
     )
 
@@ -81,8 +84,13 @@ def load_questions(
     "hub" downloads the hub's parquet conversion of the original data sets (needs the network),
     "auto" uses the offline copy when it is installed. qids are "<task>-<index in the file>".
     """
-    name = task if isinstance(task, str) else task.name
-    return load_benchmark(canonical_name(name), n=n, seed=seed, source=source)
+    name = canonical_name(task if isinstance(task, str) else task.name)
+    if name == DEMO_TASK:  # shipped in this repository: every source reads the same file
+        try:
+            return sample_questions(demo_questions(), n, seed)
+        except RRError as exc:
+            raise RRError(f"{DEMO_TASK}: {exc}") from None
+    return load_benchmark(name, n=n, seed=seed, source=source)
 
 
 __all__ = [
@@ -91,6 +99,8 @@ __all__ = [
     "TASK_NAMES",
     "AnswerKind",
     "CustomTask",
+    "DEMO_TASK",
+    "DemoTask",
     "LetterTask",
     "MathTask",
     "NumberTask",

@@ -35,6 +35,18 @@ FINAL_FORMAT: dict[str, str] = {
 }
 
 
+# Our text (the paper's prompt is not printed): the "step-by-step" prompt style appends it.
+REASONING_CUE = (
+    "Before the final answer, write your reasoning as a few short numbered steps, "
+    "one per line; then write the final answer sentence."
+)
+
+
+def styled_prompt(prompt: str, style: str = "direct") -> str:
+    """A task's user message in a prompt style: "direct" as is, "step-by-step" + REASONING_CUE."""
+    return f"{prompt} {REASONING_CUE}" if style == "step-by-step" else prompt
+
+
 def build_prompt(question_text: str, kind: AnswerKind) -> str:
     """The user message for one question: the question, the CoT cue, the final-answer format."""
     return f"{question_text.strip()}\n\n{COT_CUE} {FINAL_FORMAT[kind]}"

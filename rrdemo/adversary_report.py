@@ -1,0 +1,81 @@
+"""MAJ vs RRMaj per adversary strategy: the main table grouped by strategy, and its formatting.
+
+A sweep over `adversaries` gives conditions that differ only in the strategy. The other analyses
+of a report read one strategy (`primary_outcomes`: "static" when the run has it); this table
+shows every strategy side by side, one line per (ensemble, dataset, strength, K, config).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from rrdemo.analysis import TRIALS, MainRow, Outcome, main_table
+
+
+def strategies(outcomes: Iterable[Outcome]) -> list[str]:
+    """The strategies a run holds, "static" first."""
+    names = {o.adversary for o in outcomes}
+    return sorted(names, key=lambda name: (name != "static", name))
+
+
+def primary_outcomes(outcomes: list[Outcome]) -> list[Outcome]:
+    """The outcomes of one strategy ("static" when present), for analyses that do not split by it."""
+    names = strategies(outcomes)
+    if len(names) <= 1:
+        return outcomes
+    return [o for o in outcomes if o.adversary == names[0]]
+
+
+def main_table_by_adversary(
+    outcomes: list[Outcome], seed: int = 0, trials: int = TRIALS
+) -> list[tuple[str, MainRow]]:
+    """The paper's main table computed separately for each strategy: (strategy, row) pairs."""
+    return [
+        (name, row)
+        for name in strategies(outcomes)
+        for row in main_table([o for o in outcomes if o.adversary == name], seed, trials)
+    ]
+
+
+def adversary_table_md(pairs: list[tuple[str, MainRow]]) -> str:
+    """One line per strategy and corrupted config: MAJ, RRMaj and Δ with 95% intervals."""
+    from rrdemo.report import _ci, _md  # noqa: PLC0415 - the report's cell format
+
+    header = ["Ensemble", "Dataset", "Strength", "K", "Config", "Strategy", "MAJ", "RRMaj", "Δ"]
+    lines = []
+    for name, row in pairs:
+        for cell in row.cells:
+            lines.append(
+                (
+                    (row.ensemble, row.task, row.strength, row.k, cell.label, name),
+                    [_ci(cell.maj), _ci(cell.rrmaj), _ci(cell.delta, signed=True)],
+                )
+            )
+    lines.sort(key=lambda line: line[0][:5])  # strategies of one config next to each other
+    return _md(header, [[*map(str, key), *cells] for key, cells in lines])
+
+
+def adversary_table_csv(pairs: list[tuple[str, MainRow]]) -> str:
+    """The same lines as CSV (fractions in [0, 1])."""
+    from rrdemo.report import _csv  # noqa: PLC0415
+
+    out = []
+    for name, row in pairs:
+        for cell in row.cells:
+            for method, e in (("MAJ", cell.maj), ("RRMaj", cell.rrmaj), ("Delta", cell.delta)):
+                out.append(
+                    {
+                        "ensemble": row.ensemble,
+                        "dataset": row.task,
+                        "strength": row.strength,
+                        "k": row.k,
+                        "config": cell.label,
+                        "adversary": name,
+                        "method": method,
+                        "mean": e.mean,
+                        "lo": e.lo,
+                        "hi": e.hi,
+                        "n_questions": e.n_questions,
+                    }
+                )
+    return _csv(out)
