@@ -22,7 +22,9 @@ TASK = FakeTask()
 
 
 def _config(n: int = 3, c: int = 1, **kw) -> RunConfig:
-    settings = dict(k=3, max_tokens=12, m=1, sampling=Sampling(temperature=0.0, seed=7))
+    settings = dict(
+        k=3, max_tokens=12, m=1, order="fixed", sampling=Sampling(temperature=0.0, seed=7)
+    )
     settings.update(kw)
     return RunConfig(agents=homogeneous_agents("fake", n, c), **settings)
 
