@@ -25,7 +25,12 @@ def test_pass_policy_lets_the_next_writer_go_on_after_an_end_of_sequence(real_po
     task = get_task("custom")
     question = task.question("Reply with the single word yes.")
     config = RunConfig(
-        agents=homogeneous_agents("smollm2", 2, 0), k=16, max_tokens=40, m=1, sampling=GREEDY
+        agents=homogeneous_agents("smollm2", 2, 0),
+        k=16,
+        max_tokens=40,
+        m=1,
+        order="fixed",
+        sampling=GREEDY,
     )
     ended = _run(real_pool, config, question, task)
     first = _of(ended, "chunk_written")

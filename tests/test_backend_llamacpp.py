@@ -336,6 +336,7 @@ def test_one_trajectory_mixing_transformers_and_llama_cpp_agents(real_pool):
         k=4,
         max_tokens=20,
         m=1,
+        order="fixed",
         sampling=Sampling(temperature=0.7, seed=1),
     )
     events = list(run_question(config, question, task, real_pool, methods=("RRMaj",)))
