@@ -4,8 +4,9 @@
     python -m bench.backends --repeats 3     # more timed rounds (a quiet machine)
 
 Setting: the Arena's defaults (`ui.state.ArenaRequest`: SmolLM2, N = 5, 3c2t strong, M = N,
-temperature 0.7, seed 0, Logic3 question 0) with the every-agent-speaks order: shuffled speaking
-order and L >= N x K (K = 50, L = 256), so each trajectory has 6 turns and every agent writes.
+temperature 0.7, seed 0, Logic3 question 0, shuffled speaking order). The equal-budget rows use
+K = 50, L = 256 (L >= N x K: each trajectory has 6 turns and every agent writes); the Arena row
+runs the Arena's own defaults unchanged (K = 8, L = 256, `INTERACTIVE_DEFAULTS`).
 
 1. **MAJ and RRMaj at an equal decoding budget** on each engine: every answer and trajectory
    decodes exactly L tokens (`suppress_eos`), so both decode N x L tokens. Wall time, decode
@@ -40,6 +41,13 @@ def arena_setting(k: int, max_tokens: int):
 
     prepared = build_run(ArenaRequest(k=k, max_tokens=max_tokens))
     return prepared.config.with_(order="shuffled"), prepared.question, prepared.task
+
+
+def build_arena_config(model: str):
+    """The Arena's default run exactly as a visitor starts it (only the model may differ)."""
+    from ui.state import ArenaRequest, build_run  # noqa: PLC0415 - no gradio in ui.state
+
+    return build_run(ArenaRequest(model=model)).config
 
 
 class _One:
@@ -107,6 +115,7 @@ def run_benchmark(opts: argparse.Namespace, log=print) -> dict:
         backends[engine], loads[engine] = load(engine, opts.model)
         warm = config.with_(k=4, max_tokens=8)
         run(backends[engine], warm, question, task, ("MAJ", "RRMaj"))  # untimed warm-up
+    arena_config = build_arena_config(opts.model)
     timed: dict = {e: {"MAJ": [], "RRMaj": [], "arena": []} for e in ENGINES}
     for r in range(opts.repeats):
         engines = ENGINES if r % 2 == 0 else ENGINES[::-1]
@@ -117,7 +126,7 @@ def run_benchmark(opts: argparse.Namespace, log=print) -> dict:
                 log(f"round {r + 1} {engine:12s} {method:5s} {out['wall_s']:7.2f} s")
         for engine in engines:
             out = run(
-                backends[engine], config, question, task, ("MAJ", "RRMaj"), True, budget=False
+                backends[engine], arena_config, question, task, ("MAJ", "RRMaj"), True, budget=False
             )
             timed[engine]["arena"].append(out)
             log(f"round {r + 1} {engine:12s} arena {out['wall_s']:7.2f} s")
@@ -163,6 +172,8 @@ def run_benchmark(opts: argparse.Namespace, log=print) -> dict:
         "task": task.name,
         "question": question.qid,
         "repeats": opts.repeats,
+        "arena_k": arena_config.k,
+        "arena_max_tokens": arena_config.max_tokens,
     }
     results["machine"]["load_average_end"] = _load()
     return results
@@ -210,10 +221,12 @@ def render_table(results: dict) -> str:
         f"Machine: {m['cpu']}, {m['cores']} cores, torch {m['torch']} ({m['torch_threads']} "
         f"threads), llama-cpp-python {m['llama_cpp']} ({m['llama_threads']} threads); load average {m['load_average_start']} at "
         f"start, {m['load_average_end']} at end.",
-        f"Setting: the Arena's default run with the every-agent-speaks order: {s['model']}, "
-        f"{s['label']} {s['strength']}, N={s['n']}, M={s['m']}, K={s['k']}, L={s['max_tokens']}, "
+        f"Setting: {s['model']}, {s['label']} {s['strength']}, N={s['n']}, M={s['m']}, "
         f"{s['order']} order, temperature {s['temperature']}, seed {s['seed']}, {s['task']} "
-        f"question {s['question']}; medians of {s['repeats']} alternating rounds.",
+        f"question {s['question']}; MAJ and RRMaj columns K={s['k']}, L={s['max_tokens']}; Arena "
+        f"run the Arena's defaults (K={s.get('arena_k', s['k'])}, "
+        f"L={s.get('arena_max_tokens', s['max_tokens'])}); medians of {s['repeats']} alternating "
+        "rounds.",
         "",
         "| engine | load, s | MAJ wall, s | RRMaj wall, s | RRMaj / MAJ | MAJ tok/s | RRMaj tok/s "
         "| RRMaj prefill tokens | Arena run, s | Arena tok/s |",
@@ -259,7 +272,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--k", type=int, default=50, help="K (default 50)")
     parser.add_argument("--max-tokens", type=int, default=256, help="L (default 256 >= N x K)")
-    parser.add_argument("--repeats", type=int, default=1, help="timed rounds (default 1, ~5 min)")
+    parser.add_argument("--repeats", type=int, default=3, help="timed rounds (default 3, ~6 min)")
     parser.add_argument(
         "--threads", type=int, help="CPU threads of both engines (default: all cores)"
     )
