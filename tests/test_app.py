@@ -113,7 +113,7 @@ def test_a_last_word_run_shows_a_corrupted_writer_of_the_last_turn(client) -> No
     # GSM8K: the two honest agents reason at length, so trajectories run to L = 3K and turn 2 is
     # the last; last-word seats the one corrupted agent there, whatever the shuffle.
     request = replace(SMALL, c=1, task="gsm8k", k=4, max_tokens=12, adversary="last-word")
-    status, _, _, rr_html, record, _ = client.predict(*_args(request), api_name="/run")
+    status, _, _, rr_html, record = client.predict(*_args(request), api_name="/run")[:5]
     assert record["status"] == "done" and record["config"]["adversary"] == "last-word"
     assert "adversary last-word" in status
     chunks = re.findall(r'class="rr-chunk rr-(\w+)" data-agent="(\d+)" data-turn="(\d+)"', rr_html)
