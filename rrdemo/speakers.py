@@ -1,12 +1,12 @@
 """Who speaks in a round-robin trajectory: before a run (who *can* write) and after (who *did*).
 
-Before: `speaking_order` is the protocol's own RR speaking order of a trajectory (seat order or the
-seeded shuffle); `trajectory_order` applies the adversary strategy's reseating to it (e.g.
-`last-word`) and is the one place the order a trajectory is actually written in is computed (the
+Before: `speaking_order` is the one place the RR speaking order of a trajectory is computed (the
 protocol calls it too). A trajectory has at most ceil(L / K) turns, so only the first ceil(L / K)
 agents of its order can ever write; `silent_agents` names the agents who can write in none of a
 run's trajectories, and `silence_warning` says so in one sentence for the CLI, the experiment
-planner and the Arena.
+planner and the Arena. The order a trajectory is written in is `trajectory_order`: the speaking
+order reseated by the adversary strategy (e.g. `last-word`); the protocol and `silent_agents` both
+use it.
 
 After: `SpeakerTally` folds the event stream (ChunkWritten events of RRMaj) into tokens written per
 agent and per role for each trajectory; a trajectory is *mixed* when both an honest and a
