@@ -34,7 +34,7 @@ from rrdemo.events import (
     TrajectoryStarted,
     Vote,
 )
-from rrdemo.speakers import speaking_order
+from rrdemo.speakers import trajectory_order
 from rrdemo.tasks.base import Question, Task
 from rrdemo.tasks.benchmarks import styled_prompt
 from rrdemo.voting import derive_seed, plurality
@@ -268,12 +268,11 @@ def round_robin(
     n, k, budget = len(agents), config.k, config.max_tokens
     m = trajectories or config.n_trajectories
     counter = _Counter()
-    strategy = get_strategy(config.adversary)  # may reseat corrupted agents (e.g. "last-word")
-    corrupted = tuple(agent.index for agent in agents if agent.corrupted)
-    # Each trajectory gets its speaking order: seat order, or a seeded shuffle.
+    # Each trajectory gets its speaking order: seat order or a seeded shuffle, reseated by the
+    # adversary strategy (e.g. "last-word" gives a corrupted agent the last turn).
     shared = []
     for j in range(m):
-        order = strategy.order(speaking_order(config, question.qid, j), corrupted, config)
+        order = trajectory_order(config, question.qid, j)
         shared.append(Trajectory(j, order))
         yield TrajectoryStarted("RRMaj", j, order)
     for turn in itertools.count():

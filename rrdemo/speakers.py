@@ -4,7 +4,9 @@ Before: `speaking_order` is the one place the RR speaking order of a trajectory 
 protocol calls it too). A trajectory has at most ceil(L / K) turns, so only the first ceil(L / K)
 agents of its order can ever write; `silent_agents` names the agents who can write in none of a
 run's trajectories, and `silence_warning` says so in one sentence for the CLI, the experiment
-planner and the Arena.
+planner and the Arena. The order a trajectory is written in is `trajectory_order`: the speaking
+order reseated by the adversary strategy (e.g. `last-word`); the protocol and `silent_agents` both
+use it.
 
 After: `SpeakerTally` folds the event stream (ChunkWritten events of RRMaj) into tokens written per
 agent and per role for each trajectory; a trajectory is *mixed* when both an honest and a
@@ -18,6 +20,7 @@ import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from rrdemo.adversary import get_strategy
 from rrdemo.config import RunConfig
 from rrdemo.events import ChunkWritten, Event
 from rrdemo.voting import derive_seed
@@ -32,6 +35,15 @@ def speaking_order(config: RunConfig, question_id: str, trajectory: int) -> tupl
         rng = random.Random(derive_seed(config.sampling.seed, "order", question_id, trajectory))
         order = tuple(rng.sample(order, config.n))
     return order
+
+
+def trajectory_order(config: RunConfig, question_id: str, trajectory: int) -> tuple[int, ...]:
+    """The order RR trajectory `trajectory` is written in: `speaking_order`, reseated by the
+    config's adversary strategy (`static` and `contextual` keep it; `last-word` gives the last turn
+    of a full-length trajectory to a corrupted agent)."""
+    corrupted = tuple(i for i, agent in enumerate(config.agents) if agent.corrupted)
+    order = speaking_order(config, question_id, trajectory)
+    return get_strategy(config.adversary).order(order, corrupted, config)
 
 
 def max_turns(config: RunConfig) -> int:
@@ -59,7 +71,8 @@ class Silence:
 
 
 def silent_agents(config: RunConfig, question_ids: Iterable[str] = ("",)) -> Silence:
-    """The agents who cannot write in any RR trajectory of the given questions.
+    """The agents who cannot write in any RR trajectory of the given questions, in the order each
+    trajectory is written (`trajectory_order`: the adversary strategy's reseating included).
 
     With the fixed order every trajectory is the same, so the answer does not depend on the
     question; with the shuffled order it is computed from the actual seeded orders.
@@ -71,7 +84,7 @@ def silent_agents(config: RunConfig, question_ids: Iterable[str] = ("",)) -> Sil
     corrupted_only = trajectories = 0
     for qid in qids:
         for j in range(config.n_trajectories):
-            writers = possible_writers(config, speaking_order(config, qid, j))
+            writers = possible_writers(config, trajectory_order(config, qid, j))
             can_write.update(writers)
             trajectories += 1
             corrupted_only += config.t > 0 and all(config.agents[a].corrupted for a in writers)

@@ -6,6 +6,7 @@ Real decoding is kept tiny (smollm2, N = 3, K = 8, L = 24) because CI has two co
 from __future__ import annotations
 
 import contextlib
+import re
 import socket
 import time
 from collections.abc import Iterator
@@ -108,6 +109,22 @@ def test_streams_both_panels_in_order_and_matches_the_engine(client, real_pool) 
 
 
 @pytest.mark.slow
+def test_a_last_word_run_shows_a_corrupted_writer_of_the_last_turn(client) -> None:
+    # GSM8K: the two honest agents reason at length, so trajectories run to L = 3K and turn 2 is
+    # the last; last-word seats the one corrupted agent there, whatever the shuffle.
+    request = replace(SMALL, c=1, task="gsm8k", k=4, max_tokens=12, adversary="last-word")
+    status, _, _, rr_html, record = client.predict(*_args(request), api_name="/run")[:5]
+    assert record["status"] == "done" and record["config"]["adversary"] == "last-word"
+    assert "adversary last-word" in status
+    chunks = re.findall(r'class="rr-chunk rr-(\w+)" data-agent="(\d+)" data-turn="(\d+)"', rr_html)
+    last = [(role, int(agent)) for role, agent, turn in chunks if turn == "2"]
+    assert last, "no trajectory reached its last turn"
+    assert all(role == "corrupted" and agent == 0 for role, agent in last)
+    writers = {int(agent) for _, agent, turn in chunks if turn != "2"}
+    assert writers <= {1, 2}  # the honest agents wrote the turns before
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "changes,needle",
     [
@@ -126,6 +143,8 @@ def test_streams_both_panels_in_order_and_matches_the_engine(client, real_pool) 
         ({"task": "custom", "custom_question": "What is 2 + 2?"}, "give the correct answer"),
         ({"task": "logic3", "question_index": 99999}, "does not exist"),
         ({"ensemble": "per agent", "agents": "smollm2, maybe"}, "honest, corrupted"),
+        ({"adversary": "sneaky"}, "Value: sneaky is not in the list of choices"),
+        ({"prompt_style": "loud"}, "Value: loud is not in the list of choices"),
     ],
 )
 def test_bad_inputs_get_a_clear_message_and_the_server_keeps_answering(

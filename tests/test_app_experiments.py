@@ -9,7 +9,15 @@ import pytest
 
 from rrdemo.errors import RRError
 from tests.fakes import FakeBackend, FakePool, obeys_injection
-from ui.experiments_tab import MAX_UNITS, read_results, rho_figure, run_sweep, sweep_settings
+from ui.experiments_tab import (
+    MAX_UNITS,
+    adversary_results,
+    paper_beside,
+    read_results,
+    rho_figure,
+    run_sweep,
+    sweep_settings,
+)
 
 
 def _settings(**changes) -> dict:
@@ -58,9 +66,46 @@ def test_stop_ends_the_sweep_after_the_current_question() -> None:
         ({"strengths": []}, "at least one corruption strength"),
         ({"configs": "3x2"}, "must look like 3c2t"),
         ({"models": ["no-such-model"]}, "unknown model"),
+        ({"adversaries": []}, "at least one adversary strategy"),
+        ({"adversaries": ["sneaky"]}, "unknown adversary strategy 'sneaky'; allowed: static"),
     ],
 )
 def test_bad_sweeps_are_refused_before_anything_runs(changes: dict, needle: str) -> None:
     pool = FakePool(FakeBackend("smollm2", obeys_injection))
     with pytest.raises(RRError, match=needle):
         list(run_sweep(_settings(**changes), pool, threading.Event()))
+
+
+def _two_strategy_sweep():  # type: ignore[no-untyped-def]
+    pool = FakePool(FakeBackend("smollm2", obeys_injection))
+    settings = _settings(n=1, adversaries=["static", "last-word"])
+    return list(run_sweep(settings, pool, threading.Event(), every=0.05))[-1][2]
+
+
+def test_a_sweep_over_two_adversaries_shows_maj_and_rrmaj_per_strategy() -> None:
+    path = _two_strategy_sweep()
+    frame = read_results(path)
+    assert sorted(zip(frame["setting"], frame["adversary"], strict=True)) == [
+        ("0c3t", "last-word"),
+        ("0c3t", "static"),
+        ("2c1t", "last-word"),
+        ("2c1t", "static"),
+    ]
+    assert len(rho_figure(frame).data) == 4  # MAJ and RRMaj per strategy
+    # The report's own per-strategy table (rrdemo.adversary_report), one line per strategy.
+    text = adversary_results(path)
+    lines = [line for line in text.splitlines() if line.startswith("| ") and "2c1t" in line]
+    assert [line.split(" | ")[5] for line in lines] == ["static", "last-word"]
+    # The paper has lines only for its own adversary.
+    static_only = paper_beside(frame[frame["adversary"] == "static"])
+    assert paper_beside(frame)[0].equals(static_only[0])
+
+
+def test_the_demo_task_can_be_swept() -> None:
+    from rrdemo.experiment import plan_sweep
+    from ui.choices import SWEEP_TASK_CHOICES
+
+    assert ("demo", "demo") not in SWEEP_TASK_CHOICES  # labelled as ours
+    assert any(value == "demo" and "not the paper" in label for label, value in SWEEP_TASK_CHOICES)
+    plan = plan_sweep(sweep_settings(["demo"], "smollm2", "0c3t,2c1t", ["strong"], 4, 16, 2, 0))
+    assert {c.task.name for c in plan.conditions} == {"demo"} and plan.n_units == 4

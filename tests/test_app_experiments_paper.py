@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import threading
 
@@ -63,8 +64,9 @@ def test_a_sweep_the_paper_has_nothing_for_says_so() -> None:
     assert empty.empty and "appear as questions finish" in waiting
 
 
-@pytest.mark.slow
-def test_the_served_tab_shows_the_paper_beside_the_sweep() -> None:
+@contextlib.contextmanager
+def _served_tab():  # type: ignore[no-untyped-def]
+    """The Experiments tab alone, on a real gradio server over scripted agents: a client."""
     from gradio_client import Client
 
     pool = FakePool(FakeBackend("smollm2", obeys_injection))
@@ -75,16 +77,61 @@ def test_the_served_tab_shows_the_paper_beside_the_sweep() -> None:
         port = s.getsockname()[1]
     demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
     try:
-        client = Client(f"http://127.0.0.1:{port}/", verbose=False, download_files=False)
-        outputs = client.predict(
-            ["logic3"], "smollm2", "3c2t", ["strong"], 4, 16, 1, 0, api_name="/sweep"
-        )
+        yield Client(f"http://127.0.0.1:{port}/", verbose=False, download_files=False)
     finally:
         demo.close()
-    status, _, _, _, note, table = outputs
+
+
+@pytest.mark.slow
+def test_the_served_tab_shows_the_paper_beside_the_sweep() -> None:
+    with _served_tab() as client:
+        outputs = client.predict(
+            ["logic3"], "smollm2", "3c2t", ["strong"], 4, 16, 1, 0, ["static"], api_name="/sweep"
+        )
+    status, _, _, _, note, table, by_adversary = outputs
+    assert "| static |" in by_adversary
     assert status.startswith("1 / 1")
     assert table["headers"] == PAPER_COLUMNS
     rows = table["data"]
     assert rows[0][:5] == ["logic3", "3c2t", "strong", RUN, "smollm2, K=4"]
     assert sum(r[3] == PAPER for r in rows) == 7  # five models' main-table lines, M = 1 and 40
     assert "tab:main_results_must_bias" in note and "not the paper's" in note
+
+
+@pytest.mark.slow
+def test_the_served_sweep_runs_two_adversaries_and_refuses_an_unknown_one() -> None:
+    from gradio_client.exceptions import AppError
+
+    with _served_tab() as client:
+        outputs = client.predict(
+            ["logic3"],
+            "smollm2",
+            "2c1t",
+            ["strong"],
+            4,
+            16,
+            1,
+            0,
+            ["static", "last-word"],
+            api_name="/sweep",
+        )
+        with pytest.raises(AppError) as excinfo:
+            client.predict(
+                ["logic3"],
+                "smollm2",
+                "2c1t",
+                ["strong"],
+                4,
+                16,
+                1,
+                0,
+                ["sneaky"],
+                api_name="/sweep",
+            )
+    status, table, *_, by_adversary = outputs
+    assert status.startswith("2 / 2")
+    column = table["headers"].index("adversary")
+    assert sorted(row[column] for row in table["data"]) == ["last-word", "static"]
+    strategies = [line.split(" | ")[5] for line in by_adversary.splitlines() if "2c1t" in line]
+    assert strategies == ["static", "last-word"]
+    assert "sneaky" in str(excinfo.value) and "Traceback" not in str(excinfo.value)

@@ -10,6 +10,7 @@ from rrdemo.cli import build_parser, main
 from rrdemo.cli.run import _config as cli_config
 from rrdemo.cli.run import speaker_summary
 from rrdemo.config import (
+    ADVERSARIES,
     INTERACTIVE_DEFAULTS,
     PAPER_DEFAULTS,
     RunConfig,
@@ -26,6 +27,7 @@ from rrdemo.speakers import (
     silence_warning,
     silent_agents,
     speaking_order,
+    trajectory_order,
 )
 from tests.fakes import QUESTION, FakeBackend, FakePool, FakeTask
 from ui.state import ArenaRequest, build_config
@@ -69,17 +71,23 @@ def test_everyone_can_write_when_l_is_at_least_n_times_k():
         assert silence_warning(config, [QUESTION.qid]) is None
 
 
-def test_shuffled_silence_comes_from_the_orders_the_protocol_uses():
+@pytest.mark.parametrize("adversary", ADVERSARIES)
+def test_shuffled_silence_comes_from_the_orders_the_protocol_uses(adversary):
     # L = 2K: two writers per trajectory. The fold over a real (fake-model) run must find exactly
-    # the writers `possible_writers` predicts from `speaking_order`, trajectory by trajectory.
-    config = _rr_config(n=5, c=3, k=4, length=8, order="shuffled", m=6, seed=11)
+    # the writers `possible_writers` predicts from `trajectory_order` (the adversary's reseating
+    # included), trajectory by trajectory.
+    config = _rr_config(n=5, c=1, k=4, length=8, order="shuffled", m=6, seed=11)
+    config = config.with_(adversary=adversary)
     events = list(run_question(config, QUESTION, TASK, _chatty_pool(), methods=("RRMaj",)))
     started = {e.trajectory: e.order for e in events if isinstance(e, TrajectoryStarted)}
     tally = fold_speakers(events)
     for j in range(6):
-        order = speaking_order(config, QUESTION.qid, j)
+        order = trajectory_order(config, QUESTION.qid, j)
         assert started[j] == order
         assert set(tally.trajectories[j].tokens) == set(possible_writers(config, order))
+        assert sorted(order) == sorted(speaking_order(config, QUESTION.qid, j))
+        if adversary == "last-word":  # the corrupted agent (seat 0) writes turn 1, the last
+            assert order[1] == 0 and tally.trajectories[j].corrupted[0]
     wrote = {a for tr in tally.trajectories.values() for a in tr.tokens}
     silence = silent_agents(config, [QUESTION.qid])
     assert set(silence.silent) == set(range(5)) - wrote

@@ -3,18 +3,19 @@
 from __future__ import annotations
 
 import re
-from dataclasses import replace
+from dataclasses import astuple, replace
 
 import pytest
 
-from rrdemo.config import AgentSpec, RunConfig, Sampling
+from rrdemo.config import ADVERSARIES, LATER_FIELDS, PROMPT_STYLES, AgentSpec, RunConfig, Sampling
 from rrdemo.errors import RRError
 from rrdemo.events import ChunkWritten, Decision, RunStarted, TokenDelta
 from rrdemo.protocols import run_question
+from rrdemo.speakers import trajectory_order
 from rrdemo.tasks import get_task, load_questions
 from tests.fakes import QUESTION, FakeBackend, FakePool, FakeTask, obeys_injection
 from ui import render
-from ui.arena import Throttle, stream_run
+from ui.arena import Throttle, _silence_text, stream_run
 from ui.state import ArenaRequest, ArenaState, build_config, build_run, parse_agents
 
 
@@ -167,6 +168,9 @@ def test_throttle_limits_the_rate() -> None:
         ({"ensemble": "per agent", "agents": "smollm2, sneaky"}, "role"),
         ({"ensemble": "per agent", "agents": ""}, "empty"),
         ({"temperature": 9}, "temperature"),
+        ({"adversary": "sneaky"}, "unknown adversary strategy 'sneaky'; allowed: static"),
+        ({"prompt_style": "loud"}, "unknown prompt style 'loud'; allowed: direct"),
+        ({"eos_policy": "stop"}, "unknown end-of-sequence policy 'stop'; allowed: end"),
     ],
 )
 def test_bad_requests_raise_clear_errors(changes: dict, needle: str | None) -> None:
@@ -240,3 +244,49 @@ def test_rrmaj_cards_show_who_wrote_which_share_and_the_verdict_counts_honest_wr
     verdict = render.render_verdict(state)
     assert f"honest writer in <b>{honest_trajectories} of 4</b> trajectories" in verdict
     assert state.summary()["speakers"]["with_honest_writer"] == honest_trajectories
+
+
+# -- settings beyond the paper: adversary strategy and prompt style ---------------------------------
+def test_adversary_and_prompt_style_reach_the_run_config() -> None:
+    default = build_config(ArenaRequest())
+    assert {name: getattr(default, name) for name in LATER_FIELDS} == LATER_FIELDS
+    assert not set(LATER_FIELDS) & set(default.to_dict())  # the paper's setting hashes as before
+    for adversary in ADVERSARIES:
+        for style in PROMPT_STYLES:
+            config = build_config(ArenaRequest(adversary=adversary, prompt_style=style))
+            assert (config.adversary, config.prompt_style) == (adversary, style)
+
+
+def test_silent_agents_warning_follows_the_last_word_reseating() -> None:
+    # Fixed order, L = 3K: seats 0-2 write; the corrupted agent sits in seat 4.
+    lines = "\n".join(["smollm2, honest"] * 4 + ["smollm2, corrupted"])
+    base = ArenaRequest(
+        ensemble="per agent", agents=lines, k=8, max_tokens=24, order="fixed", task="logic3"
+    )
+    static = _silence_text(*astuple(base))
+    assert "agent 3 (honest), agent 4 (corrupted) can never write" in static
+    # last-word seats the corrupted agent on the last turn (turn 2): seat 2 falls silent instead.
+    reseated = replace(base, adversary="last-word")
+    order = trajectory_order(build_run(reseated).config, "", 0)
+    assert order[2] == 4 and sorted(order) == [0, 1, 2, 3, 4]
+    last_word = _silence_text(*astuple(reseated))
+    assert "agent 2 (honest), agent 3 (honest) can never write" in last_word
+    assert "agent 4" not in last_word
+
+
+def test_a_last_word_arena_run_gives_every_full_trajectory_a_corrupted_last_writer() -> None:
+    request = ArenaRequest(
+        model="fake", n=3, c=1, k=4, max_tokens=12, task="logic3", seed=5, adversary="last-word"
+    )
+    chatty = FakePool(FakeBackend("fake", lambda prompt: "word " * 1000))  # runs to L
+    frames = list(stream_run(request, chatty, interval=0.0))
+    status, state = frames[-1][0], frames[-1][5]
+    assert "adversary last-word" in status and state.config["adversary"] == "last-word"
+    rr = state.methods["RRMaj"].trajectories
+    assert len(rr) == 3
+    for tr in rr.values():
+        last = tr.chunks[-1]
+        assert (last.turn, last.corrupted) == (2, True)
+    static = list(stream_run(replace(request, adversary="static"), chatty, interval=0.0))[-1][5]
+    last_writers = [tr.chunks[-1].corrupted for tr in static.methods["RRMaj"].trajectories.values()]
+    assert not all(last_writers)  # without the reseating an honest agent sometimes writes last

@@ -18,15 +18,23 @@ from html import escape
 import gradio as gr
 
 from rrdemo.agents import ModelSource, backend_for
-from rrdemo.config import EOS_POLICIES, ORDERS, STRENGTHS
+from rrdemo.config import (
+    ADVERSARIES,
+    EOS_POLICIES,
+    LATER_FIELDS,
+    ORDERS,
+    PROMPT_STYLES,
+    STRENGTHS,
+)
 from rrdemo.corruption import TEMPLATES
 from rrdemo.errors import RRError
 from rrdemo.hardware import gpu_duration, on_gpu
 from rrdemo.models import DEFAULT_MODEL, REGISTRY, resolve, with_backends
 from rrdemo.protocols import run_question
 from rrdemo.speakers import silence_warning
-from rrdemo.tasks import TASK_NAMES, get_task, load_questions
+from rrdemo.tasks import get_task, load_questions
 from ui import render
+from ui.choices import SWEEP_TASK_CHOICES
 from ui.state import ARENA_FIELDS, CUSTOM, ArenaRequest, ArenaState, build_run, pick_question
 
 log = logging.getLogger(__name__)
@@ -137,6 +145,12 @@ def stream_run(
         f"{cfg.label}, rho = {cfg.rho:.2f}, {cfg.strength} · K = {cfg.k}, "
         f"M = {cfg.n_trajectories}, L = {cfg.max_tokens}, {cfg.order} order"
     )
+    beyond = [  # settings beyond the paper (docs/adversary.md), named when not the paper's default
+        f"{name.replace('_', ' ')} {getattr(cfg, name)}"
+        for name, default in LATER_FIELDS.items()
+        if getattr(cfg, name) != default
+    ]
+    setting += "".join(f", {text}" for text in beyond)
     sources = pool.sources() if hasattr(pool, "sources") else {}  # a ModelPool says this
     if sources:
         used = {resolve(a.model).name for a in cfg.agents}
@@ -307,10 +321,27 @@ def build_arena_tab(pool: ModelSource) -> dict[str, gr.components.Component]:
                         value=default.eos_policy,
                         label="End of sequence: ends the trajectory (end) or the turn (pass)",
                     )
+                with gr.Row():
+                    c["adversary"] = gr.Dropdown(
+                        list(ADVERSARIES),
+                        value=default.adversary,
+                        label="Adversary",
+                        info="static: the injection (paper); contextual: argues against the "
+                        "shared text; last-word: a corrupted agent writes the last turn",
+                    )
+                    c["prompt_style"] = gr.Dropdown(
+                        list(PROMPT_STYLES),
+                        value=default.prompt_style,
+                        label="Prompt style",
+                        info="direct: the task prompt (paper); step-by-step: asks for reasoning "
+                        "steps before the answer",
+                    )
                 silence = gr.Markdown(_silence_text(*astuple(default)), elem_id="rr-silence")
             with gr.Group():
                 with gr.Row():
-                    c["task"] = gr.Dropdown([*TASK_NAMES, CUSTOM], value=default.task, label="Task")
+                    c["task"] = gr.Dropdown(
+                        [*SWEEP_TASK_CHOICES, (CUSTOM, CUSTOM)], value=default.task, label="Task"
+                    )
                     c["question_index"] = gr.Number(
                         value=default.question_index, precision=0, label="Question #"
                     )
@@ -395,6 +426,7 @@ def build_arena_tab(pool: ModelSource) -> dict[str, gr.components.Component]:
     )
     # The silent-agent warning follows every control that changes who gets a turn.
     silence_inputs = ("ensemble", "model", "n", "c", "agents", "k", "m", "max_tokens", "order")
+    silence_inputs += ("adversary",)  # "last-word" reseats a corrupted agent
     for name in (*silence_inputs, "seed", "task", "question_index", "custom_question"):
         c[name].change(_silence_text, controls, silence, queue=False, api_visibility="private")
     rho_inputs = [c["ensemble"], c["n"], c["c"], c["agents"]]

@@ -2,7 +2,8 @@
 
 The sweep goes through the experiment runner (`rrdemo.experiment.plan_sweep` / `run_plan`), which
 logs every trajectory to a JSONL file under the data dir. A worker thread runs it; the callback
-re-reads the log as units finish and shows accuracy against rho for MAJ and RRMaj. Stop ends the
+re-reads the log as units finish and shows accuracy against rho for MAJ and RRMaj, and MAJ vs RRMaj
+per adversary strategy when the sweep has several (`rrdemo.adversary_report`). Stop ends the
 sweep after the question being run (the log stays valid and can be resumed by the CLI).
 """
 
@@ -20,22 +21,26 @@ import gradio as gr
 import pandas as pd
 import plotly.graph_objects as go
 
+from rrdemo.adversary_report import adversary_table_md, main_table_by_adversary
 from rrdemo.agents import ModelSource
+from rrdemo.config import ADVERSARIES, LATER_FIELDS
 from rrdemo.errors import RRError
 from rrdemo.models import DEFAULT_MODEL, REGISTRY
 from rrdemo.paper.beside import INTRO, cell_text
 from rrdemo.paper.settings import SettingResult, settings_beside
 from rrdemo.paths import data_dir
-from rrdemo.tasks import TASK_NAMES
+from ui.choices import SWEEP_TASK_CHOICES
 
 MAX_UNITS = 48  # questions x conditions a web sweep may run; bigger sweeps belong to the CLI
 METHODS = ("MAJ", "RRMaj")
+STATIC = str(LATER_FIELDS["adversary"])  # the paper's adversary, the default strategy
 COLUMNS = [
     "task",
     "ensemble",
     "setting",
     "rho",
     "strength",
+    "adversary",
     "K",
     "questions",
     "MAJ acc",
@@ -88,6 +93,7 @@ def read_results(path: Path) -> pd.DataFrame:
                 c.get("label", "?"),
                 round(c["c"] / c["n"], 3) if c.get("n") else None,
                 c.get("strength", "?"),
+                c.get("adversary", STATIC),  # the header names it only when not static
                 c.get("k"),
                 len(by_method["MAJ"]),
                 round(rate["MAJ"][0], 3),
@@ -98,13 +104,36 @@ def read_results(path: Path) -> pd.DataFrame:
             ]
         )
     frame = pd.DataFrame(rows, columns=COLUMNS)
-    return frame.sort_values(["task", "strength", "K", "rho"]).reset_index(drop=True)
+    order = ["task", "strength", "adversary", "K", "rho"]
+    return frame.sort_values(order).reset_index(drop=True)
+
+
+ADVERSARY_WAITING = "MAJ vs RRMaj per adversary strategy appears as questions finish."
+
+
+def adversary_results(path: Path) -> str:
+    """MAJ vs RRMaj per adversary strategy and corrupted setting, with 95% intervals, as the
+    report prints it (`rrdemo.adversary_report`); a waiting note until a question has finished."""
+    from rrdemo.report import read_run  # noqa: PLC0415 - the report loads on use
+
+    try:
+        run = read_run(path)
+    except RRError:  # no finished question yet
+        return ADVERSARY_WAITING
+    table = adversary_table_md(main_table_by_adversary(run.outcomes))
+    return (
+        "MAJ vs RRMaj per adversary strategy, for each setting with both honest and corrupted "
+        "agents (accuracy in %, [95% bootstrap interval]):\n\n" + table
+    )
 
 
 def rho_figure(frame: pd.DataFrame) -> go.Figure:
     """Accuracy against rho: one solid line (RRMaj) and one dashed (MAJ) per task and strength."""
     fig = go.Figure()
-    for (task, strength, k), group in frame.groupby(["task", "strength", "K"], sort=True):
+    for (task, strength, adversary, k), group in frame.groupby(
+        ["task", "strength", "adversary", "K"], sort=True
+    ):
+        named = "" if adversary == STATIC else f" · {adversary}"
         group = group.sort_values("rho")
         for method, dash in (("MAJ", "dash"), ("RRMaj", "solid")):
             fig.add_trace(
@@ -113,7 +142,7 @@ def rho_figure(frame: pd.DataFrame) -> go.Figure:
                     y=group[f"{method} acc"],
                     mode="lines+markers",
                     line={"dash": dash},
-                    name=f"{method} · {task} · {strength} · K={k}",
+                    name=f"{method} · {task} · {strength}{named} · K={k}",
                 )
             )
     fig.add_vline(x=0.5, line_dash="dot", line_color="#71717a", annotation_text="majority")
@@ -133,7 +162,10 @@ PAPER_COLUMNS = ["dataset", "config", "strength", "source", "who", "MAJ %", "RRM
 
 def paper_beside(frame: pd.DataFrame) -> tuple[pd.DataFrame, str]:
     """The sweep's settings beside the paper's lines for them (rrdemo.paper.settings), as a
-    table of text cells, and a note: which paper tables, and how this run's model differs."""
+    table of text cells, and a note: which paper tables, and how this run's model differs.
+    Only the paper's own adversary (static) has paper lines; other strategies' rows are left out."""
+    if "adversary" in frame:
+        frame = frame[frame["adversary"] == STATIC]
     if frame.empty:
         empty = pd.DataFrame([], columns=PAPER_COLUMNS)
         return empty, "The paper's numbers for this sweep's settings appear as questions finish."
@@ -171,6 +203,7 @@ def sweep_settings(
     max_tokens: float,
     n: float,
     seed: float,
+    adversaries: list[str] | tuple[str, ...] = (STATIC,),
 ) -> dict[str, Any]:
     """The sweep dict the experiment runner takes, from the tab's controls."""
     return {
@@ -182,6 +215,7 @@ def sweep_settings(
         "max_tokens": int(max_tokens),
         "n": int(n),
         "seed": int(seed),
+        "adversaries": list(adversaries or []),  # the runner refuses an empty list, saying why
     }
 
 
@@ -269,8 +303,14 @@ def build_experiments_tab(pool: ModelSource) -> None:
         "the paper's full sweeps and resumes them."
     )
     with gr.Row():
-        tasks = gr.CheckboxGroup(list(TASK_NAMES), value=["logic3"], label="Tasks")
+        tasks = gr.CheckboxGroup(list(SWEEP_TASK_CHOICES), value=["logic3"], label="Tasks")
         strengths = gr.CheckboxGroup(["moderate", "strong"], value=["strong"], label="Strengths")
+        adversaries = gr.CheckboxGroup(
+            list(ADVERSARIES),
+            value=[STATIC],
+            label="Adversaries",
+            info="each strategy is a condition of its own (docs/adversary.md); static: the paper's",
+        )
     with gr.Row():
         model = gr.Dropdown(
             list(REGISTRY), value=DEFAULT_MODEL, label="Model", allow_custom_value=True
@@ -288,13 +328,27 @@ def build_experiments_tab(pool: ModelSource) -> None:
         stop_button = gr.Button("Stop", variant="stop")
     status = gr.Markdown("")
     table = gr.Dataframe(headers=COLUMNS, interactive=False, label="Accuracy by setting")
+    by_adversary = gr.Markdown(ADVERSARY_WAITING)
     plot = gr.Plot(label="Accuracy vs rho")
     log_file = gr.File(label="Sweep log (JSONL)")
     paper_note, paper_table = _paper_components()
 
-    def sweep(tasks_, model_, configs_, strengths_, k_, l_, n_, seed_, progress=gr.Progress()):  # type: ignore[no-untyped-def]
+    def sweep(  # type: ignore[no-untyped-def]
+        tasks_,
+        model_,
+        configs_,
+        strengths_,
+        k_,
+        l_,
+        n_,
+        seed_,
+        adversaries_,
+        progress=gr.Progress(),
+    ):
         stop = threading.Event()
-        settings = sweep_settings(tasks_, model_, configs_, strengths_, k_, l_, n_, seed_)
+        settings = sweep_settings(
+            tasks_, model_, configs_, strengths_, k_, l_, n_, seed_, adversaries_
+        )
         try:
             for done, total, path in run_sweep(settings, pool, stop):
                 progress((done, total), desc="questions", unit="q")
@@ -305,6 +359,7 @@ def build_experiments_tab(pool: ModelSource) -> None:
                     rho_figure(frame),
                     str(path) if done else None,
                     *paper_beside(frame)[::-1],
+                    adversary_results(path) if done else ADVERSARY_WAITING,
                 )
         except RRError as exc:
             raise gr.Error(str(exc), print_exception=False) from None
@@ -316,8 +371,8 @@ def build_experiments_tab(pool: ModelSource) -> None:
 
     event = start.click(
         sweep,
-        [tasks, model, configs, strengths, k, max_tokens, n, seed],
-        [status, table, plot, log_file, paper_note, paper_table],
+        [tasks, model, configs, strengths, k, max_tokens, n, seed, adversaries],
+        [status, table, plot, log_file, paper_note, paper_table, by_adversary],
         concurrency_id="model",
         concurrency_limit=1,
         api_name="sweep",

@@ -12,7 +12,14 @@ import math
 import time
 from dataclasses import asdict, dataclass, field, fields
 
-from rrdemo.config import INTERACTIVE_DEFAULTS, AgentSpec, RunConfig, Sampling, homogeneous_agents
+from rrdemo.config import (
+    INTERACTIVE_DEFAULTS,
+    LATER_FIELDS,
+    AgentSpec,
+    RunConfig,
+    Sampling,
+    homogeneous_agents,
+)
 from rrdemo.errors import RRError
 from rrdemo.events import (
     AnswerExtracted,
@@ -63,7 +70,10 @@ class ArenaRequest:
     question_index: int = 0
     custom_question: str = ""
     custom_gold: str = ""
-    eos_policy: str = "end"  # a writer's end-of-sequence ends the trajectory ("end") or its turn
+    # Beyond the paper (docs/adversary.md); defaults are RunConfig's own (the paper's setting).
+    eos_policy: str = str(LATER_FIELDS["eos_policy"])  # EOS ends the trajectory ("end") or the turn
+    adversary: str = str(LATER_FIELDS["adversary"])  # how corrupted agents play: static, ...
+    prompt_style: str = str(LATER_FIELDS["prompt_style"])  # direct or step-by-step
 
 
 ARENA_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(ArenaRequest))
@@ -128,6 +138,8 @@ def build_config(request: ArenaRequest) -> RunConfig:
             temperature=float(request.temperature), seed=_whole(request.seed, "seed")
         ),
         eos_policy=request.eos_policy,  # type: ignore[arg-type]
+        adversary=request.adversary,  # type: ignore[arg-type]
+        prompt_style=request.prompt_style,  # type: ignore[arg-type]
     )
 
 
