@@ -13,6 +13,13 @@ from dataclasses import MISSING, asdict, dataclass, field, fields, replace
 from typing import Literal
 
 from rrdemo.errors import RRError
+from rrdemo.turns import (
+    DEFAULT_ENTROPY_THRESHOLD,
+    TurnKind,
+    TurnPolicy,
+    default_k_min,
+    validate_turn_settings,
+)
 
 Strength = Literal["none", "moderate", "strong", "custom"]
 Order = Literal["fixed", "shuffled"]
@@ -32,6 +39,9 @@ LATER_FIELDS: dict[str, object] = {
     "eos_policy": "end",
     "prompt_style": "direct",
     "adversary": "static",
+    "turn_policy": "fixed",
+    "k_min": None,
+    "entropy_threshold": DEFAULT_ENTROPY_THRESHOLD,
 }
 
 MAX_AGENTS = 64  # an ensemble larger than this is almost certainly a typo
@@ -98,6 +108,13 @@ class RunConfig:
     # (also told to argue against the shared text and restate the target), "last-word"
     # (seated so a corrupted agent writes the last turn of a trajectory that runs to L).
     adversary: Adversary = "static"
+    # How long an RR turn is (rrdemo.turns, docs/turns.md): "fixed" (K tokens, the paper's rule),
+    # "sentence" (to the first sentence or line end after K_min tokens, at most K) or
+    # "uncertainty" (until the writer's next-token entropy passes `entropy_threshold` nats, after
+    # K_min tokens, at most K). `k_min` None means max(1, K // 4).
+    turn_policy: TurnKind = "fixed"
+    k_min: int | None = None
+    entropy_threshold: float = DEFAULT_ENTROPY_THRESHOLD
 
     def __post_init__(self) -> None:
         n = len(self.agents)
@@ -132,6 +149,7 @@ class RunConfig:
             )
         if self.max_tokens < self.k:
             raise RRError(f"L (max new tokens, {self.max_tokens}) must be at least K ({self.k})")
+        validate_turn_settings(self.turn_policy, self.k_min, self.k, self.entropy_threshold)
 
     # -- the paper's notation -------------------------------------------------------------------
     @property
@@ -163,6 +181,12 @@ class RunConfig:
     @property
     def corrupted_agents(self) -> tuple[int, ...]:
         return tuple(i for i, a in enumerate(self.agents) if a.corrupted)
+
+    @property
+    def turn(self) -> TurnPolicy:
+        """The RR turn policy with K_min resolved (K_max is K)."""
+        k_min = self.k_min if self.k_min is not None else default_k_min(self.k)
+        return TurnPolicy(self.turn_policy, k_min, self.k, self.entropy_threshold)
 
     # -- logging --------------------------------------------------------------------------------
     def to_dict(self) -> dict:

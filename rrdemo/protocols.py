@@ -2,7 +2,8 @@
 
 `majority_vote` lets every agent answer on its own, then takes the plurality. `round_robin` runs M
 shared trajectories in lockstep: at turn t, agent order[t % N] of each trajectory reads its own
-prompt plus everything written so far and adds K tokens; a trajectory ends at end-of-sequence
+prompt plus everything written so far and adds K tokens (fewer when the run's turn policy,
+rrdemo.turns, ends the turn early); a trajectory ends at end-of-sequence
 (with eos_policy "pass": once N writers in a row pass) or after L decoded tokens; RRMaj then
 takes the plurality of the M trajectories' answers (M = 1 is plain RR). `run_question` builds the agents and runs both methods on one question.
 """
@@ -37,6 +38,7 @@ from rrdemo.events import (
 from rrdemo.speakers import trajectory_order
 from rrdemo.tasks.base import Question, Task
 from rrdemo.tasks.benchmarks import styled_prompt
+from rrdemo.turns import TurnPolicy
 from rrdemo.voting import derive_seed, plurality
 
 
@@ -95,11 +97,13 @@ def _write(
     config: RunConfig,
     counter: _Counter,
     room: Sequence[int] | None = None,
+    policy: TurnPolicy | None = None,
 ) -> Iterator[Event]:
     """Let each (trajectory, agent, text it reads, tokens to add, cache key) write one chunk.
 
     `room[i]` caps write i's tokens: it may pass its count only to finish a character (RR: what
-    is left of L); without it a write never passes its count.
+    is left of L); without it a write never passes its count. `policy` (RR) lets the backend end
+    a write before its count by the run's turn policy.
 
     Writes that share a model go to it as one batch. Yields TokenDelta events while decoding and
     one ChunkWritten per write; returns the `Finished` result of each write, in input order.
@@ -118,6 +122,7 @@ def _write(
                 sampling=config.sampling,
                 seed=derive_seed(config.sampling.seed, *writes[i][4][1:], turn),
                 room=room[i] if room is not None else None,
+                turn=policy,
             )
             for i in members
         ]
@@ -267,6 +272,7 @@ def round_robin(
     """RRMaj: M token-level round-robin trajectories (default `config.n_trajectories`), then plurality."""
     n, k, budget = len(agents), config.k, config.max_tokens
     m = trajectories or config.n_trajectories
+    policy = config.turn if config.turn.adaptive else None  # None: every turn is K tokens
     counter = _Counter()
     # Each trajectory gets its speaking order: seat order or a seeded shuffle, reseated by the
     # adversary strategy (e.g. "last-word" gives a corrupted agent the last turn).
@@ -290,7 +296,7 @@ def round_robin(
                 (tr.index, agent, agent.prompt + tr.text, min(k, budget - tr.decoded), key)
             )
         room = [budget - tr.decoded for tr in active]
-        results = yield from _write("RRMaj", turn, writes, config, counter, room)
+        results = yield from _write("RRMaj", turn, writes, config, counter, room, policy)
         # The chunk joins the shared text; the EOS policy and L say whether the trajectory ends.
         for tr, (_, agent, *_), out in zip(active, writes, results, strict=True):
             tr.chunks.append((agent.index, out.text, out.n_tokens))

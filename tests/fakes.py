@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 from rrdemo.backends.base import Backend, Delta, Finished, GenerationOutput, GenerationRequest
 from rrdemo.tasks.base import Question
+from rrdemo.turns import turn_over
 
 WORD = re.compile(r"\S+\s*")
 
@@ -22,10 +23,17 @@ class FakeBackend(Backend):
     can script agents that react to what others wrote. Every call is recorded in `calls`.
     """
 
-    def __init__(self, name: str, script: Callable[[str], str]) -> None:
+    def __init__(
+        self,
+        name: str,
+        script: Callable[[str], str],
+        entropy: Callable[[str], float] | None = None,
+    ) -> None:
         self.name = name
         self.revision = None
         self.script = script
+        # the writer's next-token entropy (nats) before it writes a word (default 0: certain)
+        self.entropy = entropy or (lambda word: 0.0)
         self.calls: list[list[GenerationRequest]] = []
         self.released: list[tuple] = []
 
@@ -38,28 +46,50 @@ class FakeBackend(Backend):
     def release(self, key_prefix: tuple = ()) -> None:
         self.released.append(key_prefix)
 
+    def _ends_before(self, request: GenerationRequest, step: int, word: str) -> bool:
+        """The turn policy ends the turn before `word` (the `uncertainty` rule)."""
+        policy = request.turn
+        if policy is None or not policy.needs_entropy or step >= request.max_new_tokens:
+            return False
+        return turn_over(policy, step, "", self.entropy(word))
+
+    @staticmethod
+    def _ends_after(request: GenerationRequest, plan: list[str], n: int) -> bool:
+        """The turn policy ends the turn after its n-th word (the `sentence` rule)."""
+        policy = request.turn
+        if policy is None or policy.kind != "sentence" or n >= request.max_new_tokens:
+            return False
+        return turn_over(policy, n, "".join(plan[:n]))
+
     def generate(self, requests: Sequence[GenerationRequest]) -> Iterator[GenerationOutput]:
         self.calls.append(list(requests))
         plans = [words(self.script(r.prompt)) for r in requests]
         done = [False] * len(requests)
+
+        def finish(i: int, n: int, ended: bool) -> Finished:
+            done[i] = True
+            return Finished(
+                i,
+                "".join(plans[i][:n]),
+                n,
+                "eos" if ended else "length",
+                prefill_tokens=len(words(requests[i].prompt)),
+                decode_tokens=n + ended,
+            )
+
         for step in range(max(r.max_new_tokens for r in requests) + 1):
             for i, (request, plan) in enumerate(zip(requests, plans, strict=True)):
                 if done[i]:
                     continue
                 ended = step >= len(plan)
                 if ended or step >= request.max_new_tokens:
-                    done[i] = True
-                    n = min(len(plan), request.max_new_tokens)
-                    yield Finished(
-                        i,
-                        "".join(plan[:n]),
-                        n,
-                        "eos" if ended else "length",
-                        prefill_tokens=len(words(request.prompt)),
-                        decode_tokens=n + ended,
-                    )
+                    yield finish(i, min(len(plan), request.max_new_tokens), ended)
+                elif self._ends_before(request, step, plan[step]):
+                    yield finish(i, step, False)
                 else:
                     yield Delta(i, plan[step])
+                    if self._ends_after(request, plan, step + 1):
+                        yield finish(i, step + 1, False)
 
 
 class FakePool:

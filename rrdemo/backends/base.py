@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from rrdemo.config import Sampling
+from rrdemo.turns import TurnPolicy
 
 
 @dataclass(frozen=True)
@@ -27,6 +28,9 @@ class GenerationRequest:
     # tokens at most, only to finish a character whose bytes the K-th token left incomplete
     # (RR passes what is left of the trajectory's L). None: never past `max_new_tokens`.
     room: int | None = None
+    # RR turn policy (rrdemo.turns): a backend may end the turn before `max_new_tokens` (= K_max)
+    # when `turn_over` says so, per row. None: exactly `max_new_tokens` (the fixed rule; MAJ).
+    turn: TurnPolicy | None = None
 
 
 @dataclass(frozen=True)

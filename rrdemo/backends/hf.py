@@ -11,7 +11,10 @@ their starting caches are left-padded into one batched cache, all their new suff
 prefilled in one forward pass (a row whose prompt another row of the batch is about to read
 waits for a second pass and starts from it), the rows are decoded step by step, and each row's
 cache is split back out when it finishes. A turn never ends inside a character: when the K-th
-token leaves one incomplete, up to 3 more tokens finish it, within the request's `room`.
+token leaves one incomplete, up to 3 more tokens finish it, within the request's `room`. A request
+with a turn policy (`GenerationRequest.turn`, rrdemo.turns) may end its row earlier: after a
+sentence end, or before a token whose next-token entropy passes the threshold (that token is
+then not written, and the cache keeps everything fed).
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from rrdemo.backends.base import (
     render_prompt_text,
 )
 from rrdemo.config import Sampling
+from rrdemo.turns import entropy_nats, turn_over
 
 
 @dataclass
@@ -56,6 +60,7 @@ class _Row:
     new: list[int] = field(default_factory=list)
     shown: str = ""  # text already streamed as deltas
     partial: bool = False  # the decoded new tokens end inside a character
+    text: str = ""  # the decoded new tokens (kept only under a turn policy)
 
 
 def _by_length(lengths: list[int], waste: float = 0.25) -> list[list[int]]:
@@ -226,6 +231,9 @@ class TransformersBackend(Backend):
         while rows:
             keep = []
             for b, (row, token) in enumerate(zip(rows, next_tokens, strict=True)):
+                if self._uncertain(row, logits[b]):  # leave this token to the next writer
+                    yield self._finish(row, self._split(cache, mask, b), "length", fed_all=True)
+                    continue
                 row.new.append(token)
                 eos = token in self.eos_token_ids
                 if not eos:
@@ -253,14 +261,28 @@ class TransformersBackend(Backend):
                 use_cache=True,
             )
             positions = positions + 1
-            step_logits = self._allowed(out.logits[:, -1, :])
+            logits = self._allowed(out.logits[:, -1, :])
             next_tokens = [
-                sample_token(step_logits[b], r.request.sampling, r.rng) for b, r in enumerate(rows)
+                sample_token(logits[b], r.request.sampling, r.rng) for b, r in enumerate(rows)
             ]
 
     @staticmethod
+    def _uncertain(row: _Row, logits: torch.Tensor) -> bool:
+        """Under the `uncertainty` turn policy: the turn is over before the token drawn from
+        `logits` (K_min tokens are out, the text ends on a whole character, and the writer's
+        entropy over that token passes the threshold)."""
+        policy = row.request.turn
+        if policy is None or not policy.needs_entropy or row.partial:
+            return False
+        n = len(row.new)
+        if n < policy.k_min or n >= row.request.max_new_tokens:
+            return False
+        return turn_over(policy, n, row.text, entropy_nats(logits))
+
+    @staticmethod
     def _turn_complete(row: _Row) -> bool:
-        """K tokens are out and the text ends on a whole character, or the hard cap is reached.
+        """K tokens are out and the text ends on a whole character, or the hard cap is reached;
+        or, under a `sentence` turn policy, the turn's text ends a sentence after K_min tokens.
 
         A byte-level tokenizer may spell one character with several tokens: a turn that stopped
         after the K-th token could hand the next agent half a character (U+FFFD once decoded).
@@ -268,7 +290,13 @@ class TransformersBackend(Backend):
         the decoded text is complete."""
         n, request = len(row.new), row.request
         if n < request.max_new_tokens:
-            return False
+            policy = request.turn
+            return (
+                policy is not None
+                and policy.kind == "sentence"
+                and not row.partial
+                and turn_over(policy, n, row.text)
+            )
         cap = min(
             max(request.room or 0, request.max_new_tokens), request.max_new_tokens + _CHAR_TAIL
         )
@@ -460,17 +488,23 @@ class TransformersBackend(Backend):
     def _delta(self, row: _Row) -> str:
         text = self.tokenizer.decode(row.new, skip_special_tokens=True)
         row.partial = text.endswith("\ufffd")  # the last character's bytes are incomplete
+        if row.request.turn is not None:
+            row.text = text
         if row.partial or not text.startswith(row.shown):
             return ""  # half a character, or a re-segmentation: wait for more tokens
         delta, row.shown = text[len(row.shown) :], text
         return delta
 
-    def _finish(self, row: _Row, cache: DynamicCache, reason: str) -> Finished:
+    def _finish(
+        self, row: _Row, cache: DynamicCache, reason: str, fed_all: bool = False
+    ) -> Finished:
         generated = row.new[:-1] if reason == "eos" else row.new
         if self.reuse_cache:
-            # Everything but the last sampled token has been fed through the model.
+            # Everything but the last sampled token has been fed through the model (all of them
+            # when the turn ended before sampling another one: `fed_all`).
+            fed = row.new if fed_all else row.new[:-1]
             with self._lock:
-                self._caches[row.request.key] = _Cached(cache, row.ids + row.new[:-1])
+                self._caches[row.request.key] = _Cached(cache, row.ids + fed)
         text = self.tokenizer.decode(generated, skip_special_tokens=True)
         if reason == "length" and row.partial:  # capped inside a character: drop its bytes
             text = text.rstrip("\ufffd")

@@ -21,7 +21,9 @@ only on its tokens: batched equals one by one, reused or copied prefixes equal f
 A request's `max_new_tokens` is a soft end: when the token that reaches it stops in the middle of
 a UTF-8 character (byte-fallback tokens carry one byte each), decoding goes on until the character
 is complete, at most `UTF8_EXTRA_TOKENS` more tokens; `n_tokens` counts them. A turn therefore
-never ends inside a character and no U+FFFD ever comes from a split.
+never ends inside a character and no U+FFFD ever comes from a split. A request with a turn policy
+(`GenerationRequest.turn`, rrdemo.turns) may end earlier: after a sentence end, or before a token
+whose next-token entropy passes the threshold (that token is then not written).
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ from rrdemo.backends.base import (
 )
 from rrdemo.config import Sampling
 from rrdemo.errors import RRError
+from rrdemo.turns import entropy_nats, turn_over
 
 log = logging.getLogger("rrdemo.llamacpp")
 
@@ -161,6 +164,7 @@ class _Row:
     pieces: list[bytes] = field(default_factory=list)
     shown: int = 0  # bytes already streamed as deltas
     done: bool = False  # finished: its sequence belongs to the cache now
+    entropy: float | None = None  # of the logits the next token was drawn from (uncertainty policy)
 
 
 class _Batch:
@@ -496,14 +500,16 @@ class LlamaCppBackend(Backend):
                             for p in range(start, end)
                         ]
                     )
-                logits = self._logits(end - start - 1)
-                firsts[b] = sample_token(logits, row.request.sampling, row.rng)
+                firsts[b] = self._sample(row, self._logits(end - start - 1))
         return firsts
 
     def _decode_loop(self, rows: list[_Row], next_tokens: list[int]) -> Iterator[GenerationOutput]:
         while rows:
             keep = []
             for row, token in zip(rows, next_tokens, strict=True):
+                if self._uncertain(row):  # leave this token to the next writer
+                    yield self._finish(row, "length", fed_all=True)
+                    continue
                 row.new.append(token)
                 eos = token in self.eos_token_ids
                 if not eos:
@@ -521,16 +527,38 @@ class LlamaCppBackend(Backend):
             with self._lock:
                 entries = [(r.new[-1], len(r.ids) + len(r.new) - 1, r.seq.sid, True) for r in rows]
                 self._decode(entries)
-                next_tokens = [
-                    sample_token(self._logits(b), r.request.sampling, r.rng)
-                    for b, r in enumerate(rows)
-                ]
+                next_tokens = [self._sample(r, self._logits(b)) for b, r in enumerate(rows)]
+
+    @staticmethod
+    def _sample(row: _Row, logits: np.ndarray) -> int:
+        """The row's next token; under the `uncertainty` turn policy also its entropy."""
+        if row.request.turn is not None and row.request.turn.needs_entropy:
+            row.entropy = entropy_nats(logits)
+        return sample_token(logits, row.request.sampling, row.rng)
+
+    def _uncertain(self, row: _Row) -> bool:
+        """Under the `uncertainty` turn policy: the turn is over before the sampled token."""
+        policy, n = row.request.turn, len(row.new)
+        if policy is None or not policy.needs_entropy or row.entropy is None:
+            return False
+        if n < policy.k_min or n >= row.request.max_new_tokens:
+            return False
+        if incomplete_tail(b"".join(row.pieces)):
+            return False
+        return turn_over(policy, n, "", row.entropy)
 
     def _at_end(self, row: _Row) -> bool:
-        """max_new_tokens reached, and the text does not stop inside a character (soft end)."""
+        """max_new_tokens reached, and the text does not stop inside a character (soft end); or,
+        under a `sentence` turn policy, the turn's text ends a sentence after K_min tokens."""
         extra = len(row.new) - row.request.max_new_tokens
         if extra < 0:
-            return False
+            policy = row.request.turn
+            if policy is None or policy.kind != "sentence":
+                return False
+            data = b"".join(row.pieces)
+            if incomplete_tail(data):
+                return False
+            return turn_over(policy, len(row.new), data.decode("utf-8", "replace"))
         return extra >= UTF8_EXTRA_TOKENS or not incomplete_tail(b"".join(row.pieces))
 
     def _delta(self, row: _Row) -> str:
@@ -542,13 +570,14 @@ class LlamaCppBackend(Backend):
         row.shown = end
         return delta
 
-    def _finish(self, row: _Row, reason: str) -> Finished:
+    def _finish(self, row: _Row, reason: str, fed_all: bool = False) -> Finished:
         generated = row.new[:-1] if reason == "eos" else row.new
         data = b"".join(row.pieces)
         data = data[: len(data) - incomplete_tail(data)]  # only after UTF8_EXTRA_TOKENS failed
         with self._lock:
-            # Everything but the last sampled token has been fed through the model.
-            row.seq.ids = row.ids + row.new[:-1]
+            # Everything but the last sampled token has been fed through the model (all of them
+            # when the turn ended before writing another one: `fed_all`).
+            row.seq.ids = row.ids + (row.new if fed_all else row.new[:-1])
             row.seq.used = time.monotonic()
             row.done = True
             self._seqs[row.request.key] = row.seq

@@ -234,6 +234,13 @@ class OpenAIBackend(Backend):
         requests = list(requests)
         if not requests:
             return
+        for request in requests:
+            if request.turn is not None and request.turn.adaptive:
+                raise RRError(
+                    f"{self.name}: a served model cannot use the turn policy "
+                    f"{request.turn.kind!r} (the server does not show each token's entropy or "
+                    "let the client stop at a sentence end); use the turn policy 'fixed'"
+                )
         turns = []
         with self._lock:
             for request in requests:
