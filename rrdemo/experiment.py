@@ -52,6 +52,7 @@ from rrdemo.events import (
     Vote,
 )
 from rrdemo.tasks.base import Question, Task
+from rrdemo.turns import DEFAULT_ENTROPY_THRESHOLD, TURN_POLICIES, validate_turn_settings
 
 LOG_FORMAT = "rrdemo-experiment"
 LOG_VERSION = 1
@@ -88,15 +89,34 @@ DEFAULTS: dict[str, Any] = {
     "adversaries": ["static"],  # adversary strategies swept (rrdemo.adversary)
     "eos_policy": "end",  # what a writer's end-of-sequence does in RR: end | pass
     "prompt_style": "direct",  # direct | step-by-step
+    "turn_policies": [
+        "fixed"
+    ],  # RR turn policies swept (rrdemo.turns): fixed, sentence, uncertainty
+    "k_min": None,  # K_min of adaptive turns; None = max(1, K // 4)
+    "entropy_threshold": DEFAULT_ENTROPY_THRESHOLD,  # nats, the uncertainty policy's hand-over
 }
 LATER_SETTINGS: dict[str, Any] = {
     "adversaries": ["static"],
     "eos_policy": "end",
     "prompt_style": "direct",
+    "turn_policies": ["fixed"],
+    "k_min": None,
+    "entropy_threshold": DEFAULT_ENTROPY_THRESHOLD,
 }
 
 
 # -- the sweep ------------------------------------------------------------------------------------
+def _threshold(value: Any) -> float:
+    try:
+        threshold = float(value)
+    except (TypeError, ValueError):
+        raise RRError(
+            f"the entropy threshold must be a positive number of nats, got {value!r}"
+        ) from None
+    validate_turn_settings("fixed", None, 1, threshold)
+    return threshold
+
+
 def _as_list(value: Any, what: str) -> list:
     if value is None:
         return []
@@ -183,7 +203,15 @@ def normalize_sweep(raw: dict[str, Any]) -> dict[str, Any]:
         "adversaries": list(dict.fromkeys(_as_list(s["adversaries"], "adversaries"))),
         "eos_policy": s["eos_policy"],
         "prompt_style": s["prompt_style"],
+        "turn_policies": list(dict.fromkeys(_as_list(s["turn_policies"], "turn_policies"))),
+        "k_min": None if s["k_min"] is None else _int(s["k_min"], "K_min (k_min)"),
+        "entropy_threshold": _threshold(s["entropy_threshold"]),
     }
+    for policy in later["turn_policies"]:
+        if policy not in TURN_POLICIES:
+            raise RRError(f"unknown turn policy {policy!r}; allowed: {', '.join(TURN_POLICIES)}")
+    if not later["turn_policies"]:
+        raise RRError(f"give at least one turn policy ({', '.join(TURN_POLICIES)})")
     for name, allowed in (("eos_policy", EOS_POLICIES), ("prompt_style", PROMPT_STYLES)):
         if later[name] not in allowed:
             raise RRError(f"unknown {name} {later[name]!r}; allowed: {', '.join(allowed)}")
@@ -324,8 +352,11 @@ def plan_sweep(raw: dict[str, Any], served: Collection[str] = ()) -> Plan:
         task = get_task(name)
         questions = tuple(load_questions(name, sweep["n"], sweep["seed"], sweep["source"]))
         for agents in ensembles:
-            for strength, k, adversary in itertools.product(
-                sweep["strengths"], sweep["k"], sweep.get("adversaries", ["static"])
+            for strength, k, adversary, policy in itertools.product(
+                sweep["strengths"],
+                sweep["k"],
+                sweep.get("adversaries", ["static"]),
+                sweep.get("turn_policies", ["fixed"]),
             ):
                 config = RunConfig(
                     agents=agents,
@@ -339,6 +370,7 @@ def plan_sweep(raw: dict[str, Any], served: Collection[str] = ()) -> Plan:
                     eos_policy=sweep.get("eos_policy", "end"),
                     prompt_style=sweep.get("prompt_style", "direct"),
                     adversary=adversary,
+                    **_turn_settings(sweep, policy),
                 )
                 config = with_backends(config, sweep.get("backend", "transformers"), served)
                 conditions.append(Condition(task, config, questions, sweep["corrupted_first"]))
@@ -346,6 +378,17 @@ def plan_sweep(raw: dict[str, Any], served: Collection[str] = ()) -> Plan:
     if len(set(keys)) != len(keys):
         raise RRError("the sweep lists the same condition twice; remove the repeated config")
     return Plan(sweep, tuple(conditions), plan_warnings(conditions))
+
+
+def _turn_settings(sweep: dict[str, Any], policy: str) -> dict[str, Any]:
+    """RunConfig turn fields of one swept policy; a fixed one keeps the defaults (and its hash)."""
+    if policy == "fixed":
+        return {}
+    return {
+        "turn_policy": policy,
+        "k_min": sweep.get("k_min"),
+        "entropy_threshold": sweep.get("entropy_threshold", DEFAULT_ENTROPY_THRESHOLD),
+    }
 
 
 def plan_warnings(conditions: Sequence[Condition]) -> tuple[str, ...]:

@@ -1,7 +1,8 @@
 """Who speaks in a round-robin trajectory: before a run (who *can* write) and after (who *did*).
 
 Before: `speaking_order` is the one place the RR speaking order of a trajectory is computed (the
-protocol calls it too). A trajectory has at most ceil(L / K) turns, so only the first ceil(L / K)
+protocol calls it too). A trajectory has at most ceil(L / K) turns (ceil(L / K_min) under an
+adaptive turn policy), so only the first ceil(L / K)
 agents of its order can ever write; `silent_agents` names the agents who can write in none of a
 run's trajectories, and `silence_warning` says so in one sentence for the CLI, the experiment
 planner and the Arena. The order a trajectory is written in is `trajectory_order`: the speaking
@@ -47,8 +48,15 @@ def trajectory_order(config: RunConfig, question_id: str, trajectory: int) -> tu
 
 
 def max_turns(config: RunConfig) -> int:
-    """At most ceil(L / K) turns fit in a trajectory (fewer when a chunk ends at end-of-sequence)."""
-    return math.ceil(config.max_tokens / config.k)
+    """At most ceil(L / K) turns fit in a trajectory (fewer when a chunk ends at end-of-sequence).
+
+    Under an adaptive turn policy (rrdemo.turns) a turn may stop at K_min tokens: ceil(L / K_min)
+    is then an upper bound on the turns, not a promise."""
+    return math.ceil(config.max_tokens / _shortest_turn(config))
+
+
+def _shortest_turn(config: RunConfig) -> int:
+    return config.turn.k_min if config.turn.adaptive else config.k
 
 
 def possible_writers(config: RunConfig, order: Sequence[int]) -> tuple[int, ...]:
@@ -101,10 +109,11 @@ def silence_warning(config: RunConfig, question_ids: Iterable[str] = ("",)) -> s
     s = silent_agents(config, question_ids)
     if not s.any:
         return None
-    n, k, length = config.n, config.k, config.max_tokens
+    n, k, length = config.n, _shortest_turn(config), config.max_tokens
+    name = "K_min" if config.turn.adaptive else "K"
     why = (
-        f"L = {length} allows only ceil(L/K) = {s.turns} turns of K = {k} tokens, "
-        f"fewer than N = {n} (everyone speaks when L >= N x K = {n * k})"
+        f"L = {length} allows only ceil(L/{name}) = {s.turns} turns of {name} = {k} tokens, "
+        f"fewer than N = {n} (everyone speaks when L >= N x {name} = {n * k})"
     )
     parts = []
     if s.silent:

@@ -93,6 +93,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="adversary strategies to sweep: static,contextual,last-word (default static)",
     )
     parser.add_argument(
+        "--turn-policies",
+        "--turn-policy",
+        dest="turn_policies",
+        help="RR turn policies to sweep: fixed,sentence,uncertainty (default fixed; docs/turns.md)",
+    )
+    parser.add_argument(
+        "--k-min", type=int, help="K_min of adaptive turns (default max(1, K // 4))"
+    )
+    parser.add_argument(
+        "--entropy-threshold",
+        type=float,
+        help="nats; the uncertainty policy's hand-over point (default 2.0)",
+    )
+    parser.add_argument(
         "--eos-policy",
         choices=("end", "pass"),
         help="a writer's end-of-sequence ends the RR trajectory (end, default) or only its turn",
@@ -141,6 +155,9 @@ _SETTINGS = (
     "adversaries",
     "eos_policy",
     "prompt_style",
+    "turn_policies",
+    "k_min",
+    "entropy_threshold",
 )
 
 

@@ -30,6 +30,7 @@ from rrdemo.events import (
     Vote,
 )
 from rrdemo.speakers import SpeakerTally, silence_warning
+from rrdemo.turns import DEFAULT_ENTROPY_THRESHOLD, TURN_POLICIES
 
 # Honest agents in cool colours, corrupted agents in warm ones (ANSI 256-colour codes).
 HONEST_COLOURS = (39, 42, 33, 48, 75, 114, 27, 36)
@@ -128,6 +129,23 @@ def register(subparsers) -> None:
         "(pass: the trajectory ends when N writers in a row pass, or at L)",
     )
     r.add_argument(
+        "--turn-policy",
+        choices=TURN_POLICIES,
+        help="how long an RR turn is: fixed (K tokens, default), sentence (to the first sentence "
+        "or line end after K_min tokens, at most K), uncertainty (until the writer's next-token "
+        "entropy passes the threshold, after K_min tokens, at most K); docs/turns.md",
+    )
+    r.add_argument(
+        "--k-min",
+        type=int,
+        help="K_min, fewest tokens of an adaptive turn (default max(1, K // 4))",
+    )
+    r.add_argument(
+        "--entropy-threshold",
+        type=float,
+        help=f"nats; the uncertainty policy's hand-over point (default {DEFAULT_ENTROPY_THRESHOLD})",
+    )
+    r.add_argument(
         "--prompt-style",
         choices=PROMPT_STYLES,
         help="step-by-step also asks for numbered reasoning steps before the final answer "
@@ -144,7 +162,18 @@ def register(subparsers) -> None:
     p.set_defaults(func=handle)
 
 
-_SETTINGS = ("strength", "k", "max_tokens", "order", "eos_policy", "prompt_style", "adversary")
+_SETTINGS = (
+    "strength",
+    "k",
+    "max_tokens",
+    "order",
+    "eos_policy",
+    "prompt_style",
+    "adversary",
+    "turn_policy",
+    "k_min",
+    "entropy_threshold",
+)
 _SAMPLING = ("temperature", "top_p", "seed")
 
 
