@@ -307,6 +307,7 @@ class Condition:
             "m_star": cfg.n_trajectories,
             "max_tokens": cfg.max_tokens,
             **({"adversary": cfg.adversary} if cfg.adversary != "static" else {}),
+            **({"turn_policy": cfg.turn_policy} if cfg.turn_policy != "fixed" else {}),
             "config": cfg.to_dict(),
             "questions": [q.qid for q in self.questions],
         }

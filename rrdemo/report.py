@@ -74,6 +74,17 @@ class Run:
     units: int = 0  # finished (condition, question) units
 
 
+def _turn_policy(cond: dict) -> str:
+    return cond.get("turn_policy", cond.get("config", {}).get("turn_policy", "fixed"))
+
+
+def turn_tag(policy: str) -> str:
+    """What an ensemble's name gets under an adaptive turn policy (rrdemo.turns), e.g.
+    " [turns: sentence]": the main table, the K ablation and its plot then show each policy
+    on its own lines; the fixed rule (the paper's) adds nothing."""
+    return "" if policy == "fixed" else f" [turns: {policy}]"
+
+
 def read_run(path: Path | str) -> Run:
     """Parse and check a log written by `rrdemo experiment`; RRError naming the first problem.
 
@@ -141,7 +152,7 @@ def read_run(path: Path | str) -> Run:
         run.outcomes.append(
             Outcome(
                 condition=cond["key"],
-                ensemble=cond["ensemble"],
+                ensemble=cond["ensemble"] + turn_tag(_turn_policy(cond)),
                 task=cond["task"],
                 strength=cond["strength"],
                 k=int(cond["k"]),

@@ -233,3 +233,48 @@ def test_speakers_bound_turns_by_k_min_for_adaptive_policies():
     assert max_turns(adaptive) == 4
     assert "ceil(L/K_min) = 4" in silence_warning(adaptive)
     assert silence_warning(config.with_(turn_policy="sentence", k_min=2)) is None
+
+
+# --- the Arena ------------------------------------------------------------------------------------
+def test_the_arena_turn_length_control_reaches_the_config():
+    from ui.state import ArenaRequest, build_config  # noqa: PLC0415
+
+    config = build_config(ArenaRequest(k=8, turn_policy="sentence"))
+    assert config.turn == TurnPolicy("sentence", 2, 8)
+    assert build_config(ArenaRequest()).turn_policy == "fixed"
+    with pytest.raises(RRError, match="unknown turn policy 'words'"):
+        build_config(ArenaRequest(turn_policy="words"))
+
+
+# --- the report -----------------------------------------------------------------------------------
+def test_the_report_splits_the_main_table_and_k_ablation_by_turn_policy(tmp_path):
+    from rrdemo.experiment import Condition, Plan, run_plan  # noqa: PLC0415
+    from rrdemo.report import build_report, read_run  # noqa: PLC0415
+    from tests.fakes import obeys_injection  # noqa: PLC0415
+    from tests.test_experiment import QUESTIONS  # noqa: PLC0415
+
+    conditions = []
+    for policy in ("fixed", "sentence"):
+        for k in (2, 4):
+            for c in (0, 1, 3):
+                config = RunConfig(
+                    agents=homogeneous_agents("fake", 3, c),
+                    k=k,
+                    m=3,
+                    max_tokens=12,
+                    sampling=Sampling(temperature=0.0, seed=1),
+                    turn_policy=policy,
+                )
+                conditions.append(Condition(FakeTask(), config, QUESTIONS))
+    log = tmp_path / "run.jsonl"
+    plan = Plan({"fake": True}, tuple(conditions))
+    run_plan(plan, log, FakePool(FakeBackend("fake", obeys_injection)), progress=False)
+    report = build_report(read_run(log))
+    assert sorted({(r.ensemble, r.k) for r in report.main_rows}) == [
+        ("fake", 2),
+        ("fake", 4),
+        ("fake [turns: sentence]", 2),
+        ("fake [turns: sentence]", 4),
+    ]
+    ablation = report.files["k_ablation.md"]
+    assert "fake [turns: sentence]" in ablation and "### RRMaj accuracy (%), fake," in ablation

@@ -33,6 +33,7 @@ from rrdemo.models import DEFAULT_MODEL, REGISTRY, resolve, with_backends
 from rrdemo.protocols import run_question
 from rrdemo.speakers import silence_warning
 from rrdemo.tasks import get_task, load_questions
+from rrdemo.turns import TURN_POLICIES
 from ui import render
 from ui.choices import SWEEP_TASK_CHOICES
 from ui.state import ARENA_FIELDS, CUSTOM, ArenaRequest, ArenaState, build_run, pick_question
@@ -335,6 +336,13 @@ def build_arena_tab(pool: ModelSource) -> dict[str, gr.components.Component]:
                         label="Prompt style",
                         info="direct: the task prompt (paper); step-by-step: asks for reasoning "
                         "steps before the answer",
+                    )
+                    c["turn_policy"] = gr.Dropdown(
+                        list(TURN_POLICIES),
+                        value=default.turn_policy,
+                        label="Turn length",
+                        info="fixed: K tokens; sentence: to a sentence end; uncertainty: until "
+                        "the writer is unsure (both after K/4 tokens, at most K; docs/turns.md)",
                     )
                 silence = gr.Markdown(_silence_text(*astuple(default)), elem_id="rr-silence")
             with gr.Group():

@@ -74,6 +74,9 @@ class ArenaRequest:
     eos_policy: str = str(LATER_FIELDS["eos_policy"])  # EOS ends the trajectory ("end") or the turn
     adversary: str = str(LATER_FIELDS["adversary"])  # how corrupted agents play: static, ...
     prompt_style: str = str(LATER_FIELDS["prompt_style"])  # direct or step-by-step
+    # how long an RR turn is (rrdemo.turns): "fixed" K tokens, "sentence" or "uncertainty"
+    # (adaptive, K_min = max(1, K // 4), at most K)
+    turn_policy: str = str(LATER_FIELDS["turn_policy"])
 
 
 ARENA_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(ArenaRequest))
@@ -140,6 +143,7 @@ def build_config(request: ArenaRequest) -> RunConfig:
         eos_policy=request.eos_policy,  # type: ignore[arg-type]
         adversary=request.adversary,  # type: ignore[arg-type]
         prompt_style=request.prompt_style,  # type: ignore[arg-type]
+        turn_policy=request.turn_policy,  # type: ignore[arg-type]
     )
 
 
