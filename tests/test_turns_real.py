@@ -47,11 +47,18 @@ def test_uncertainty_turns_differ_from_fixed_and_the_cache_stays_right(real_pool
     key = ("uncertain", engine)
     first = _one(backend, key, prompt, 24, policy)
     assert 2 <= first.n_tokens < 24 and first.finish_reason == "length"
+    if engine != "transformers":
+        return
     # The next turn of the same key reads its cache (all tokens fed, the uncertain one not
-    # written): it must continue exactly as from scratch.
+    # written): it must continue exactly as a backend without caches does.
+    from rrdemo.backends.hf import TransformersBackend  # noqa: PLC0415
+
     follow = prompt + first.text
     cached = _one(backend, key, follow, 6, None)
-    fresh = _one(backend, ("fresh", engine), follow, 6, None)
+    plain = TransformersBackend(
+        backend.name, backend.model, backend.tokenizer, chat=backend.chat, reuse_cache=False
+    )
+    fresh = _one(plain, ("fresh", engine), follow, 6, None)
     assert cached.text == fresh.text and cached.prefill_tokens < fresh.prefill_tokens
 
 
