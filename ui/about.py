@@ -36,8 +36,8 @@ Do not consider other options."; or your own template with a `{target}` slot.
 
 ### Settings beyond the paper
 
-Three settings the paper does not have; each default is the paper's setting (details in the
-repository's `docs/adversary.md`).
+Four settings the paper does not have; each default is the paper's setting (details in the
+repository's `docs/adversary.md` and `docs/turns.md`).
 
 * **Adversary** (Arena dropdown; Experiments sweeps several): how corrupted agents play.
   `static` (default, the paper): the fixed injection only. `contextual`: the injection also tells
@@ -50,6 +50,10 @@ repository's `docs/adversary.md`).
   pass in a row or at L. Either way RRMaj decodes at most M x L tokens.
 * **Prompt style**: `direct` (default) is the task's prompt; `step-by-step` also asks every agent
   for numbered reasoning steps before the final answer.
+* **Turn length** (Arena dropdown; the paper's second open question): `fixed` (default) K tokens
+  per RR turn; `sentence` hands over at the first sentence or line end after K/4 tokens;
+  `uncertainty` hands over when the writer's next-token entropy passes 2.0 nats (after K/4
+  tokens); both at most K. A small offline run shows no difference beyond noise so far.
 
 The Arena and Experiments tab also offer our **demo** task: 40 easy questions written for this
 repository (not one of the paper's benchmarks), on which the offline models are often right.
