@@ -17,6 +17,7 @@ import plotly.graph_objects as go
 
 from leaderboard.models import SubmissionRecord
 from leaderboard.ranking import BoardRow, Interval, ModelScore, accuracy_by_rho
+from rrdemo.figures import PALETTE, RhoLine, accuracy_rho_figure
 
 BOARD_COLUMNS = [
     "model", "dataset", "strength", "config", "rho", "MAJ %", "RRMaj %", "Delta %",
@@ -112,37 +113,13 @@ def pending_frame(submissions: Iterable[SubmissionRecord]) -> pd.DataFrame:
 
 def accuracy_figure(rows: Iterable[BoardRow]) -> go.Figure:
     """MAJ (dashed) and RRMaj (solid) accuracy against rho, one colour per model."""
-    figure = go.Figure()
-    palette = [
-        "#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf",
-    ]  # fmt: skip
+    lines = []
     for i, (model, points) in enumerate(accuracy_by_rho(rows).items()):
-        name, colour = safe(model), palette[i % len(palette)]
+        name, colour = safe(model), PALETTE[i % len(PALETTE)]
         rho = [p[0] for p in points]
-        for label, values, dash in (
-            ("MAJ", [_pct(p[1]) for p in points], "dash"),
-            ("RRMaj", [_pct(p[2]) for p in points], "solid"),
-        ):
-            figure.add_trace(
-                go.Scatter(
-                    x=rho,
-                    y=values,
-                    mode="lines+markers",
-                    name=f"{name} {label}",
-                    legendgroup=name,
-                    line={"color": colour, "dash": dash},
-                    hovertemplate=f"{name} {label}<br>rho=%{{x:.2f}}<br>%{{y:.1f}}%<extra></extra>",
-                )
-            )
-    figure.update_layout(
-        xaxis_title="corruption ratio rho = c / N",
-        yaxis_title="accuracy (%)",
-        yaxis_range=[0, 101],
-        legend_title="model and method",
-        margin={"l": 40, "r": 10, "t": 30, "b": 40},
-        height=460,
-    )
-    return figure
+        for method, values in (("MAJ", [p[1] for p in points]), ("RRMaj", [p[2] for p in points])):
+            lines.append(RhoLine(f"{name} {method}", method, rho, values, colour, group=name))
+    return accuracy_rho_figure(lines, legend_title="model and method")
 
 
 def _defuse(value: object) -> object:

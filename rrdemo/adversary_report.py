@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from rrdemo.analysis import TRIALS, MainRow, Outcome, main_table
+from rrdemo.report_tables import ci_text, csv_text, markdown_table
 
 
 def strategies(outcomes: Iterable[Outcome]) -> list[str]:
@@ -39,8 +40,6 @@ def main_table_by_adversary(
 
 def adversary_table_md(pairs: list[tuple[str, MainRow]]) -> str:
     """One line per strategy and corrupted config: MAJ, RRMaj and Δ with 95% intervals."""
-    from rrdemo.report import _ci, _md  # noqa: PLC0415 - the report's cell format
-
     header = ["Ensemble", "Dataset", "Strength", "K", "Config", "Strategy", "MAJ", "RRMaj", "Δ"]
     lines = []
     for name, row in pairs:
@@ -48,17 +47,15 @@ def adversary_table_md(pairs: list[tuple[str, MainRow]]) -> str:
             lines.append(
                 (
                     (row.ensemble, row.task, row.strength, row.k, cell.label, name),
-                    [_ci(cell.maj), _ci(cell.rrmaj), _ci(cell.delta, signed=True)],
+                    [ci_text(cell.maj), ci_text(cell.rrmaj), ci_text(cell.delta, signed=True)],
                 )
             )
     lines.sort(key=lambda line: line[0][:5])  # strategies of one config next to each other
-    return _md(header, [[*map(str, key), *cells] for key, cells in lines])
+    return markdown_table(header, [[*map(str, key), *cells] for key, cells in lines])
 
 
 def adversary_table_csv(pairs: list[tuple[str, MainRow]]) -> str:
     """The same lines as CSV (fractions in [0, 1])."""
-    from rrdemo.report import _csv  # noqa: PLC0415
-
     out = []
     for name, row in pairs:
         for cell in row.cells:
@@ -78,4 +75,4 @@ def adversary_table_csv(pairs: list[tuple[str, MainRow]]) -> str:
                         "n_questions": e.n_questions,
                     }
                 )
-    return _csv(out)
+    return csv_text(out)

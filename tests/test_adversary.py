@@ -12,8 +12,9 @@ import pytest
 from rrdemo.adversary import CONTEXTUAL_TEXT, STRATEGIES, get_strategy, last_turn
 from rrdemo.config import ADVERSARIES, RunConfig, Sampling, homogeneous_agents
 from rrdemo.errors import RRError
-from rrdemo.experiment import Condition, Plan, normalize_sweep, plan_sweep, run_plan
 from rrdemo.protocols import run_question
+from rrdemo.runs.runner import run_plan
+from rrdemo.runs.spec import Condition, Plan, normalize_sweep, plan_sweep
 from rrdemo.tasks.benchmarks import REASONING_CUE
 from tests.fakes import QUESTION, FakeBackend, FakePool, FakeTask, obeys_injection
 
@@ -247,7 +248,8 @@ def test_sweep_crosses_adversaries_and_old_sweeps_log_the_same_header():
 
 def test_report_and_export_show_maj_and_rrmaj_per_strategy(tmp_path):
     from rrdemo.cli.export import build_submission
-    from rrdemo.report import build_report, read_run
+    from rrdemo.report import build_report
+    from rrdemo.runs.log import read_run
     from tests.test_experiment import QUESTIONS
 
     task = FakeTask()

@@ -13,7 +13,7 @@ from ui.experiments_tab import (
     MAX_UNITS,
     adversary_results,
     paper_beside,
-    read_results,
+    results_frame,
     rho_figure,
     run_sweep,
     sweep_settings,
@@ -31,7 +31,7 @@ def test_sweep_reports_progress_and_accuracy_by_rho() -> None:
     done = [d for d, _, _ in steps]
     total, path = steps[-1][1], steps[-1][2]
     assert total == 4 and done == sorted(done) and done[-1] == total
-    frame = read_results(path)
+    frame = results_frame(path)
     assert list(frame["setting"]) == ["0c3t", "2c1t"]
     assert list(frame["rho"]) == [0.0, round(2 / 3, 3)]
     assert list(frame["questions"]) == [2, 2]
@@ -55,7 +55,7 @@ def test_stop_ends_the_sweep_after_the_current_question() -> None:
     stop.set()
     steps = list(run_sweep(_settings(), pool, stop, every=0.05))
     assert steps[-1][0] == 1 < steps[-1][1]
-    assert len(read_results(steps[-1][2])) <= 1
+    assert len(results_frame(steps[-1][2])) <= 1
 
 
 @pytest.mark.parametrize(
@@ -84,7 +84,7 @@ def _two_strategy_sweep():  # type: ignore[no-untyped-def]
 
 def test_a_sweep_over_two_adversaries_shows_maj_and_rrmaj_per_strategy() -> None:
     path = _two_strategy_sweep()
-    frame = read_results(path)
+    frame = results_frame(path)
     assert sorted(zip(frame["setting"], frame["adversary"], strict=True)) == [
         ("0c3t", "last-word"),
         ("0c3t", "static"),
@@ -102,7 +102,7 @@ def test_a_sweep_over_two_adversaries_shows_maj_and_rrmaj_per_strategy() -> None
 
 
 def test_the_demo_task_can_be_swept() -> None:
-    from rrdemo.experiment import plan_sweep
+    from rrdemo.runs.spec import plan_sweep
     from ui.choices import SWEEP_TASK_CHOICES
 
     assert ("demo", "demo") not in SWEEP_TASK_CHOICES  # labelled as ours

@@ -17,7 +17,7 @@ from ui.experiments_tab import (
     PAPER_COLUMNS,
     build_experiments_tab,
     paper_beside,
-    read_results,
+    results_frame,
     run_sweep,
     sweep_settings,
 )
@@ -27,7 +27,7 @@ def _sweep(configs: str = "0c5t,3c2t", k: int = 4):  # type: ignore[no-untyped-d
     settings = sweep_settings(["logic3"], "smollm2", configs, ["strong"], k, 16, 2, 0)
     pool = FakePool(FakeBackend("smollm2", obeys_injection))
     steps = list(run_sweep(settings, pool, threading.Event(), every=0.05))
-    return read_results(steps[-1][2])
+    return results_frame(steps[-1][2])
 
 
 def test_each_setting_of_the_sweep_gets_the_papers_lines() -> None:

@@ -18,9 +18,10 @@ import pytest
 from rrdemo.analysis import main_table
 from rrdemo.config import RunConfig, Sampling, homogeneous_agents
 from rrdemo.events import AnswerExtracted, Decision, Vote, event_from_dict
-from rrdemo.experiment import Condition, Plan, run_plan
 from rrdemo.protocols import run_question
-from rrdemo.report import read_run
+from rrdemo.runs.log import read_run
+from rrdemo.runs.runner import run_plan
+from rrdemo.runs.spec import Condition, Plan
 from rrdemo.tasks import get_task, load_questions
 from rrdemo.tasks.base import Question
 from tests.fakes import FakeBackend, FakePool
@@ -169,9 +170,9 @@ def test_done_records_report_export_and_tab_agree(tmp_path) -> None:
     for (task_name, c), cell in by_condition.items():
         if c < 3:
             assert all(cell["MAJ"]) and all(cell["RRMaj"]), task_name
-    from ui.experiments_tab import read_results
+    from ui.experiments_tab import results_frame
 
-    frame = read_results(log)
+    frame = results_frame(log)
     for _, line in frame.iterrows():
         c = round(line["rho"] * 5)
         logged = by_condition[(line["task"], c)]

@@ -16,15 +16,9 @@ import pytest
 from rrdemo.cli import main as cli_main
 from rrdemo.config import RunConfig, Sampling, homogeneous_agents
 from rrdemo.errors import RRError
-from rrdemo.experiment import (
-    Condition,
-    Plan,
-    normalize_sweep,
-    parse_ensemble,
-    plan_sweep,
-    run_plan,
-    scan_log,
-)
+from rrdemo.runs.log import read_log
+from rrdemo.runs.runner import run_plan
+from rrdemo.runs.spec import Condition, Plan, normalize_sweep, parse_ensemble, plan_sweep
 from rrdemo.tasks.base import Question
 from tests.fakes import FakeBackend, FakePool, FakeTask, obeys_injection
 
@@ -140,7 +134,7 @@ def test_a_crash_then_resume_runs_each_unit_exactly_once(tmp_path):
     log = tmp_path / "run.jsonl"
     with pytest.raises(RuntimeError, match="simulated crash"):
         run_plan(plan, log, fake_pool(fail_after=40), progress=False)
-    partial = scan_log(log)
+    partial = read_log(log)
     assert 0 < len(partial.done) < plan.n_units
     # the crash left trajectory lines of an unfinished unit after the last done line
     assert log.stat().st_size > partial.keep_bytes
@@ -158,7 +152,7 @@ _CHILD = """
 import sys
 sys.path.insert(0, {root!r})
 from tests.test_experiment import fake_plan, fake_pool
-from rrdemo.experiment import run_plan
+from rrdemo.runs.runner import run_plan
 run_plan(fake_plan(), {log!r}, fake_pool(delay=0.02), progress=False)
 """
 
@@ -179,7 +173,7 @@ def test_a_killed_process_resumes_with_nothing_lost_or_duplicated(tmp_path):
     finally:
         child.wait(timeout=30)
     assert child.returncode == -signal.SIGKILL
-    killed_at = scan_log(log)
+    killed_at = read_log(log)
     assert len(killed_at.done) < plan.n_units
     run_plan(plan, log, fake_pool(), progress=False)
     assert_exactly_once(log, plan)

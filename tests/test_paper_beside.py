@@ -17,7 +17,8 @@ from rrdemo.paper.beside import PAPER, RUN, beside_csv, beside_markdown, model_n
 from rrdemo.paper.main_tables import main_lines
 from rrdemo.paper.match import k_beside, scaling_3c2t_beside, scaling_beside, speaker_beside
 from rrdemo.paper.settings import SettingResult, hetero_beside, settings_beside
-from rrdemo.report import build_report, read_run
+from rrdemo.report import build_report
+from rrdemo.runs.log import read_run
 
 SMALL_RUN = Path(__file__).resolve().parents[1] / "assets" / "experiment_small.jsonl"
 

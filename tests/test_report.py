@@ -10,8 +10,9 @@ import pytest
 
 from rrdemo.cli import main as cli_main
 from rrdemo.errors import RRError
-from rrdemo.experiment import run_plan
-from rrdemo.report import read_run, write_report
+from rrdemo.report import write_report
+from rrdemo.runs.log import read_run
+from rrdemo.runs.runner import run_plan
 from tests.test_experiment import fake_plan, fake_pool
 
 LABELS = ("0c3t", "1c2t", "2c1t", "3c0t")
@@ -174,7 +175,7 @@ def test_export_keeps_an_existing_file_and_refuses_foreign_logs(log, tmp_path, c
 # -- one small real run, end to end ---------------------------------------------------------------------
 @pytest.mark.slow
 def test_real_run_reports_and_exports(tmp_path, real_pool):
-    from rrdemo.experiment import plan_sweep
+    from rrdemo.runs.spec import plan_sweep
 
     plan = plan_sweep(
         {

@@ -8,8 +8,9 @@ import pytest
 
 from rrdemo.analysis import asymmetric_yield, main_table
 from rrdemo.config import AgentSpec, homogeneous_agents
-from rrdemo.experiment import ensemble_name, plan_sweep, run_plan
-from rrdemo.report import read_run
+from rrdemo.runs.log import read_run
+from rrdemo.runs.runner import run_plan
+from rrdemo.runs.spec import ensemble_name, plan_sweep
 from tests.fakes import FakeBackend, FakePool
 
 CONFIGS = ["0c5t", "1c4t", "2c3t", "3c2t", "4c1t", "5c0t"]

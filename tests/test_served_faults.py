@@ -290,25 +290,28 @@ def test_protocols_run_unchanged_on_a_served_backend(stub):
 def test_experiment_log_keeps_only_whole_units_when_a_server_fails(stub, tmp_path):
     """A served failure mid-sweep stops the runner with the agent named; the failed unit is not
     recorded as done, and rerunning the same command redoes it from scratch."""
-    experiment = pytest.importorskip("rrdemo.experiment")
+    from rrdemo.runs.log import read_log
+    from rrdemo.runs.runner import run_plan
+    from rrdemo.runs.spec import Condition, Plan
+
     cfg = config(n=3, k=2, max_tokens=4)
     questions = tuple(
         type(QUESTION)("fake", f"fake-{i}", QUESTION.text, QUESTION.gold, QUESTION.options)
         for i in range(3)
     )
-    condition = experiment.Condition(FakeTask(), cfg, questions)
-    plan = experiment.Plan({"served": True}, (condition,))
+    condition = Condition(FakeTask(), cfg, questions)
+    plan = Plan({"served": True}, (condition,))
     # One unit = 3 MAJ requests + 2 RR turns x 3 trajectories = 9 requests; fail inside unit 2.
     server = stub(fail_from=9 + 5)
     pool = ModelPool(loader=_no_local_loads)
     pool.put(backend(server.base_url, retries=1))
     log = tmp_path / "runs" / "served.jsonl"
     with pytest.raises(RRError, match="served-agent"):
-        experiment.run_plan(plan, log, pool, progress=False)
-    assert experiment.scan_log(log).done == {(condition.key, "fake-0")}
+        run_plan(plan, log, pool, progress=False)
+    assert read_log(log).done == {(condition.key, "fake-0")}
 
     server.fail_from = None  # the server is back
-    summary = experiment.run_plan(plan, log, pool, progress=False)
+    summary = run_plan(plan, log, pool, progress=False)
     assert (summary.units_skipped, summary.units_run) == (1, 2)
     records = [json.loads(line) for line in log.read_text().splitlines()[1:]]
     done = [r["question_id"] for r in records if r["type"] == "done"]

@@ -18,8 +18,8 @@ from rrdemo.config import (
     homogeneous_agents,
 )
 from rrdemo.events import ChunkWritten, TrajectoryStarted
-from rrdemo.experiment import DEFAULTS, normalize_sweep, plan_sweep
 from rrdemo.protocols import run_question
+from rrdemo.runs.spec import DEFAULTS, normalize_sweep, plan_sweep
 from rrdemo.speakers import (
     SpeakerTally,
     fold_speakers,

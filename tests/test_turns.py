@@ -9,8 +9,8 @@ from rrdemo.cli import build_parser
 from rrdemo.cli.run import _config as run_cli_config
 from rrdemo.config import RunConfig, Sampling, homogeneous_agents
 from rrdemo.errors import RRError
-from rrdemo.experiment import normalize_sweep, plan_sweep
 from rrdemo.protocols import run_question
+from rrdemo.runs.spec import normalize_sweep, plan_sweep
 from rrdemo.speakers import max_turns, silence_warning
 from rrdemo.turns import TurnPolicy, default_k_min, is_sentence_end, turn_over
 from tests.fakes import QUESTION, FakeBackend, FakePool, FakeTask
@@ -248,8 +248,10 @@ def test_the_arena_turn_length_control_reaches_the_config():
 
 # --- the report -----------------------------------------------------------------------------------
 def test_the_report_splits_the_main_table_and_k_ablation_by_turn_policy(tmp_path):
-    from rrdemo.experiment import Condition, Plan, run_plan  # noqa: PLC0415
-    from rrdemo.report import build_report, read_run  # noqa: PLC0415
+    from rrdemo.report import build_report  # noqa: PLC0415
+    from rrdemo.runs.log import read_run  # noqa: PLC0415
+    from rrdemo.runs.runner import run_plan  # noqa: PLC0415
+    from rrdemo.runs.spec import Condition, Plan  # noqa: PLC0415
     from tests.fakes import obeys_injection  # noqa: PLC0415
     from tests.test_experiment import QUESTIONS  # noqa: PLC0415
 

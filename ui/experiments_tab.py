@@ -1,19 +1,20 @@
 """The Experiments tab: a small sweep run in the background, with progress, a table and a plot.
 
-The sweep goes through the experiment runner (`rrdemo.experiment.plan_sweep` / `run_plan`), which
+The sweep goes through the experiment runner (`rrdemo.runs`: `plan_sweep`, then `run_plan`), which
 logs every trajectory to a JSONL file under the data dir. A worker thread runs it; the callback
-re-reads the log as units finish and shows accuracy against rho for MAJ and RRMaj, and MAJ vs RRMaj
-per adversary strategy when the sweep has several (`rrdemo.adversary_report`). Stop ends the
-sweep after the question being run (the log stays valid and can be resumed by the CLI).
+re-reads the log (`rrdemo.runs.log.read_log`) as units finish and shows accuracy against rho for
+MAJ and RRMaj (`rrdemo.figures`), and MAJ vs RRMaj per adversary strategy when the sweep has
+several (`rrdemo.adversary_report`). Stop ends the sweep after the question being run (the log
+stays valid and can be resumed by the CLI).
 """
 
 from __future__ import annotations
 
-import json
 import queue
 import threading
 import time
 from collections import defaultdict
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,10 +26,14 @@ from rrdemo.adversary_report import adversary_table_md, main_table_by_adversary
 from rrdemo.agents import ModelSource
 from rrdemo.config import ADVERSARIES, LATER_FIELDS
 from rrdemo.errors import RRError
+from rrdemo.figures import PALETTE, RhoLine, accuracy_rho_figure
 from rrdemo.models import DEFAULT_MODEL, REGISTRY
 from rrdemo.paper.beside import INTRO, cell_text
 from rrdemo.paper.settings import SettingResult, settings_beside
 from rrdemo.paths import data_dir
+from rrdemo.runs.log import RunLog, read_log, read_run
+from rrdemo.runs.runner import run_plan
+from rrdemo.runs.spec import plan_sweep
 from ui.choices import SWEEP_TASK_CHOICES
 
 MAX_UNITS = 48  # questions x conditions a web sweep may run; bigger sweeps belong to the CLI
@@ -55,54 +60,59 @@ class _Stopped(Exception):
     """Raised inside the worker to end a sweep the user stopped."""
 
 
-def read_results(path: Path) -> pd.DataFrame:
-    """Accuracy and fooled rate per condition from a sweep log (finished questions only)."""
-    conditions: dict[str, dict] = {}
-    tallies: dict[str, dict[str, list]] = defaultdict(lambda: defaultdict(list))
-    if path.exists():
-        for line in path.read_text(encoding="utf-8").splitlines():
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
-                continue  # a line being written right now
-            if record.get("type") == "header":
-                conditions = {c["key"]: c for c in record.get("conditions", [])}
-            elif record.get("type") == "done":
-                for method in METHODS:
-                    vote = record.get("votes", {}).get(method, {})
-                    tallies[record["condition"]][method].append(
-                        (bool(vote.get("correct")), bool(vote.get("fooled")))
-                    )
-    rows = []
-    for key, by_method in tallies.items():
-        c = conditions.get(key, {})
-        rate = {
-            m: (
-                sum(ok for ok, _ in by_method[m]) / len(by_method[m]),
-                sum(f for _, f in by_method[m]) / len(by_method[m]),
+Tallies = dict[str, dict[str, list[tuple[bool, bool]]]]  # condition -> method -> (correct, fooled)
+
+
+def _vote_tallies(log: RunLog) -> Tallies:
+    """Each finished question's vote per condition and method: (correct, fooled)."""
+    tallies: Tallies = defaultdict(lambda: defaultdict(list))
+    for record in log.finished_units():
+        for method in METHODS:
+            vote = record.get("votes", {}).get(method, {})
+            tallies[record["condition"]][method].append(
+                (bool(vote.get("correct")), bool(vote.get("fooled")))
             )
-            for m in METHODS
-            if by_method[m]
-        }
-        if len(rate) < len(METHODS):
-            continue
-        rows.append(
-            [
-                c.get("task", "?"),
-                c.get("ensemble", "?"),
-                c.get("label", "?"),
-                round(c["c"] / c["n"], 3) if c.get("n") else None,
-                c.get("strength", "?"),
-                c.get("adversary", STATIC),  # the header names it only when not static
-                c.get("k"),
-                len(by_method["MAJ"]),
-                round(rate["MAJ"][0], 3),
-                round(rate["RRMaj"][0], 3),
-                round(rate["RRMaj"][0] - rate["MAJ"][0], 3),
-                round(rate["MAJ"][1], 3),
-                round(rate["RRMaj"][1], 3),
-            ]
+    return tallies
+
+
+def _result_row(c: dict[str, Any], by_method: dict[str, list[tuple[bool, bool]]]) -> list:
+    """One table row: a condition's accuracy and fooled rate per method, and their difference."""
+    rate = {
+        m: (
+            sum(ok for ok, _ in by_method[m]) / len(by_method[m]),
+            sum(f for _, f in by_method[m]) / len(by_method[m]),
         )
+        for m in METHODS
+    }
+    return [
+        c.get("task", "?"),
+        c.get("ensemble", "?"),
+        c.get("label", "?"),
+        round(c["c"] / c["n"], 3) if c.get("n") else None,
+        c.get("strength", "?"),
+        c.get("adversary", STATIC),  # the header names it only when not static
+        c.get("k"),
+        len(by_method["MAJ"]),
+        round(rate["MAJ"][0], 3),
+        round(rate["RRMaj"][0], 3),
+        round(rate["RRMaj"][0] - rate["MAJ"][0], 3),
+        round(rate["MAJ"][1], 3),
+        round(rate["RRMaj"][1], 3),
+    ]
+
+
+def results_frame(path: Path) -> pd.DataFrame:
+    """Accuracy and fooled rate per condition from a sweep log (finished questions only); empty
+    while the runner has not yet written the log's header."""
+    try:
+        log = read_log(path)
+    except RRError:  # the worker has not started the log yet
+        log = None
+    rows = []
+    if log is not None:
+        for key, by_method in _vote_tallies(log).items():
+            if all(by_method[m] for m in METHODS):
+                rows.append(_result_row(log.conditions[key], by_method))
     frame = pd.DataFrame(rows, columns=COLUMNS)
     order = ["task", "strength", "adversary", "K", "rho"]
     return frame.sort_values(order).reset_index(drop=True)
@@ -114,8 +124,6 @@ ADVERSARY_WAITING = "MAJ vs RRMaj per adversary strategy appears as questions fi
 def adversary_results(path: Path) -> str:
     """MAJ vs RRMaj per adversary strategy and corrupted setting, with 95% intervals, as the
     report prints it (`rrdemo.adversary_report`); a waiting note until a question has finished."""
-    from rrdemo.report import read_run  # noqa: PLC0415 - the report loads on use
-
     try:
         run = read_run(path)
     except RRError:  # no finished question yet
@@ -128,33 +136,25 @@ def adversary_results(path: Path) -> str:
 
 
 def rho_figure(frame: pd.DataFrame) -> go.Figure:
-    """Accuracy against rho: one solid line (RRMaj) and one dashed (MAJ) per task and strength."""
-    fig = go.Figure()
-    for (task, strength, adversary, k), group in frame.groupby(
-        ["task", "strength", "adversary", "K"], sort=True
-    ):
+    """Accuracy against rho: MAJ dashed and RRMaj solid, one colour per task, strength, adversary
+    and K (`rrdemo.figures.accuracy_rho_figure`)."""
+    lines = []
+    groups = frame.groupby(["task", "strength", "adversary", "K"], sort=True)
+    for number, ((task, strength, adversary, k), group) in enumerate(groups):
         named = "" if adversary == STATIC else f" · {adversary}"
         group = group.sort_values("rho")
-        for method, dash in (("MAJ", "dash"), ("RRMaj", "solid")):
-            fig.add_trace(
-                go.Scatter(
-                    x=group["rho"],
-                    y=group[f"{method} acc"],
-                    mode="lines+markers",
-                    line={"dash": dash},
-                    name=f"{method} · {task} · {strength}{named} · K={k}",
+        for method in METHODS:
+            lines.append(
+                RhoLine(
+                    f"{method} · {task} · {strength}{named} · K={k}",
+                    method,
+                    list(group["rho"]),
+                    list(group[f"{method} acc"]),
+                    colour=PALETTE[number % len(PALETTE)],
+                    group=f"{task} {strength}{named} K={k}",
                 )
             )
-    fig.add_vline(x=0.5, line_dash="dot", line_color="#71717a", annotation_text="majority")
-    fig.update_layout(
-        xaxis_title="rho = c/N (corrupted fraction)",
-        yaxis_title="accuracy",
-        yaxis={"range": [-0.02, 1.02]},
-        xaxis={"range": [-0.02, 1.02]},
-        height=420,
-        margin={"l": 60, "r": 20, "t": 30, "b": 50},
-    )
-    return fig
+    return accuracy_rho_figure(lines, height=420)
 
 
 PAPER_COLUMNS = ["dataset", "config", "strength", "source", "who", "MAJ %", "RRMaj %", "Δ"]
@@ -221,10 +221,8 @@ def sweep_settings(
 
 def run_sweep(
     settings: dict[str, Any], pool: ModelSource, stop: threading.Event, every: float = 1.0
-):  # type: ignore[no-untyped-def]
+) -> Iterator[tuple[int, int, Path]]:
     """Plan, then run the sweep in a worker thread; yield (done, total, log path) as it advances."""
-    from rrdemo.experiment import plan_sweep, run_plan  # noqa: PLC0415 - the runner loads on use
-
     # the engine the app was started with (`--backend`); fakes and plain sources: transformers
     settings = {"backend": getattr(pool, "preferred_backend", "transformers"), **settings}
     plan = plan_sweep(settings)
@@ -294,14 +292,8 @@ def _paper_components() -> tuple[gr.Markdown, gr.Dataframe]:
     return note, table
 
 
-def build_experiments_tab(pool: ModelSource) -> None:
-    """Add the sweep controls, progress, table and plot to the enclosing Blocks/Tab."""
-    gr.Markdown(
-        "Run a small sweep with the experiment runner: every question is answered by MAJ and "
-        "RRMaj under each corruption setting, and accuracy is plotted against rho = c/N. "
-        f"At most {MAX_UNITS} question runs here; the CLI (`python -m rrdemo experiment`) runs "
-        "the paper's full sweeps and resumes them."
-    )
+def _sweep_controls() -> list[gr.components.Component]:
+    """The sweep's settings, in the order the sweep callback takes them."""
     with gr.Row():
         tasks = gr.CheckboxGroup(list(SWEEP_TASK_CHOICES), value=["logic3"], label="Tasks")
         strengths = gr.CheckboxGroup(["moderate", "strong"], value=["strong"], label="Strengths")
@@ -323,15 +315,25 @@ def build_experiments_tab(pool: ModelSource) -> None:
         max_tokens = gr.Slider(8, 512, value=48, step=8, label="L")
         n = gr.Slider(1, 16, value=2, step=1, label="Questions per task")
         seed = gr.Number(value=0, precision=0, label="Seed")
-    with gr.Row():
-        start = gr.Button("Run sweep", variant="primary", elem_id="rr-sweep-run")
-        stop_button = gr.Button("Stop", variant="stop")
-    status = gr.Markdown("")
-    table = gr.Dataframe(headers=COLUMNS, interactive=False, label="Accuracy by setting")
-    by_adversary = gr.Markdown(ADVERSARY_WAITING)
-    plot = gr.Plot(label="Accuracy vs rho")
-    log_file = gr.File(label="Sweep log (JSONL)")
-    paper_note, paper_table = _paper_components()
+    return [tasks, model, configs, strengths, k, max_tokens, n, seed, adversaries]
+
+
+def _sweep_view(done: int, total: int, path: Path) -> tuple:
+    """What the tab shows after `done` of `total` question runs: status, table, plot, log file,
+    the paper's note and table, and MAJ vs RRMaj per adversary."""
+    frame = results_frame(path)
+    return (
+        f"{done} / {total} question runs done · log `{path.name}`",
+        frame,
+        rho_figure(frame),
+        str(path) if done else None,
+        *paper_beside(frame)[::-1],
+        adversary_results(path) if done else ADVERSARY_WAITING,
+    )
+
+
+def _sweep_callback(pool: ModelSource) -> Callable[..., Iterator[tuple]]:
+    """The Run button's callback: runs the sweep on `pool`, showing the results as they come."""
 
     def sweep(  # type: ignore[no-untyped-def]
         tasks_,
@@ -352,15 +354,7 @@ def build_experiments_tab(pool: ModelSource) -> None:
         try:
             for done, total, path in run_sweep(settings, pool, stop):
                 progress((done, total), desc="questions", unit="q")
-                frame = read_results(path)
-                yield (
-                    f"{done} / {total} question runs done · log `{path.name}`",
-                    frame,
-                    rho_figure(frame),
-                    str(path) if done else None,
-                    *paper_beside(frame)[::-1],
-                    adversary_results(path) if done else ADVERSARY_WAITING,
-                )
+                yield _sweep_view(done, total, path)
         except RRError as exc:
             raise gr.Error(str(exc), print_exception=False) from None
         except Exception as exc:  # the server keeps serving; the user gets one line
@@ -369,9 +363,31 @@ def build_experiments_tab(pool: ModelSource) -> None:
         finally:
             stop.set()  # a closed (stopped) callback also ends the worker after its question
 
+    return sweep
+
+
+def build_experiments_tab(pool: ModelSource) -> None:
+    """Add the sweep controls, progress, table and plot to the enclosing Blocks/Tab."""
+    gr.Markdown(
+        "Run a small sweep with the experiment runner: every question is answered by MAJ and "
+        "RRMaj under each corruption setting, and accuracy is plotted against rho = c/N. "
+        f"At most {MAX_UNITS} question runs here; the CLI (`python -m rrdemo experiment`) runs "
+        "the paper's full sweeps and resumes them."
+    )
+    inputs = _sweep_controls()
+    with gr.Row():
+        start = gr.Button("Run sweep", variant="primary", elem_id="rr-sweep-run")
+        stop_button = gr.Button("Stop", variant="stop")
+    status = gr.Markdown("")
+    table = gr.Dataframe(headers=COLUMNS, interactive=False, label="Accuracy by setting")
+    by_adversary = gr.Markdown(ADVERSARY_WAITING)
+    plot = gr.Plot(label="Accuracy vs rho")
+    log_file = gr.File(label="Sweep log (JSONL)")
+    paper_note, paper_table = _paper_components()
+
     event = start.click(
-        sweep,
-        [tasks, model, configs, strengths, k, max_tokens, n, seed, adversaries],
+        _sweep_callback(pool),
+        inputs,
         [status, table, plot, log_file, paper_note, paper_table, by_adversary],
         concurrency_id="model",
         concurrency_limit=1,

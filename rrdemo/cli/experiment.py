@@ -1,10 +1,14 @@
-"""`rrdemo experiment`: run a sweep and log every trajectory (see `rrdemo.experiment`).
+"""`rrdemo experiment`: run a sweep and log every trajectory (see `rrdemo.runs`).
 
     rrdemo experiment --tasks logic3,gsm8k --configs 0c5t,1c4t,3c2t,5c0t --strengths strong \\
         --k 32 --m-star 5 --max-tokens 128 --n 16 --out runs/small.jsonl
     rrdemo experiment --sweep sweep.yaml --out runs/paper.jsonl
 
 Run the same command again after a crash or Ctrl-C: it resumes where it stopped.
+`python -m rrdemo.experiment ...` is the same command.
+
+`python -m rrdemo` imports every command module to build its parser, so the handlers import the
+runner (tasks, models, protocols) only when the command runs.
 """
 
 from __future__ import annotations
@@ -163,7 +167,7 @@ _SETTINGS = (
 
 def sweep_from_args(args: argparse.Namespace) -> dict:
     """The sweep file's settings overridden by the options given on the command line."""
-    from rrdemo.experiment import load_sweep_file  # noqa: PLC0415
+    from rrdemo.runs.spec import load_sweep_file
 
     raw = load_sweep_file(args.sweep) if args.sweep else {}
     for name in _SETTINGS:
@@ -176,7 +180,7 @@ def sweep_from_args(args: argparse.Namespace) -> dict:
 
 def _ensemble_files(raw: dict) -> list:
     """Replace `--ensemble FILE` entries by their seats; return the loaded files (served agents)."""
-    from rrdemo.ensemble import load_ensemble  # noqa: PLC0415
+    from rrdemo.ensemble import load_ensemble
 
     files, seats = [], []
     for entry in raw.get("ensembles") or []:
@@ -192,7 +196,9 @@ def _ensemble_files(raw: dict) -> list:
 
 def handler(args: argparse.Namespace) -> int:
     """Validate the whole sweep first (nothing loads or is written on bad input), then run it."""
-    from rrdemo.experiment import plan_sweep, run_plan, scan_log  # noqa: PLC0415
+    from rrdemo.runs.log import read_log
+    from rrdemo.runs.runner import run_plan
+    from rrdemo.runs.spec import plan_sweep
 
     raw = sweep_from_args(args)
     ensemble_files = _ensemble_files(raw)
@@ -201,7 +207,7 @@ def handler(args: argparse.Namespace) -> int:
     out = Path(args.out)
     if out.is_dir():
         raise RRError(f"--out {out} is a folder; give the path of a .jsonl file")
-    done = len(scan_log(out).done) if out.exists() else 0
+    done = len(read_log(out).done) if out.exists() else 0
     print(
         f"{len(plan.conditions)} conditions, {plan.n_units} (condition, question) units"
         + (f", {done} already in {out}" if done else ""),
@@ -217,12 +223,16 @@ def handler(args: argparse.Namespace) -> int:
                 f"L={cfg.max_tokens}\t{len(c.questions)} questions\t{c.key}"
             )
         return 0
-    from rrdemo.models import ModelPool  # noqa: PLC0415 - torch loads only when a run starts
+    from rrdemo.models import ModelPool
 
     pool = ModelPool()
     for ensemble in ensemble_files:  # served agents answer through their servers
         ensemble.register(pool)
-    summary = run_plan(plan, out, pool, progress=not args.quiet)
+    try:
+        summary = run_plan(plan, out, pool, progress=not args.quiet)
+    except KeyboardInterrupt:
+        print("interrupted; run the same command again to resume", file=sys.stderr)
+        return 130
     print(
         f"done: {summary.units_run} units run, {summary.units_skipped} resumed, "
         f"{summary.decode_tokens} tokens decoded in {summary.wall_s:.0f}s -> {out}",

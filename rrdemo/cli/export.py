@@ -55,7 +55,7 @@ def build_submission(log_path: Path | str, submitter: str, notes: str = "") -> d
     import rrdemo  # noqa: PLC0415
     from leaderboard.schema import SCHEMA_VERSION, validate_submission  # noqa: PLC0415
     from rrdemo.adversary_report import main_table_by_adversary  # noqa: PLC0415
-    from rrdemo.report import read_run  # noqa: PLC0415
+    from rrdemo.runs.log import read_run  # noqa: PLC0415
 
     run = read_run(log_path)
     rows = main_table_by_adversary(run.outcomes)

@@ -1,0 +1,284 @@
+"""The run log: one JSONL file per sweep, written here, scanned here to resume, read here for reports.
+
+The log is appended and flushed as the run goes:
+  * a header line: the format tag, its version, the full normalised sweep and its conditions;
+  * one "trajectory" line per MAJ answer / RR trajectory as it finishes (each chunk with its agent
+    and role, the answer, correct, fooled, last speaker, tokens);
+  * one "done" line per (condition, question) unit with both votes and the compute used.
+A last line without its newline is a write cut short by a kill and is ignored by every reader.
+`read_log` is the one parser; `open_log` (resume), `read_run` (the report's outcomes) and the
+Experiments tab all read through it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rrdemo.analysis import Outcome
+from rrdemo.errors import RRError
+from rrdemo.speakers import chunk_roles
+
+if TYPE_CHECKING:
+    from rrdemo.runs.spec import Plan
+
+LOG_FORMAT = "rrdemo-experiment"
+LOG_VERSION = 1
+RECORD_TYPES = ("trajectory", "done")
+
+_CONDITION_FIELDS = (
+    "key",
+    "task",
+    "ensemble",
+    "strength",
+    "k",
+    "max_tokens",
+    "n",
+    "c",
+    "m_star",
+    "config",
+)
+_TRAJECTORY_FIELDS = (
+    "condition",
+    "question_id",
+    "method",
+    "trajectory",
+    "vote_key",
+    "correct",
+    "last_corrupted",
+)
+
+
+# -- reading --------------------------------------------------------------------------------------
+@dataclass
+class RunLog:
+    """A parsed log: its header, its conditions by key, its records and its finished units."""
+
+    path: Path
+    header: dict[str, Any]
+    conditions: dict[str, dict[str, Any]]
+    records: list[tuple[int, dict[str, Any]]] = field(default_factory=list)  # (line, record)
+    done: set[tuple[str, str]] = field(default_factory=set)  # (condition key, question id)
+    keep_bytes: int = 0  # the end of the last finished unit: a resume cuts the log back to here
+
+    def finished_units(self) -> list[dict[str, Any]]:
+        """The "done" records, in log order."""
+        return [record for _, record in self.records if record["type"] == "done"]
+
+
+def parse_log_line(path: Path, number: int, line: bytes) -> Any:
+    """One JSONL line of a run log; a clear RRError when it is not JSON (line 1: not a log)."""
+    try:
+        return json.loads(line)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        if number == 1:
+            raise RRError(f"{path} is not an rrdemo experiment log (line 1 is not JSON)") from None
+        raise RRError(f"{path}: line {number} is not valid JSON; the log is damaged") from None
+
+
+def _check_header(path: Path, record: Any) -> dict[str, dict[str, Any]]:
+    """The header's conditions by key; RRError for a foreign file or another format version."""
+    if not (
+        isinstance(record, dict)
+        and record.get("type") == "header"
+        and record.get("format") == LOG_FORMAT
+    ):
+        raise RRError(f"{path} is not an rrdemo experiment log (line 1 has no {LOG_FORMAT} header)")
+    if record.get("version") != LOG_VERSION:
+        raise RRError(
+            f"{path}: log format version {record.get('version')!r} is not supported "
+            f"(this rrdemo reads version {LOG_VERSION})"
+        )
+    conditions = {}
+    for cond in record.get("conditions") or []:
+        missing = [f for f in _CONDITION_FIELDS if not isinstance(cond, dict) or f not in cond]
+        if missing:
+            raise RRError(f"{path}: a condition in the header lacks {', '.join(missing)}")
+        conditions[cond["key"]] = cond
+    if not conditions:
+        raise RRError(f"{path}: the header lists no conditions")
+    return conditions
+
+
+def read_log(path: Path | str) -> RunLog:
+    """Parse and check a log written by the runner; RRError naming the first problem.
+
+    A last line without its newline (a write cut short by a kill) is left out.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise RRError(f"{path} does not exist or is not a file; give the .jsonl log of a run")
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise RRError(f"cannot read {path}: {exc.strerror}") from None
+    complete = raw.split(b"\n")[:-1]  # the piece after the last newline is empty or cut short
+    if not complete:
+        raise RRError(f"{path} is not an rrdemo experiment log (it is empty or has no header)")
+    header = parse_log_line(path, 1, complete[0])
+    log = RunLog(path, header, _check_header(path, header), keep_bytes=len(complete[0]) + 1)
+    offset = log.keep_bytes
+    for number, line in enumerate(complete[1:], start=2):
+        offset += len(line) + 1
+        record = parse_log_line(path, number, line)
+        if not isinstance(record, dict) or record.get("type") not in RECORD_TYPES:
+            raise RRError(f"{path}: line {number} is not a trajectory or done record")
+        if record["type"] == "done":
+            if record.get("condition") not in log.conditions:
+                raise RRError(
+                    f"{path}: line {number} refers to a condition the header does not list"
+                )
+            log.done.add((record["condition"], record.get("question_id")))
+            log.keep_bytes = offset
+        log.records.append((number, record))
+    return log
+
+
+# -- the report's view: one Outcome per MAJ answer / RR trajectory of a finished unit -------------
+@dataclass
+class Run:
+    """A parsed experiment log: its header, its conditions and the rows of its finished units."""
+
+    path: Path
+    header: dict[str, Any]
+    conditions: dict[str, dict[str, Any]]
+    outcomes: list[Outcome] = field(default_factory=list)
+    units: int = 0  # finished (condition, question) units
+
+
+def _turn_policy(cond: dict) -> str:
+    return cond.get("turn_policy", cond.get("config", {}).get("turn_policy", "fixed"))
+
+
+def turn_tag(policy: str) -> str:
+    """What an ensemble's name gets under an adaptive turn policy (rrdemo.turns), e.g.
+    " [turns: sentence]": the main table, the K ablation and its plot then show each policy
+    on its own lines; the fixed rule (the paper's) adds nothing."""
+    return "" if policy == "fixed" else f" [turns: {policy}]"
+
+
+def _mixed(record: dict) -> bool | None:
+    """An RR trajectory record's chunks: did both an honest and a corrupted agent write? (MAJ: None)"""
+    if record["method"] != "RRMaj" or not isinstance(record.get("chunks"), list):
+        return None
+    return len(chunk_roles(record["chunks"])) == 2
+
+
+def _outcome(cond: dict[str, Any], record: dict[str, Any]) -> Outcome:
+    return Outcome(
+        condition=cond["key"],
+        ensemble=cond["ensemble"] + turn_tag(_turn_policy(cond)),
+        task=cond["task"],
+        strength=cond["strength"],
+        k=int(cond["k"]),
+        max_tokens=int(cond["max_tokens"]),
+        n=int(cond["n"]),
+        c=int(cond["c"]),
+        m_star=int(cond["m_star"]),
+        question_id=str(record["question_id"]),
+        method=record["method"],
+        trajectory=int(record["trajectory"]),
+        vote_key=record["vote_key"],
+        correct=bool(record["correct"]),
+        corrupted=bool(record["last_corrupted"]),
+        mixed=_mixed(record),
+        adversary=cond.get("adversary", cond.get("config", {}).get("adversary", "static")),
+    )
+
+
+def read_run(path: Path | str) -> Run:
+    """The outcomes of a log's finished units, for the report and the export.
+
+    Only finished units count; rows of a unit cut short by a kill are left out (the run resumes
+    them). RRError for a log with no finished unit or a damaged trajectory record.
+    """
+    log = read_log(path)
+    path = log.path
+    run = Run(path, log.header, log.conditions, units=len(log.done))
+    seen = set()
+    for number, record in log.records:
+        if (
+            record["type"] != "trajectory"
+            or (record.get("condition"), record.get("question_id")) not in log.done
+        ):
+            continue
+        missing = [f for f in _TRAJECTORY_FIELDS if f not in record]
+        if missing or record["method"] not in ("MAJ", "RRMaj"):
+            raise RRError(
+                f"{path}: line {number} is not a complete trajectory record "
+                f"({', '.join(missing) or 'method'})"
+            )
+        ident = (record["condition"], record["question_id"], record["method"], record["trajectory"])
+        if ident in seen:
+            raise RRError(f"{path}: line {number} repeats trajectory {ident}; the log is damaged")
+        seen.add(ident)
+        run.outcomes.append(_outcome(log.conditions[record["condition"]], record))
+    if not run.outcomes:
+        raise RRError(f"{path} has no finished questions yet; run (or resume) the experiment first")
+    return run
+
+
+# -- writing --------------------------------------------------------------------------------------
+def header_for(plan: Plan) -> dict[str, Any]:
+    return {
+        "type": "header",
+        "format": LOG_FORMAT,
+        "version": LOG_VERSION,
+        "sweep": plan.sweep,
+        "conditions": [c.describe() for c in plan.conditions],
+    }
+
+
+def _dump(record: dict) -> bytes:
+    return (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+
+
+class LogWriter:
+    """Appends records to the log, one write per line, flushed at once; locked against a second run."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+        try:
+            import fcntl  # POSIX only; elsewhere the log is simply not locked
+
+            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except ImportError:
+            pass
+        except OSError:
+            os.close(self._fd)
+            raise RRError(
+                f"{path} is being written by another run; wait for it or use another --out"
+            ) from None
+
+    def write(self, record: dict, sync: bool = False) -> None:
+        os.write(self._fd, _dump(record))
+        if sync:
+            os.fsync(self._fd)
+
+    def close(self) -> None:
+        os.close(self._fd)
+
+
+def open_log(path: Path, plan: Plan) -> tuple[LogWriter, set[tuple[str, str]]]:
+    """Start a new log, or resume an existing one written by the same sweep (cut to its last unit)."""
+    header = header_for(plan)
+    if path.exists():
+        log = read_log(path)
+        if (
+            log.header.get("sweep") != plan.sweep
+            or log.header.get("conditions") != header["conditions"]
+        ):
+            raise RRError(
+                f"{path} holds a different sweep; rerun with the same settings to resume it, "
+                "or choose another --out for this one"
+            )
+        writer = LogWriter(path)
+        os.truncate(path, log.keep_bytes)  # drop a half-finished unit; the runner redoes it
+        return writer, log.done
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(_dump(header))
+    return LogWriter(path), set()

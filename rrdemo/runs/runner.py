@@ -1,0 +1,166 @@
+"""The runner: every (condition, question) unit of a plan, logged trajectory by trajectory.
+
+    plan = plan_sweep({"tasks": "logic3", "configs": "0c5t,3c2t", "n": 16})
+    run_plan(plan, "runs/small.jsonl", ModelPool())
+
+A killed run resumes from the same call: the log is cut back to its last "done" line
+(`rrdemo.runs.log.open_log`), so a half-finished unit is redone from scratch and nothing is lost
+or counted twice.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tqdm import tqdm
+
+from rrdemo.events import (
+    AnswerExtracted,
+    ChunkWritten,
+    ComputeUsed,
+    Decision,
+    RunStarted,
+    TrajectoryStarted,
+    Vote,
+)
+from rrdemo.protocols import run_question
+from rrdemo.runs.log import open_log
+from rrdemo.runs.spec import Condition, Plan
+from rrdemo.tasks.base import Question
+
+
+# -- running --------------------------------------------------------------------------------------
+def unit_records(condition: Condition, question: Question, events: Iterable) -> Iterator[dict]:
+    """Turn one question's event stream into log records: a trajectory record as each MAJ answer
+    or RR trajectory finishes, then the unit's "done" record with votes and compute."""
+    task, base = condition.task, {"condition": condition.key, "question_id": question.qid}
+    key = getattr(task, "vote_key", lambda a: a)
+    chunks: dict[tuple[str, int], list[dict]] = defaultdict(list)
+    orders: dict[tuple[str, int], list[int]] = {}
+    target, votes, compute = None, {}, {}
+    for event in events:
+        if isinstance(event, RunStarted):
+            target = event.target
+        elif isinstance(event, TrajectoryStarted):
+            orders[(event.method, event.trajectory)] = list(event.order)
+        elif isinstance(event, ChunkWritten):
+            chunks[(event.method, event.trajectory)].append(
+                {
+                    "turn": event.turn,
+                    "agent": event.agent,
+                    "role": "corrupted" if event.corrupted else "truthful",
+                    "model": event.model,
+                    "text": event.text,
+                    "n_tokens": event.n_tokens,
+                }
+            )
+        elif isinstance(event, AnswerExtracted):
+            yield {
+                "type": "trajectory",
+                **base,
+                "method": event.method,
+                "trajectory": event.trajectory,
+                "order": orders.get((event.method, event.trajectory), []),
+                "chunks": chunks.pop((event.method, event.trajectory), []),
+                "answer": event.answer,
+                "vote_key": key(event.answer) if event.answer is not None else None,
+                "correct": event.correct,
+                "fooled": event.fooled,
+                "last_agent": event.last_agent,
+                "last_corrupted": event.last_corrupted,
+                "n_tokens": event.n_tokens,
+                "finish_reason": event.finish_reason,
+                "gold": question.gold,
+                "target": target,
+            }
+        elif isinstance(event, Vote):
+            votes.setdefault(event.method, {}).update(
+                counts=event.counts, abstained=event.abstained
+            )
+        elif isinstance(event, Decision):
+            votes.setdefault(event.method, {}).update(
+                answer=event.answer,  # readable; `key` is the vote key it won under
+                key=event.key,
+                correct=event.correct,
+                fooled=event.fooled,
+                tied=list(event.tied),
+            )
+        elif isinstance(event, ComputeUsed):
+            compute[event.method] = {
+                "decode_tokens": event.decode_tokens,
+                "prefill_tokens": event.prefill_tokens,
+                "wall_s": event.wall_s,
+                "per_agent": event.per_agent,
+            }
+    yield {
+        "type": "done",
+        **base,
+        "gold": question.gold,
+        "target": target,
+        "votes": votes,
+        "compute": compute,
+    }
+
+
+@dataclass
+class RunSummary:
+    units_total: int
+    units_skipped: int  # already in the log when the run started
+    units_run: int
+    decode_tokens: int
+    wall_s: float
+
+
+def run_plan(
+    plan: Plan,
+    log_path: Path | str,
+    models: Any,
+    *,
+    progress: bool = True,
+    on_unit: Callable[[int], None] | None = None,
+) -> RunSummary:
+    """Run every (condition, question) unit not yet in the log, appending records as they finish.
+
+    `models` is anything with `get(name, revision)` (a `ModelPool`, or a fake in tests).
+    `on_unit(i)` is called after the i-th unit of this call is safely written.
+    """
+    writer, done = open_log(Path(log_path), plan)
+    todo = [(c, q) for c in plan.conditions for q in c.questions if (c.key, q.qid) not in done]
+    skipped = plan.n_units - len(todo)
+    bar = None
+    if progress:
+        bar = tqdm(
+            total=plan.n_units, initial=skipped, unit="q", desc="questions", dynamic_ncols=True
+        )
+    start, decoded = time.perf_counter(), 0
+    try:
+        for i, (condition, question) in enumerate(todo, start=1):
+            events = run_question(
+                condition.config,
+                question,
+                condition.task,
+                models,
+                maj_samples=condition.config.n_trajectories,
+            )
+            for record in unit_records(condition, question, events):
+                writer.write(record, sync=record["type"] == "done")
+                if record["type"] == "done":
+                    decoded += sum(c["decode_tokens"] for c in record["compute"].values())
+            if bar is not None:
+                rate = decoded / max(time.perf_counter() - start, 1e-9)
+                bar.set_postfix_str(
+                    f"{rate:.1f} tok/s, {condition.task.name} {condition.config.label}"
+                )
+                bar.update(1)
+            if on_unit is not None:
+                on_unit(i)
+    finally:
+        writer.close()
+        if bar is not None:
+            bar.close()
+    return RunSummary(plan.n_units, skipped, len(todo), decoded, time.perf_counter() - start)

@@ -1,0 +1,396 @@
+"""The sweep: its settings and defaults, their validation, and its plan of conditions.
+
+One *condition* is a task and a `RunConfig` (agents, strength, K, L, M = M*). For every question of
+the task, the runner (`rrdemo.runs.runner`) produces the condition's pools: M* RR trajectories
+(RRMaj) and M* MAJ answers (answer j from agent j mod N), on the same question, agents, target and
+seed. The analyses later sample M <= M* of them (the pool design of the paper's appendix D).
+A sweep is a dict of the settings in `DEFAULTS`, given on the command line, in a YAML or JSON file
+(`load_sweep_file`) or by the app; `plan_sweep` checks it whole before any model loads.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from rrdemo.config import (
+    ADVERSARIES,
+    EOS_POLICIES,
+    LATER_FIELDS,
+    PAPER_DEFAULTS,
+    PROMPT_STYLES,
+    STRENGTHS,
+    AgentSpec,
+    RunConfig,
+    Sampling,
+    homogeneous_agents,
+    parse_ct,
+)
+from rrdemo.errors import RRError
+from rrdemo.models import resolve, with_backends
+from rrdemo.speakers import silence_warning
+from rrdemo.tasks import SOURCES, canonical_name, get_task, load_questions
+from rrdemo.tasks.base import Question, Task
+from rrdemo.turns import TURN_POLICIES, validate_turn_settings
+
+# Settings added after the first logs, with their defaults (`RunConfig`'s `LATER_FIELDS`, swept
+# ones as one-item lists). The normalised sweep (the log header) names them only when they differ
+# from these, so logs written before they existed still resume.
+LATER_SETTINGS: dict[str, Any] = {
+    "adversaries": [LATER_FIELDS["adversary"]],  # adversary strategies swept (rrdemo.adversary)
+    "eos_policy": LATER_FIELDS["eos_policy"],  # what a writer's end-of-sequence does in RR
+    "prompt_style": LATER_FIELDS["prompt_style"],  # direct | step-by-step
+    "turn_policies": [LATER_FIELDS["turn_policy"]],  # RR turn policies swept (rrdemo.turns)
+    "k_min": LATER_FIELDS["k_min"],  # K_min of adaptive turns; None = max(1, K // 4)
+    "entropy_threshold": LATER_FIELDS["entropy_threshold"],  # nats, the uncertainty hand-over
+}
+
+# The sweep's settings with their defaults: the paper's (N = 5, K = 100, 128 questions). K, L,
+# order and sampling come from `PAPER_DEFAULTS` (rrdemo.config, read off `RunConfig`): L = 512 is
+# our choice, >= N x K so every agent can speak (the paper never states L; its appendix D only says
+# most logic problems need fewer than 5 x 500 tokens), and the order is a seeded shuffle per
+# trajectory.
+DEFAULTS: dict[str, Any] = {
+    "tasks": ["logic3"],
+    "models": ["smollm2"],  # homogeneous ensembles are built for each model
+    "configs": [],  # "3c2t" labels; empty with no ensembles = every c for N = n_agents
+    "n_agents": 5,
+    "ensembles": [],  # explicit ensembles: [[{"model": ..., "corrupted": true}, ...], ...]
+    "corrupted_first": True,  # homogeneous ensembles: corrupted agents take the first seats
+    "strengths": ["moderate", "strong"],
+    "custom_template": None,
+    "k": [PAPER_DEFAULTS.k],  # K values (the K ablation sweeps several)
+    "m_star": None,  # M*: pool size per condition; None = N (the paper's main tables use M = N)
+    "max_tokens": PAPER_DEFAULTS.max_tokens,  # L
+    "n": 128,  # questions per task
+    "seed": PAPER_DEFAULTS.seed,  # question sample, sampling, targets and tie-breaks all derive from it
+    "temperature": PAPER_DEFAULTS.temperature,
+    "top_p": PAPER_DEFAULTS.top_p,
+    "order": PAPER_DEFAULTS.order,  # "shuffled": a seeded speaking order per trajectory
+    "source": "auto",
+    # engine of local GGUF models: transformers, llamacpp or auto (rrdemo.models.choose_backend);
+    # the CLI and the app ask for auto. Left out of the logged sweep when transformers.
+    "backend": "transformers",
+    **LATER_SETTINGS,
+}
+
+
+# -- the sweep ------------------------------------------------------------------------------------
+def _threshold(value: Any) -> float:
+    try:
+        threshold = float(value)
+    except (TypeError, ValueError):
+        raise RRError(
+            f"the entropy threshold must be a positive number of nats, got {value!r}"
+        ) from None
+    validate_turn_settings("fixed", None, 1, threshold)
+    return threshold
+
+
+def _as_list(value: Any, what: str) -> list:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [v.strip() for v in value.split(",") if v.strip()]
+    if isinstance(value, (list, tuple)):
+        return list(value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return [value]
+    raise RRError(f"{what} must be a list or a comma-separated string, got {value!r}")
+
+
+def _int(value: Any, what: str, low: int = 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise RRError(f"{what} must be a whole number, got {value!r}")
+    try:
+        number = int(value)
+    except ValueError:
+        raise RRError(f"{what} must be a whole number, got {value!r}") from None
+    if number < low:
+        raise RRError(f"{what} must be at least {low}, got {number}")
+    return number
+
+
+def parse_ensemble(text: str) -> list[dict]:
+    """`"smollm2*,smollm2,gemma3-270m"` -> agents in seat order; a trailing `*` marks corrupted."""
+    agents = []
+    for part in [p.strip() for p in text.split(",")]:
+        if not part.rstrip("*"):
+            raise RRError(
+                f"ensemble {text!r}: empty agent; write models separated by commas, "
+                "a trailing * marks a corrupted agent (e.g. smollm2*,smollm2,gemma3-270m)"
+            )
+        agents.append({"model": part.rstrip("*"), "corrupted": part.endswith("*")})
+    return agents
+
+
+def normalize_sweep(raw: dict[str, Any]) -> dict[str, Any]:
+    """Fill defaults, check every value, and return the canonical sweep dict (what the header logs)."""
+    unknown = sorted(set(raw) - set(DEFAULTS))
+    if unknown:
+        raise RRError(
+            f"unknown sweep setting(s): {', '.join(unknown)}; allowed: {', '.join(DEFAULTS)}"
+        )
+    s = {**DEFAULTS, **{k: v for k, v in raw.items() if v is not None}}
+    tasks = [canonical_name(t) for t in _as_list(s["tasks"], "tasks")]
+    if not tasks or "custom" in tasks:
+        raise RRError(
+            "a sweep needs at least one benchmark task (custom questions cannot be swept)"
+        )
+    strengths = _as_list(s["strengths"], "strengths")
+    for strength in strengths:
+        if strength not in STRENGTHS:
+            raise RRError(
+                f"unknown corruption strength {strength!r}; allowed: {', '.join(STRENGTHS)}"
+            )
+    if not strengths:
+        raise RRError("give at least one corruption strength (moderate, strong)")
+    ensembles = [
+        parse_ensemble(e) if isinstance(e, str) else e
+        for e in _as_list(s["ensembles"], "ensembles")
+    ]
+    for agents in ensembles:
+        if not isinstance(agents, list) or not all(
+            isinstance(a, dict) and isinstance(a.get("model"), str) for a in agents
+        ):
+            raise RRError(
+                "each ensemble must be a list of agents like {model: smollm2, corrupted: true}"
+            )
+    configs = [str(c).strip() for c in _as_list(s["configs"], "configs")]
+    n_agents = _int(s["n_agents"], "n_agents (N)")
+    if not configs and not ensembles:
+        configs = [f"{c}c{n_agents - c}t" for c in range(n_agents + 1)]
+    for label in configs:
+        c, t = parse_ct(label)
+        if c + t < 1:
+            raise RRError(f"config {label!r} has no agents; c + t must be at least 1")
+        if raw.get("n_agents") is not None and c + t != n_agents:
+            raise RRError(f"config {label!r} does not add up: c + t = {c + t}, but N = {n_agents}")
+    m_star = None if s["m_star"] is None else _int(s["m_star"], "M* (m_star)")
+    later = {
+        "adversaries": list(dict.fromkeys(_as_list(s["adversaries"], "adversaries"))),
+        "eos_policy": s["eos_policy"],
+        "prompt_style": s["prompt_style"],
+        "turn_policies": list(dict.fromkeys(_as_list(s["turn_policies"], "turn_policies"))),
+        "k_min": None if s["k_min"] is None else _int(s["k_min"], "K_min (k_min)"),
+        "entropy_threshold": _threshold(s["entropy_threshold"]),
+    }
+    for policy in later["turn_policies"]:
+        if policy not in TURN_POLICIES:
+            raise RRError(f"unknown turn policy {policy!r}; allowed: {', '.join(TURN_POLICIES)}")
+    if not later["turn_policies"]:
+        raise RRError(f"give at least one turn policy ({', '.join(TURN_POLICIES)})")
+    for name, allowed in (("eos_policy", EOS_POLICIES), ("prompt_style", PROMPT_STYLES)):
+        if later[name] not in allowed:
+            raise RRError(f"unknown {name} {later[name]!r}; allowed: {', '.join(allowed)}")
+    for adversary in later["adversaries"]:
+        if adversary not in ADVERSARIES:
+            raise RRError(
+                f"unknown adversary strategy {adversary!r}; allowed: {', '.join(ADVERSARIES)}"
+            )
+    if not later["adversaries"]:
+        raise RRError(f"give at least one adversary strategy ({', '.join(ADVERSARIES)})")
+    if s["source"] not in SOURCES:
+        raise RRError(f"unknown data source {s['source']!r}; allowed: {', '.join(SOURCES)}")
+    backends = ("auto", "transformers", "llamacpp")
+    if s["backend"] not in backends:
+        raise RRError(f"unknown backend {s['backend']!r}; allowed: {', '.join(backends)}")
+    engine = {} if s["backend"] == "transformers" else {"backend": s["backend"]}
+    return {
+        "tasks": list(dict.fromkeys(tasks)),
+        "models": [str(m) for m in _as_list(s["models"], "models")] if configs else [],
+        "configs": list(dict.fromkeys(configs)),
+        "n_agents": n_agents,
+        "ensembles": [
+            [{"model": str(a["model"]), "corrupted": bool(a.get("corrupted", False))} for a in e]
+            for e in ensembles
+        ],
+        "corrupted_first": bool(s["corrupted_first"]),
+        "strengths": list(dict.fromkeys(strengths)),
+        "custom_template": s["custom_template"],
+        "k": list(dict.fromkeys(_int(k, "K") for k in _as_list(s["k"], "K"))),
+        "m_star": m_star,
+        "max_tokens": _int(s["max_tokens"], "L (max_tokens)"),
+        "n": _int(s["n"], "n (questions per task)"),
+        "seed": _int(s["seed"], "seed", low=0),
+        "temperature": float(s["temperature"]),
+        "top_p": float(s["top_p"]),
+        "order": s["order"],
+        "source": s["source"],
+        **engine,  # absent for transformers: logs written before engines existed still resume
+        **{key: value for key, value in later.items() if value != LATER_SETTINGS[key]},
+    }
+
+
+LAST_TAG = " [corrupted-last]"  # the seat-layout tag of homogeneous corrupted-last ensembles
+
+
+def ensemble_name(agents: Sequence[AgentSpec], corrupted_first: bool = True) -> str:
+    """What the tables call an ensemble: one name for all c of the same ensemble and seat layout.
+
+    A homogeneous ensemble is its model (`qwen`), tagged when its corrupted agents sit in the last
+    seats (`qwen [corrupted-last]`); with c = 0 or c = N both layouts are the same, and the name
+    follows the sweep's layout (`corrupted_first`) so that the sweep's rows stay one ensemble.
+    Anything else spells out every seat (`*` = corrupted), e.g. `smollm2*,gemma3-270m`.
+    """
+    models = {a.model for a in agents}
+    n, c = len(agents), sum(a.corrupted for a in agents)
+    if len(models) == 1:
+        first = all(a.corrupted == (i < c) for i, a in enumerate(agents))
+        last = all(a.corrupted == (i >= n - c) for i, a in enumerate(agents))
+        if first and (corrupted_first or not last):
+            return agents[0].model
+        if last:
+            return agents[0].model + LAST_TAG
+    return ",".join(a.model + ("*" if a.corrupted else "") for a in agents)
+
+
+@dataclass(frozen=True)
+class Condition:
+    """One cell of the sweep: a task and a complete RunConfig (with m = M*), and its questions."""
+
+    task: Task
+    config: RunConfig
+    questions: tuple[Question, ...]
+    corrupted_first: bool = True  # the sweep's seat layout (names c = 0 and c = N ensembles)
+
+    @property
+    def key(self) -> str:
+        return f"{self.task.name}:{self.config.config_hash()}"
+
+    def describe(self) -> dict[str, Any]:
+        """The condition as the log header records it (the analyses group by these fields)."""
+        cfg = self.config
+        return {
+            "key": self.key,
+            "task": self.task.name,
+            "config_hash": cfg.config_hash(),
+            "ensemble": ensemble_name(cfg.agents, self.corrupted_first),
+            "label": cfg.label,
+            "n": cfg.n,
+            "c": cfg.c,
+            "t": cfg.t,
+            "strength": cfg.strength,
+            "k": cfg.k,
+            "m_star": cfg.n_trajectories,
+            "max_tokens": cfg.max_tokens,
+            **({"adversary": cfg.adversary} if cfg.adversary != "static" else {}),
+            **({"turn_policy": cfg.turn_policy} if cfg.turn_policy != "fixed" else {}),
+            "config": cfg.to_dict(),
+            "questions": [q.qid for q in self.questions],
+        }
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Everything a sweep will run, validated before any model loads or any file is written."""
+
+    sweep: dict[str, Any]
+    conditions: tuple[Condition, ...]
+    warnings: tuple[str, ...] = ()  # e.g. agents that can never write in a condition's RR runs
+
+    @property
+    def n_units(self) -> int:
+        return sum(len(c.questions) for c in self.conditions)
+
+
+def plan_sweep(raw: dict[str, Any], served: Collection[str] = ()) -> Plan:
+    """Validate a sweep (unknown task, n larger than the set, a config that does not add up, ...)
+    and expand it into conditions. Loads question data, never models. `served` names models
+    answered by servers of an ensemble file (not in the model registry)."""
+    sweep = normalize_sweep(raw)
+    ensembles: list[tuple[AgentSpec, ...]] = []
+    for model in sweep["models"]:
+        resolve(model)
+        for label in sweep["configs"]:
+            c, t = parse_ct(label)
+            ensembles.append(homogeneous_agents(model, c + t, c, sweep["corrupted_first"]))
+    for agents in sweep["ensembles"]:
+        for a in agents:
+            if a["model"] not in served:
+                resolve(a["model"])
+        ensembles.append(tuple(AgentSpec(a["model"], a["corrupted"]) for a in agents))
+    if not ensembles:
+        raise RRError("the sweep has no ensembles: give --configs with --model, or --ensemble")
+    sampling = Sampling(sweep["temperature"], sweep["top_p"], sweep["seed"])
+    conditions = []
+    for name in sweep["tasks"]:
+        task = get_task(name)
+        questions = tuple(load_questions(name, sweep["n"], sweep["seed"], sweep["source"]))
+        for agents in ensembles:
+            for strength, k, adversary, policy in itertools.product(
+                sweep["strengths"],
+                sweep["k"],
+                sweep.get("adversaries", LATER_SETTINGS["adversaries"]),
+                sweep.get("turn_policies", LATER_SETTINGS["turn_policies"]),
+            ):
+                config = RunConfig(
+                    agents=agents,
+                    strength=strength,
+                    custom_template=sweep["custom_template"] if strength == "custom" else None,
+                    k=k,
+                    m=sweep["m_star"] or len(agents),
+                    max_tokens=sweep["max_tokens"],
+                    order=sweep["order"],
+                    sampling=sampling,
+                    eos_policy=sweep.get("eos_policy", LATER_SETTINGS["eos_policy"]),
+                    prompt_style=sweep.get("prompt_style", LATER_SETTINGS["prompt_style"]),
+                    adversary=adversary,
+                    **_turn_settings(sweep, policy),
+                )
+                config = with_backends(config, sweep.get("backend", "transformers"), served)
+                conditions.append(Condition(task, config, questions, sweep["corrupted_first"]))
+    keys = [c.key for c in conditions]
+    if len(set(keys)) != len(keys):
+        raise RRError("the sweep lists the same condition twice; remove the repeated config")
+    return Plan(sweep, tuple(conditions), plan_warnings(conditions))
+
+
+def _turn_settings(sweep: dict[str, Any], policy: str) -> dict[str, Any]:
+    """RunConfig turn fields of one swept policy; a fixed one keeps the defaults (and its hash)."""
+    if policy == "fixed":
+        return {}
+    return {
+        "turn_policy": policy,
+        "k_min": sweep.get("k_min"),
+        "entropy_threshold": sweep.get("entropy_threshold", LATER_SETTINGS["entropy_threshold"]),
+    }
+
+
+def plan_warnings(conditions: Sequence[Condition]) -> tuple[str, ...]:
+    """One line per condition in which some agents can never write an RR chunk (L < N x K)."""
+    warnings = []
+    for c in conditions:
+        text = silence_warning(c.config, [q.qid for q in c.questions])
+        if text:
+            cfg = c.config
+            warnings.append(
+                f"{c.task.name} {ensemble_name(cfg.agents)} {cfg.label} K={cfg.k}: {text}"
+            )
+    return tuple(dict.fromkeys(warnings))
+
+
+def load_sweep_file(path: Path | str) -> dict[str, Any]:
+    """A sweep from a YAML or JSON file whose keys are the settings in `DEFAULTS`."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RRError(f"cannot read the sweep file {path}: {exc}") from None
+    try:
+        data = json.loads(text) if path.suffix.lower() == ".json" else yaml.safe_load(text)
+    except Exception as exc:  # noqa: BLE001 - any parse error is the user's file, said plainly
+        raise RRError(
+            f"the sweep file {path} cannot be parsed: {str(exc).splitlines()[0]}"
+        ) from None
+    if not isinstance(data, dict):
+        raise RRError(
+            f"the sweep file {path} must hold a mapping of settings ({', '.join(DEFAULTS)})"
+        )
+    return data
