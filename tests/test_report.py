@@ -8,11 +8,14 @@ from pathlib import Path
 
 import pytest
 
+from rrdemo.analysis import final_speaker, speaker_mix
 from rrdemo.cli import main as cli_main
 from rrdemo.errors import RRError
 from rrdemo.report import write_report
 from rrdemo.runs.log import read_run
 from rrdemo.runs.runner import run_plan
+from rrdemo.runs.spec import plan_sweep
+from rrdemo.speakers import chunk_roles
 from tests.test_experiment import fake_plan, fake_pool
 
 LABELS = ("0c3t", "1c2t", "2c1t", "3c0t")
@@ -175,8 +178,6 @@ def test_export_keeps_an_existing_file_and_refuses_foreign_logs(log, tmp_path, c
 # -- one small real run, end to end ---------------------------------------------------------------------
 @pytest.mark.slow
 def test_real_run_reports_and_exports(tmp_path, real_pool):
-    from rrdemo.runs.spec import plan_sweep
-
     plan = plan_sweep(
         {
             "tasks": "gsm8k",
@@ -198,9 +199,6 @@ def test_real_run_reports_and_exports(tmp_path, real_pool):
 
 
 def test_report_counts_mixed_trajectories_and_tests_final_speaker_on_them_only(log, tmp_path):
-    from rrdemo.analysis import final_speaker, speaker_mix  # noqa: PLC0415
-    from rrdemo.speakers import chunk_roles  # noqa: PLC0415
-
     # Ground truth from the log's own chunks, per condition.
     mixed: dict[str, list[tuple[bool, bool]]] = {}
     for line in log.read_text().splitlines()[1:]:
