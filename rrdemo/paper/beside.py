@@ -74,7 +74,7 @@ def _seats(ensemble: str) -> list[str]:
 
 
 def is_heterogeneous(ensemble: str) -> bool:
-    """An ensemble name with more than one model in its seats (see experiment.ensemble_name)."""
+    """An ensemble name with more than one model in its seats (see rrdemo.runs.spec.ensemble_name)."""
     return len(set(_seats(ensemble))) > 1
 
 
