@@ -9,9 +9,8 @@ planner and the Arena. The order a trajectory is written in is `trajectory_order
 order reseated by the adversary strategy (e.g. `last-word`); the protocol and `silent_agents` both
 use it.
 
-After: `SpeakerTally` folds the event stream (ChunkWritten events of RRMaj) into tokens written per
-agent and per role for each trajectory; a trajectory is *mixed* when both an honest and a
-corrupted agent wrote part of it. Pure functions, no I/O.
+After: who *did* write is part of the one fold of the event stream (`rrdemo.fold.SpeakerTally`);
+`chunk_roles` reads it back from a logged trajectory. Pure functions, no I/O.
 """
 
 from __future__ import annotations
@@ -19,11 +18,10 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from rrdemo.adversary import get_strategy
 from rrdemo.config import RunConfig
-from rrdemo.events import ChunkWritten, Event
 from rrdemo.voting import derive_seed
 
 
@@ -129,121 +127,7 @@ def silence_warning(config: RunConfig, question_ids: Iterable[str] = ("",)) -> s
     return f"{'; '.join(parts)}: {why}{hint}"
 
 
-# -- after a run: who did write ---------------------------------------------------------------------
-@dataclass
-class TrajectorySpeakers:
-    """Tokens each agent (and each role) wrote in one RR trajectory."""
-
-    index: int
-    tokens: dict[int, int] = field(default_factory=dict)  # agent -> tokens written
-    corrupted: dict[int, bool] = field(default_factory=dict)  # agent -> role
-    order: list[int] = field(default_factory=list)  # agents in the order they first wrote
-
-    def add(self, agent: int, corrupted: bool, n_tokens: int) -> None:
-        if n_tokens <= 0:  # a chunk that ended at once (end-of-sequence) wrote nothing
-            return
-        if agent not in self.tokens:
-            self.order.append(agent)
-        self.tokens[agent] = self.tokens.get(agent, 0) + n_tokens
-        self.corrupted[agent] = corrupted
-
-    @property
-    def total(self) -> int:
-        return sum(self.tokens.values())
-
-    @property
-    def honest_tokens(self) -> int:
-        return sum(t for a, t in self.tokens.items() if not self.corrupted[a])
-
-    @property
-    def corrupted_tokens(self) -> int:
-        return sum(t for a, t in self.tokens.items() if self.corrupted[a])
-
-    @property
-    def honest_wrote(self) -> bool:
-        return any(not self.corrupted[a] for a in self.tokens)
-
-    @property
-    def corrupted_wrote(self) -> bool:
-        return any(self.corrupted[a] for a in self.tokens)
-
-    @property
-    def mixed(self) -> bool:
-        """Both an honest and a corrupted agent wrote part of the trajectory."""
-        return self.honest_wrote and self.corrupted_wrote
-
-    def share(self, agent: int) -> float:
-        return self.tokens.get(agent, 0) / self.total if self.total else 0.0
-
-    def to_dict(self) -> dict:
-        return {
-            "trajectory": self.index,
-            "tokens": {str(a): self.tokens[a] for a in self.order},
-            "honest_tokens": self.honest_tokens,
-            "corrupted_tokens": self.corrupted_tokens,
-            "mixed": self.mixed,
-        }
-
-
-@dataclass
-class SpeakerTally:
-    """A fold over the event stream: who wrote each RRMaj trajectory. Feed it any events."""
-
-    trajectories: dict[int, TrajectorySpeakers] = field(default_factory=dict)
-
-    def add(self, event: Event) -> None:
-        if isinstance(event, ChunkWritten) and event.method == "RRMaj":
-            tr = self.trajectories.setdefault(
-                event.trajectory, TrajectorySpeakers(event.trajectory)
-            )
-            tr.add(event.agent, event.corrupted, event.n_tokens)
-
-    @property
-    def with_honest(self) -> int:
-        return sum(tr.honest_wrote for tr in self.trajectories.values())
-
-    @property
-    def mixed(self) -> int:
-        return sum(tr.mixed for tr in self.trajectories.values())
-
-    @property
-    def honest_only(self) -> int:
-        return sum(tr.honest_wrote and not tr.mixed for tr in self.trajectories.values())
-
-    @property
-    def corrupted_only(self) -> int:
-        return sum(tr.corrupted_wrote and not tr.mixed for tr in self.trajectories.values())
-
-    def headline(self) -> str:
-        """`4 of 5 RR trajectories had an honest writer (3 mixed, 1 honest only, 1 corrupted only)`."""
-        n = len(self.trajectories)
-        return (
-            f"{self.with_honest} of {n} RR trajectories had an honest writer "
-            f"({self.mixed} mixed, {self.honest_only} honest only, "
-            f"{self.corrupted_only} corrupted only)"
-        )
-
-    def to_dict(self) -> dict:
-        return {
-            "kind": "speaker_summary",
-            "method": "RRMaj",
-            "trajectories": len(self.trajectories),
-            "with_honest_writer": self.with_honest,
-            "mixed": self.mixed,
-            "honest_only": self.honest_only,
-            "corrupted_only": self.corrupted_only,
-            "per_trajectory": [tr.to_dict() for _, tr in sorted(self.trajectories.items())],
-        }
-
-
-def fold_speakers(events: Iterable[Event]) -> SpeakerTally:
-    """Who wrote each RRMaj trajectory of a finished event stream."""
-    tally = SpeakerTally()
-    for event in events:
-        tally.add(event)
-    return tally
-
-
+# -- after a run, from the log ---------------------------------------------------------------------
 def chunk_roles(chunks: Iterable[dict]) -> set[str]:
     """The roles ("corrupted" / "truthful") that wrote a logged trajectory's chunks (token > 0)."""
     return {c["role"] for c in chunks if c.get("n_tokens", 1) > 0 and c.get("role")}

@@ -15,8 +15,8 @@ from dataclasses import replace
 import pytest
 
 from rrdemo.events import AnswerExtracted, Decision
+from rrdemo.fold import fold
 from rrdemo.protocols import run_question
-from rrdemo.speakers import fold_speakers
 from ui.state import ARENA_FIELDS, ArenaRequest, build_run
 
 SMALL = ArenaRequest(
@@ -102,7 +102,7 @@ def test_streams_both_panels_in_order_and_matches_the_engine(client, real_pool) 
         shown = final["methods"][answer.method]["answers"][str(answer.trajectory)]
         assert shown["answer"] == answer.answer
     # Who wrote each RR trajectory: the record's fold equals the engine's, the panel shows it.
-    assert final["speakers"] == fold_speakers(events).to_dict()
+    assert final["speakers"] == fold(events).speakers.to_dict()
     written = [t for t in final["speakers"]["per_trajectory"] if sum(t["tokens"].values())]
     assert rr_html.count('class="rr-speakers"') == len(written) >= 1
     assert f"honest writer in <b>{final['speakers']['with_honest_writer']} of" in verdict

@@ -18,11 +18,10 @@ from rrdemo.config import (
     homogeneous_agents,
 )
 from rrdemo.events import ChunkWritten, TrajectoryStarted
+from rrdemo.fold import SpeakerTally, fold
 from rrdemo.protocols import run_question
 from rrdemo.runs.spec import DEFAULTS, normalize_sweep, plan_sweep
 from rrdemo.speakers import (
-    SpeakerTally,
-    fold_speakers,
     possible_writers,
     silence_warning,
     silent_agents,
@@ -80,7 +79,7 @@ def test_shuffled_silence_comes_from_the_orders_the_protocol_uses(adversary):
     config = config.with_(adversary=adversary)
     events = list(run_question(config, QUESTION, TASK, _chatty_pool(), methods=("RRMaj",)))
     started = {e.trajectory: e.order for e in events if isinstance(e, TrajectoryStarted)}
-    tally = fold_speakers(events)
+    tally = fold(events).speakers
     for j in range(6):
         order = trajectory_order(config, QUESTION.qid, j)
         assert started[j] == order
@@ -119,7 +118,7 @@ def test_fold_counts_tokens_per_agent_and_role_and_mixed_trajectories():
         _chunk(2, 3, False, 7),
         _chunk(0, 1, True, 99, method="MAJ"),  # MAJ answers are not RR trajectories
     ]
-    tally = fold_speakers(events)
+    tally = fold(events).speakers
     assert sorted(tally.trajectories) == [0, 1, 2]
     t0 = tally.trajectories[0]
     assert t0.tokens == {2: 6, 4: 2} and t0.mixed
@@ -222,7 +221,7 @@ def test_honest_agents_write_in_a_real_shuffled_round_robin(real_pool):
     )
     assert config.order == "shuffled" and silence_warning(config, [question.qid]) is None
     events = list(run_question(config, question, task, real_pool, methods=("RRMaj",)))
-    tally = fold_speakers(events)
+    tally = fold(events).speakers
     written = [e for e in events if isinstance(e, ChunkWritten) and e.n_tokens > 0]
     honest = {e.agent for e in written if not e.corrupted}
     assert honest and honest <= {2}  # agent 2 is the one honest seat

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from html import escape
 
-from rrdemo.speakers import TrajectorySpeakers
-from ui.state import ArenaState, Chunk, MethodView, TrajectoryView
+from rrdemo.events import AnswerExtracted, Decision
+from rrdemo.fold import Chunk, MethodRecord, Trajectory, TrajectorySpeakers
+from ui.state import ArenaState
 
 HONEST_HUES = ("#1d4ed8", "#047857", "#0e7490", "#4338ca", "#15803d", "#0369a1", "#6d28d9")
 CORRUPTED_HUES = ("#dc2626", "#c2410c", "#be185d", "#a16207", "#9f1239", "#ea580c", "#e11d48")
@@ -91,15 +92,15 @@ def chunk_html(chunk: Chunk, agents: list[dict], show_tag: bool = True) -> str:
     )
 
 
-def _answer_badge(answer: dict | None, gold_known: bool) -> str:
+def _answer_badge(answer: AnswerExtracted | Decision | None, gold_known: bool) -> str:
     if answer is None:
         return '<span style="color:#71717a">writing…</span>'
-    value = answer.get("answer")
+    value = answer.answer
     if value is None:
         return '<span class="rr-verdict-none" style="color:#71717a">no answer</span>'
-    if answer.get("fooled"):
+    if answer.fooled:
         colour, word = "#b91c1c", "fooled"
-    elif answer.get("correct"):
+    elif answer.correct:
         colour, word = "#15803d", "correct"
     elif gold_known:
         colour, word = "#a16207", "wrong"
@@ -111,26 +112,26 @@ def _answer_badge(answer: dict | None, gold_known: bool) -> str:
     )
 
 
-def _vote_and_decision(view: MethodView, gold_known: bool) -> str:
+def _vote_and_decision(view: MethodRecord, gold_known: bool) -> str:
     if view.vote is None:
         return ""
     counts = ", ".join(
-        f"{escape(str(answer))}: {count}" for answer, count in view.vote["counts"].items()
+        f"{escape(str(answer))}: {count}" for answer, count in view.vote.counts.items()
     )
     parts = [f"<b>Vote</b> {counts or 'no votes'}"]
-    if view.vote["abstained"]:
-        parts.append(f"{view.vote['abstained']} without an answer")
+    if view.vote.abstained:
+        parts.append(f"{view.vote.abstained} without an answer")
     line = " · ".join(parts)
     if view.decision is not None:
         decision = _answer_badge(view.decision, gold_known)
-        tied = view.decision.get("tied") or []
+        tied = view.decision.tied
         if tied:
             decision += f" (tie between {escape(', '.join(map(str, tied)))}, broken by the seed)"
         line += f" → <b>Decision</b> {decision}"
     return f'<div class="rr-vote" style="margin-top:8px;font-size:13px">{line}</div>'
 
 
-def _header(title: str, view: MethodView, subtitle: str) -> str:
+def _header(title: str, view: MethodRecord, subtitle: str) -> str:
     state = "done" if view.done else ("running" if view.trajectories else "waiting")
     return (
         f'<div style="display:flex;justify-content:space-between;align-items:baseline">'
@@ -156,11 +157,7 @@ def speaker_strip(speakers: TrajectorySpeakers | None, agents: list[dict]) -> st
         words.append(
             f'<span style="color:{hue}">{escape(agent_label(a, agents))} {100 * share:.0f}%</span>'
         )
-    kind = (
-        "mixed"
-        if speakers.mixed
-        else ("honest only" if speakers.honest_wrote else "corrupted only")
-    )
+    kind = speakers.kind
     honest = 100 * speakers.honest_tokens / speakers.total
     return (
         f'<div class="rr-speakers" data-kind="{kind}" style="font-size:11.5px;margin:2px 0 4px 0">'
@@ -172,7 +169,7 @@ def speaker_strip(speakers: TrajectorySpeakers | None, agents: list[dict]) -> st
 
 
 def _trajectory_card(
-    tr: TrajectoryView, title: str, agents: list[dict], gold: bool, tags: bool, strip: str = ""
+    tr: Trajectory, title: str, agents: list[dict], gold: bool, tags: bool, strip: str = ""
 ) -> str:
     body = "".join(chunk_html(c, agents, show_tag=tags) for c in tr.chunks) or (
         '<span style="color:#a1a1aa">waiting for the first token…</span>'
@@ -252,14 +249,14 @@ def placeholder(method: str) -> str:
     )
 
 
-def _verdict_word(decision: dict | None, gold_known: bool) -> tuple[str, str]:
+def _verdict_word(decision: Decision | None, gold_known: bool) -> tuple[str, str]:
     if decision is None:
         return "…", "#71717a"
-    if decision.get("answer") is None:
+    if decision.answer is None:
         return "no answer", "#71717a"
-    if decision.get("fooled"):
+    if decision.fooled:
         return "fooled", "#b91c1c"
-    if decision.get("correct"):
+    if decision.correct:
         return "correct", "#15803d"
     return ("wrong" if gold_known else "answered"), "#a16207"
 
@@ -275,15 +272,15 @@ def render_verdict(state: ArenaState) -> str:
         if view is None:
             continue
         word, colour = _verdict_word(view.decision, gold_known)
-        answer = view.decision.get("answer") if view.decision else None
+        answer = view.decision.answer if view.decision else None
         text = f'<b>{method}</b>: <b class="rr-verdict" style="color:{colour}">{word}</b>'
         if answer is not None:
             text += f" · answer {escape(str(answer))}"
         if view.compute:
             c = view.compute
             text += (
-                f' <span style="color:#52525b">· {c["decode_tokens"]} decode + '
-                f"{c['prefill_tokens']} prefill tokens · {c['wall_s']:.1f} s</span>"
+                f' <span style="color:#52525b">· {c.decode_tokens} decode + '
+                f"{c.prefill_tokens} prefill tokens · {c.wall_s:.1f} s</span>"
             )
         if method == "RRMaj" and view.trajectories:
             n_tr, honest = len(view.trajectories), state.speakers.with_honest

@@ -2,8 +2,8 @@
 
 `ArenaRequest` is the arena's controls as plain values; `build_run()` turns it into the engine's
 `RunConfig`, `Question`, `Task` and target (raising `RRError` with a message for the user).
-`ArenaState` folds the engine's events into per-method views that `ui.render` draws, and can dump
-itself (`summary()` for logs and the API, `dump()` with every text). No gradio here.
+`ArenaState` holds the run's fold of the engine's events (`rrdemo.fold`), which `ui.render` draws,
+and can dump itself (`summary()` for logs and the API, `dump()` with every text). No gradio here.
 """
 
 from __future__ import annotations
@@ -21,18 +21,8 @@ from rrdemo.config import (
     homogeneous_agents,
 )
 from rrdemo.errors import RRError
-from rrdemo.events import (
-    AnswerExtracted,
-    ChunkWritten,
-    ComputeUsed,
-    Decision,
-    Event,
-    RunStarted,
-    TokenDelta,
-    TrajectoryStarted,
-    Vote,
-)
-from rrdemo.speakers import SpeakerTally
+from rrdemo.events import Event, RunStarted
+from rrdemo.fold import Fold, MethodRecord, SpeakerTally
 from rrdemo.tasks import Question, Task, get_task, load_questions
 
 CUSTOM = "custom"
@@ -205,65 +195,18 @@ def build_run(request: ArenaRequest) -> PreparedRun:
 
 
 @dataclass
-class Chunk:
-    """Text one agent wrote at one turn; `done` once its ChunkWritten arrived."""
-
-    turn: int
-    agent: int
-    corrupted: bool
-    text: str = ""
-    n_tokens: int | None = None
-    done: bool = False
-
-
-@dataclass
-class TrajectoryView:
-    """An RR trajectory, or (MAJ) one agent's independent answer."""
-
-    index: int
-    order: tuple[int, ...]
-    chunks: list[Chunk] = field(default_factory=list)
-    answer: dict | None = None  # AnswerExtracted fields, without the text
-
-
-@dataclass
-class MethodView:
-    method: str
-    trajectories: dict[int, TrajectoryView] = field(default_factory=dict)
-    vote: dict | None = None
-    decision: dict | None = None
-    compute: dict | None = None
-
-    @property
-    def done(self) -> bool:
-        return self.compute is not None
-
-    def summary(self) -> dict:
-        return {
-            "answers": {str(j): tr.answer for j, tr in sorted(self.trajectories.items())},
-            "chunks": sum(len(tr.chunks) for tr in self.trajectories.values()),
-            "vote": self.vote,
-            "decision": self.decision,
-            "compute": self.compute,
-            "done": self.done,
-        }
-
-
-@dataclass
 class ArenaState:
-    """One user's view of one run, updated event by event."""
+    """One user's view of one run: the request, and the run's fold (`rrdemo.fold`) event by event."""
 
     request: dict = field(default_factory=dict)
     agents: list[dict] = field(default_factory=list)  # config agents: model, corrupted
     question: dict = field(default_factory=dict)  # qid, text, gold, target, task
     config: dict = field(default_factory=dict)
-    methods: dict[str, MethodView] = field(default_factory=dict)
+    shown: Fold = field(default_factory=Fold)  # what the run has shown so far
     status: str = "idle"
-    events: int = 0  # events applied
     updates: int = 0  # renders sent to the browser
     started: float = field(default_factory=time.time)
     error: str | None = None
-    speakers: SpeakerTally = field(default_factory=SpeakerTally)  # who wrote each RR trajectory
 
     @classmethod
     def for_run(cls, request: ArenaRequest, prepared: PreparedRun) -> ArenaState:
@@ -278,60 +221,34 @@ class ArenaState:
                 "target": prepared.target,
             },
             config=prepared.config.to_dict(),
-            methods={m: MethodView(m) for m in ("MAJ", "RRMaj")},
+            shown=Fold(methods=("MAJ", "RRMaj")),
             status="starting",
         )
 
     @property
+    def methods(self) -> dict[str, MethodRecord]:
+        return self.shown.methods
+
+    @property
+    def speakers(self) -> SpeakerTally:
+        """Who wrote each RR trajectory."""
+        return self.shown.speakers
+
+    @property
+    def events(self) -> int:
+        """Events applied."""
+        return self.shown.events
+
+    @property
     def done(self) -> bool:
-        return bool(self.methods) and all(v.done for v in self.methods.values())
+        return self.shown.done
 
     def apply(self, event: Event) -> None:
-        """Fold one engine event into the views."""
-        self.events += 1
-        self.speakers.add(event)
-        method = event.method  # type: ignore[attr-defined]  # every engine event names its method
-        view = self.methods.setdefault(method, MethodView(method))
+        """Fold one engine event into the run's records."""
+        self.shown.apply(event)
         if isinstance(event, RunStarted):
             self.question["target"] = event.target
             self.question["gold"] = event.gold
-        elif isinstance(event, TrajectoryStarted):
-            view.trajectories[event.trajectory] = TrajectoryView(
-                event.trajectory, tuple(event.order)
-            )
-        elif isinstance(event, TokenDelta | ChunkWritten):
-            tr = view.trajectories.setdefault(
-                event.trajectory, TrajectoryView(event.trajectory, (event.agent,))
-            )
-            last = tr.chunks[-1] if tr.chunks else None
-            if last is None or last.done or (last.turn, last.agent) != (event.turn, event.agent):
-                last = Chunk(event.turn, event.agent, event.corrupted)
-                tr.chunks.append(last)
-            if isinstance(event, TokenDelta):
-                last.text += event.text
-            else:  # the finished chunk's text is authoritative (detokenizing may merge pieces)
-                last.text, last.n_tokens, last.done = event.text, event.n_tokens, True
-        elif isinstance(event, AnswerExtracted):
-            answer = {
-                k: v for k, v in event.to_dict().items() if k not in ("kind", "text", "method")
-            }
-            view.trajectories.setdefault(event.trajectory, TrajectoryView(event.trajectory, ()))
-            view.trajectories[event.trajectory].answer = answer
-        elif isinstance(event, Vote):
-            view.vote = {"counts": dict(event.counts), "abstained": event.abstained}
-        elif isinstance(event, Decision):
-            view.decision = {
-                "answer": event.answer,
-                "correct": event.correct,
-                "fooled": event.fooled,
-                "tied": list(event.tied),
-            }
-        elif isinstance(event, ComputeUsed):
-            view.compute = {
-                "decode_tokens": event.decode_tokens,
-                "prefill_tokens": event.prefill_tokens,
-                "wall_s": event.wall_s,
-            }
         self.status = "done" if self.done else "running"
 
     def summary(self) -> dict:
@@ -355,7 +272,7 @@ class ArenaState:
             "agents": self.agents,
             "question": self.question,
             "trajectories": {
-                m: {str(j): asdict(tr) for j, tr in v.trajectories.items()}
+                m: {str(j): tr.to_dict() for j, tr in v.trajectories.items()}
                 for m, v in self.methods.items()
             },
         }

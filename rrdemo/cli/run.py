@@ -29,7 +29,8 @@ from rrdemo.events import (
     RunStarted,
     Vote,
 )
-from rrdemo.speakers import SpeakerTally, silence_warning
+from rrdemo.fold import Fold, SpeakerTally
+from rrdemo.speakers import silence_warning
 from rrdemo.turns import DEFAULT_ENTROPY_THRESHOLD, TURN_POLICIES
 
 # Honest agents in cool colours, corrupted agents in warm ones (ANSI 256-colour codes).
@@ -192,7 +193,7 @@ def _config(args) -> tuple[RunConfig, object | None]:
         name: getattr(args, name) for name in _SAMPLING if getattr(args, name) is not None
     }
     if args.ensemble:
-        from rrdemo.ensemble import load_ensemble  # noqa: PLC0415
+        from rrdemo.ensemble import load_ensemble  # loaded on use: every command builds this parser
 
         ensemble = load_ensemble(args.ensemble)
         config = ensemble.config
@@ -225,7 +226,7 @@ def _config(args) -> tuple[RunConfig, object | None]:
 
 
 def _question(args, seed: int):
-    from rrdemo.tasks import get_task, load_questions  # noqa: PLC0415
+    from rrdemo.tasks import get_task, load_questions  # loaded on use, like the models below
 
     if args.question is not None:
         if not args.question.strip():
@@ -254,11 +255,11 @@ def handle(args) -> int:
         warning = silence_warning(config, [question.qid])
         if warning:
             print(f"warning: {warning}", file=sys.stderr)
-    from rrdemo.models import ModelPool, resolve, with_backends  # noqa: PLC0415 - torch loads here
+    from rrdemo.models import ModelPool, resolve, with_backends  # loaded on use: torch loads here
 
     served = set(ensemble.served) if ensemble is not None else set()
     config = with_backends(config, args.backend, served)
-    from rrdemo.protocols import run_question  # noqa: PLC0415
+    from rrdemo.protocols import run_question
 
     pool = ModelPool()
     if ensemble is not None:
@@ -275,15 +276,15 @@ def handle(args) -> int:
     )
     if not args.json:
         print(f"loading {', '.join(sorted({a.model for a in config.agents}))} ...", file=sys.stderr)
-    speakers = SpeakerTally()
+    shown = Fold()
     for event in run_question(config, question, task, pool, methods=methods, target=target):
-        speakers.add(event)
+        shown.apply(event)
         printer(event)
     if "RRMaj" in methods:
         if args.json:
-            print(json.dumps(speakers.to_dict(), ensure_ascii=False), flush=True)
+            print(json.dumps(shown.speakers.to_dict(), ensure_ascii=False), flush=True)
         else:
-            print(speaker_summary(speakers, config))
+            print(speaker_summary(shown.speakers, config))
     return 0
 
 
@@ -296,8 +297,7 @@ def speaker_summary(speakers: SpeakerTally, config: RunConfig) -> str:
             f"{tr.tokens[a]} tok {100 * tr.share(a):.0f}%"
             for a in tr.order
         )
-        kind = "mixed" if tr.mixed else ("honest only" if tr.honest_wrote else "corrupted only")
-        lines.append(f"    #{j} {kind}: {shares or 'no tokens'}")
+        lines.append(f"    #{j} {tr.kind}: {shares or 'no tokens'}")
     return "\n".join(lines)
 
 
