@@ -13,7 +13,6 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from collections import defaultdict
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -31,7 +30,7 @@ from rrdemo.models import DEFAULT_MODEL, REGISTRY
 from rrdemo.paper.beside import INTRO, cell_text
 from rrdemo.paper.settings import SettingResult, settings_beside
 from rrdemo.paths import data_dir
-from rrdemo.runs.log import RunLog, read_log, read_run
+from rrdemo.runs.log import read_log, read_run
 from rrdemo.runs.runner import run_plan
 from rrdemo.runs.spec import plan_sweep
 from ui.choices import SWEEP_TASK_CHOICES
@@ -58,21 +57,6 @@ COLUMNS = [
 
 class _Stopped(Exception):
     """Raised inside the worker to end a sweep the user stopped."""
-
-
-Tallies = dict[str, dict[str, list[tuple[bool, bool]]]]  # condition -> method -> (correct, fooled)
-
-
-def _vote_tallies(log: RunLog) -> Tallies:
-    """Each finished question's vote per condition and method: (correct, fooled)."""
-    tallies: Tallies = defaultdict(lambda: defaultdict(list))
-    for record in log.finished_units():
-        for method in METHODS:
-            vote = record.get("votes", {}).get(method, {})
-            tallies[record["condition"]][method].append(
-                (bool(vote.get("correct")), bool(vote.get("fooled")))
-            )
-    return tallies
 
 
 def _result_row(c: dict[str, Any], by_method: dict[str, list[tuple[bool, bool]]]) -> list:
@@ -110,7 +94,7 @@ def results_frame(path: Path) -> pd.DataFrame:
         log = None
     rows = []
     if log is not None:
-        for key, by_method in _vote_tallies(log).items():
+        for key, by_method in log.vote_tallies(METHODS).items():
             if all(by_method[m] for m in METHODS):
                 rows.append(_result_row(log.conditions[key], by_method))
     frame = pd.DataFrame(rows, columns=COLUMNS)

@@ -11,7 +11,6 @@ or counted twice.
 from __future__ import annotations
 
 import time
-from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,15 +18,7 @@ from typing import Any
 
 from tqdm import tqdm
 
-from rrdemo.events import (
-    AnswerExtracted,
-    ChunkWritten,
-    ComputeUsed,
-    Decision,
-    RunStarted,
-    TrajectoryStarted,
-    Vote,
-)
+from rrdemo.fold import Fold
 from rrdemo.protocols import run_question
 from rrdemo.runs.log import open_log
 from rrdemo.runs.spec import Condition, Plan
@@ -37,73 +28,28 @@ from rrdemo.tasks.base import Question
 # -- running --------------------------------------------------------------------------------------
 def unit_records(condition: Condition, question: Question, events: Iterable) -> Iterator[dict]:
     """Turn one question's event stream into log records: a trajectory record as each MAJ answer
-    or RR trajectory finishes, then the unit's "done" record with votes and compute."""
-    task, base = condition.task, {"condition": condition.key, "question_id": question.qid}
-    key = getattr(task, "vote_key", lambda a: a)
-    chunks: dict[tuple[str, int], list[dict]] = defaultdict(list)
-    orders: dict[tuple[str, int], list[int]] = {}
-    target, votes, compute = None, {}, {}
+    or RR trajectory finishes, then the unit's "done" record with votes and compute
+    (the records are read off `rrdemo.fold`)."""
+    base = {"condition": condition.key, "question_id": question.qid}
+    key = getattr(condition.task, "vote_key", lambda a: a)
+    state = Fold()
     for event in events:
-        if isinstance(event, RunStarted):
-            target = event.target
-        elif isinstance(event, TrajectoryStarted):
-            orders[(event.method, event.trajectory)] = list(event.order)
-        elif isinstance(event, ChunkWritten):
-            chunks[(event.method, event.trajectory)].append(
-                {
-                    "turn": event.turn,
-                    "agent": event.agent,
-                    "role": "corrupted" if event.corrupted else "truthful",
-                    "model": event.model,
-                    "text": event.text,
-                    "n_tokens": event.n_tokens,
-                }
-            )
-        elif isinstance(event, AnswerExtracted):
+        finished = state.apply(event)
+        if finished is not None:
             yield {
                 "type": "trajectory",
                 **base,
-                "method": event.method,
-                "trajectory": event.trajectory,
-                "order": orders.get((event.method, event.trajectory), []),
-                "chunks": chunks.pop((event.method, event.trajectory), []),
-                "answer": event.answer,
-                "vote_key": key(event.answer) if event.answer is not None else None,
-                "correct": event.correct,
-                "fooled": event.fooled,
-                "last_agent": event.last_agent,
-                "last_corrupted": event.last_corrupted,
-                "n_tokens": event.n_tokens,
-                "finish_reason": event.finish_reason,
+                **finished.record(key),
                 "gold": question.gold,
-                "target": target,
-            }
-        elif isinstance(event, Vote):
-            votes.setdefault(event.method, {}).update(
-                counts=event.counts, abstained=event.abstained
-            )
-        elif isinstance(event, Decision):
-            votes.setdefault(event.method, {}).update(
-                answer=event.answer,  # readable; `key` is the vote key it won under
-                key=event.key,
-                correct=event.correct,
-                fooled=event.fooled,
-                tied=list(event.tied),
-            )
-        elif isinstance(event, ComputeUsed):
-            compute[event.method] = {
-                "decode_tokens": event.decode_tokens,
-                "prefill_tokens": event.prefill_tokens,
-                "wall_s": event.wall_s,
-                "per_agent": event.per_agent,
+                "target": state.target,
             }
     yield {
         "type": "done",
         **base,
         "gold": question.gold,
-        "target": target,
-        "votes": votes,
-        "compute": compute,
+        "target": state.target,
+        "votes": state.votes(),
+        "compute": state.compute(),
     }
 
 
