@@ -15,6 +15,7 @@ import argparse
 import logging
 import os
 import threading
+from collections.abc import Callable
 
 import gradio as gr
 
@@ -37,7 +38,7 @@ QUEUE_MAX_SIZE = 16  # a 2-core CPU Space runs one generation at a time; more wa
 DEFAULT_HOST, DEFAULT_PORT = "127.0.0.1", 7860
 
 
-def _optional_tab(label: str, build) -> None:  # type: ignore[no-untyped-def]
+def _optional_tab(label: str, build: Callable[[], None]) -> None:
     """Build a tab that may fail (a broken tab must not take the whole demo down)."""
     try:
         build()

@@ -128,7 +128,9 @@ def _moderator(store: hub_sync.Store, space: bool, action: str) -> Callable[...,
     """The callback of one admin button; on a Space a listed admin needs no token."""
     if space:
 
-        def act(token, submission_id, reason, profile: gr.OAuthProfile | None):  # type: ignore[no-untyped-def]
+        def act(
+            token: str, submission_id: float | None, reason: str, profile: gr.OAuthProfile | None
+        ) -> tuple[str, Any]:
             user = profile.username if profile else None
             return moderate(store, action, token, submission_id, reason, user)
 
