@@ -62,3 +62,21 @@ def test_every_click_uses_the_one_store_and_opens_no_engine(store, monkeypatch):
     monkeypatch.setattr(leaderboard.db, "create_engine", no_engine)
     assert submit_sweep(store, str(LOG), "tester").startswith("Accepted")
     assert submit_sweep(store, str(LOG), "tester").startswith("Already present")
+
+
+def test_the_app_opens_the_leaderboard_once_for_both_tabs(monkeypatch):
+    import app
+    from rrdemo.models import ModelPool
+
+    opened, handed = [], []
+
+    def open_once() -> Store:
+        opened.append(open_store())
+        return opened[-1]
+
+    monkeypatch.setattr(app, "open_store", open_once)
+    monkeypatch.setattr(app, "build_leaderboard_tab", lambda s: handed.append(("board", s)))
+    monkeypatch.setattr(app, "build_experiments_tab", lambda _, s: handed.append(("sweep", s)))
+    app.build_demo(pool=ModelPool())
+    assert len(opened) == 1 and handed == [("sweep", opened[0]), ("board", opened[0])]
+    opened[0].factory.kw["bind"].dispose()
