@@ -1,6 +1,8 @@
 """The rrdemo Space: MAJ vs RRMaj side by side, experiments, theory, leaderboard, about.
 
-`build_demo()` wires the tabs to the library and returns the Blocks; nothing loads at import.
+`build_demo()` opens the leaderboard once (database, migrations, the paper's tables, the
+journal), hands it to the Leaderboard tab and to the Experiments tab's submit button, wires the
+tabs to the library and returns the Blocks; nothing loads at import.
 `python app.py` (or `make run`) serves it on GRADIO_SERVER_NAME:GRADIO_SERVER_PORT
 (default 127.0.0.1:7860) and pre-loads the default offline model in the background. Offline GGUF
 models run on llama.cpp when llama-cpp-python is installed (`--backend` / env RRDEMO_BACKEND:
@@ -9,15 +11,25 @@ auto, llamacpp, transformers); without it they run on transformers, said in one 
 
 from __future__ import annotations
 
+import argparse
 import logging
 import os
 import threading
+from collections.abc import Callable
 
 import gradio as gr
 
+from leaderboard.hub_sync import Store, open_store
 from rrdemo.agents import ModelSource
+from rrdemo.ensemble import load_ensemble
 from rrdemo.errors import RRError
+from rrdemo.hardware import prepare
 from rrdemo.models import BACKEND_CHOICES, DEFAULT_BACKEND, DEFAULT_MODEL, ModelPool, choose_backend
+from ui.about import build_about_tab
+from ui.arena import build_arena_tab
+from ui.experiments_tab import build_experiments_tab
+from ui.leaderboard_tab import build_leaderboard_tab
+from ui.theory_tab import build_theory_tab
 
 log = logging.getLogger("rrdemo.app")
 
@@ -26,46 +38,47 @@ QUEUE_MAX_SIZE = 16  # a 2-core CPU Space runs one generation at a time; more wa
 DEFAULT_HOST, DEFAULT_PORT = "127.0.0.1", 7860
 
 
-def _optional_tab(label: str, build) -> None:  # type: ignore[no-untyped-def]
-    """Build a tab whose module may still be missing or broken, with a clear placeholder then."""
+def _optional_tab(label: str, build: Callable[[], None]) -> None:
+    """Build a tab that may fail (a broken tab must not take the whole demo down)."""
     try:
         build()
-    except Exception as exc:  # one broken tab must not take the whole demo down
+    except Exception as exc:
         log.exception("the %s tab could not be built", label)
         gr.Markdown(
             f"**The {label} tab is not available in this build** ({type(exc).__name__}: {exc})."
         )
 
 
-def _leaderboard() -> None:
-    from ui.leaderboard_tab import build_leaderboard_tab  # noqa: PLC0415 - optional, another module
-
-    build_leaderboard_tab()
-
-
-def _experiments(pool: ModelSource) -> None:
-    from ui.experiments_tab import build_experiments_tab  # noqa: PLC0415
-
-    build_experiments_tab(pool)
+def open_leaderboard() -> Store | None:
+    """The leaderboard, opened once for the whole app; None (logged) when it cannot be opened."""
+    try:
+        return open_store()  # rebuilds from the journal; pushes it when configured
+    except Exception:  # the other tabs still work
+        log.exception("the leaderboard could not be opened")
+        return None
 
 
-def build_demo(pool: ModelSource | None = None) -> gr.Blocks:
-    """The whole app. `pool` serves the models (one `ModelPool` per process by default)."""
-    from ui.about import build_about_tab  # noqa: PLC0415 - keep `import app` cheap
-    from ui.arena import build_arena_tab  # noqa: PLC0415
-    from ui.theory_tab import build_theory_tab  # noqa: PLC0415
+def _leaderboard(store: Store | None) -> None:
+    if store is None:
+        raise RRError("the leaderboard database could not be opened (see the server log)")
+    build_leaderboard_tab(store)
 
+
+def build_demo(pool: ModelSource | None = None, leaderboard: Store | None = None) -> gr.Blocks:
+    """The whole app. `pool` serves the models (one `ModelPool` per process by default);
+    `leaderboard` is the open leaderboard both tabs use (`open_leaderboard()` by default)."""
     pool = pool if pool is not None else ModelPool(preferred_backend=DEFAULT_BACKEND)
+    store = leaderboard if leaderboard is not None else open_leaderboard()
     with gr.Blocks(title=TITLE) as demo:
         gr.Markdown(f"## {TITLE}")
         with gr.Tab("Arena", id="arena"):
             build_arena_tab(pool)
         with gr.Tab("Experiments", id="experiments"):
-            _optional_tab("Experiments", lambda: _experiments(pool))
+            _optional_tab("Experiments", lambda: build_experiments_tab(pool, store))
         with gr.Tab("Theory", id="theory"):
             build_theory_tab()
         with gr.Tab("Leaderboard", id="leaderboard"):
-            _optional_tab("Leaderboard", _leaderboard)
+            _optional_tab("Leaderboard", lambda: _leaderboard(store))
         with gr.Tab("About", id="about"):
             build_about_tab(pool)
     demo.queue(default_concurrency_limit=1, max_size=QUEUE_MAX_SIZE)
@@ -80,8 +93,6 @@ def server_address() -> tuple[str, int]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    import argparse  # noqa: PLC0415
-
     parser = argparse.ArgumentParser(description="Serve the rrdemo app.")
     parser.add_argument(
         "--ensemble",
@@ -98,8 +109,6 @@ def main(argv: list[str] | None = None) -> None:
     )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO)
-    from rrdemo.hardware import prepare  # noqa: PLC0415
-
     prepare()  # on ZeroGPU, `spaces` must be imported before torch touches CUDA
     try:
         default_backend = choose_backend(DEFAULT_MODEL, args.backend)
@@ -109,8 +118,6 @@ def main(argv: list[str] | None = None) -> None:
     log.info("offline models run on %s", default_backend)
     pool = ModelPool(preferred_backend=args.backend)
     if args.ensemble:
-        from rrdemo.ensemble import load_ensemble  # noqa: PLC0415
-
         try:
             ensemble = load_ensemble(args.ensemble)
         except RRError as exc:

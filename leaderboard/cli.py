@@ -11,29 +11,13 @@ import json
 import os
 import sys
 from collections.abc import Sequence
-from dataclasses import asdict
 from pathlib import Path
 
-from leaderboard.schema import SubmissionRejected
+from leaderboard import service
+from leaderboard.columns import CLI_COLUMNS, COLUMNS, BoardRow
+from leaderboard.db import run_transaction
 from rrdemo.errors import RRError
-
-LIST_COLUMNS = (
-    "submission_id",
-    "status",
-    "source",
-    "model",
-    "dataset",
-    "strength",
-    "config",
-    "rho",
-    "maj_accuracy",
-    "rrmaj_accuracy",
-    "delta",
-    "n_questions",
-    "k",
-    "m",
-    "submitter",
-)
+from rrdemo.submission import Submission, SubmissionRejected
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -43,8 +27,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("init", help="create or upgrade the database and seed the paper's tables")
-    commands.add_parser("schema", help="print the submission file's JSON schema (version 1)")
-    submit = commands.add_parser("submit", help="submit a result file (JSON, schema version 1)")
+    commands.add_parser("schema", help="print the submission file's JSON schema (versions 1 and 2)")
+    submit = commands.add_parser(
+        "submit", help="submit a result file (JSON, schema version 1 or 2)"
+    )
     submit.add_argument("file", type=Path)
     listing = commands.add_parser("list", help="print the approved rows")
     listing.add_argument("--format", choices=("json", "table"), default="table")
@@ -59,10 +45,8 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _row_dict(row) -> dict[str, object]:  # type: ignore[no-untyped-def]
-    data = asdict(row)
-    data.update(config=row.config_label, rho=round(row.rho, 4), delta=row.delta)
-    return data
+def _row_dict(row: BoardRow) -> dict[str, object]:
+    return {c.name: c.value(row) for c in COLUMNS}
 
 
 def _table(rows: list[dict[str, object]]) -> str:
@@ -71,25 +55,21 @@ def _table(rows: list[dict[str, object]]) -> str:
             return f"{value:.3f}"
         return "" if value is None else str(value).replace("\n", " ")[:40]
 
-    cells = [[cell(r[c]) for c in LIST_COLUMNS] for r in rows]
-    widths = [max([len(c)] + [len(line[i]) for line in cells]) for i, c in enumerate(LIST_COLUMNS)]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(LIST_COLUMNS, widths, strict=True))]
+    names = [c.name for c in CLI_COLUMNS]
+    cells = [[cell(r[name]) for name in names] for r in rows]
+    widths = [max([len(n)] + [len(line[i]) for line in cells]) for i, n in enumerate(names)]
+    lines = ["  ".join(n.ljust(w) for n, w in zip(names, widths, strict=True))]
     lines += ["  ".join(v.ljust(w) for v, w in zip(line, widths, strict=True)) for line in cells]
     return "\n".join(lines)
 
 
 def run(argv: Sequence[str] | None = None) -> int:
     """Parse `argv` and run the command; errors propagate (see `main`)."""
-    from leaderboard import service
-    from leaderboard.db import open_leaderboard, run_transaction
-
     args = _parser().parse_args(argv)
     if args.command == "schema":
-        from leaderboard.schema import Submission
-
         print(json.dumps(Submission.model_json_schema(), indent=1))
         return 0
-    factory = open_leaderboard()
+    factory = service.open_leaderboard()
     if args.command == "init":
         print("The leaderboard database is at the newest schema and holds the paper's tables.")
         return 0

@@ -1,10 +1,11 @@
-"""Opening the leaderboard database: URL from the environment, SQLite tuning, migrations, retries.
+"""The leaderboard database: URL from the environment, SQLite tuning, migrations, retries.
 
-Nothing here runs at import. `open_leaderboard()` is what a front end calls once: it builds the
-engine (WAL, foreign keys, busy timeout, `BEGIN IMMEDIATE` so concurrent writers queue instead
-of failing), brings the schema to the newest recorded migration, seeds the paper's tables and
-returns a session factory. `run_transaction` opens one transaction per user event and retries
+Nothing here runs at import. `create_db_engine` builds the engine (WAL, foreign keys, busy
+timeout, `BEGIN IMMEDIATE` so concurrent writers queue instead of failing); `upgrade` brings the
+schema to the newest recorded migration (`leaderboard.service.open_leaderboard` does both and
+seeds the paper's tables). `run_transaction` opens one transaction per user event and retries
 it when SQLite still reports the database as locked, so that error never reaches a user.
+Alembic is imported inside the functions that use it: it is slow to import.
 """
 
 from __future__ import annotations
@@ -122,23 +123,6 @@ def head_revision() -> str:
 def make_sessionmaker(engine: Engine) -> sessionmaker[Session]:
     """Session factory; objects stay readable after commit (the UI formats them afterwards)."""
     return sessionmaker(engine, expire_on_commit=False)
-
-
-def open_leaderboard(url: str | None = None, *, seed: bool = True) -> sessionmaker[Session]:
-    """Engine + schema at head + (by default) the paper's tables seeded; returns the factory."""
-    from leaderboard.paper_seed import seed_paper
-
-    engine = create_db_engine(url)
-    try:
-        upgrade(engine)
-    except OperationalError as error:
-        raise RRError(
-            f"Cannot open the leaderboard database ({engine.url!r}): {error.orig}"
-        ) from None
-    factory = make_sessionmaker(engine)
-    if seed:
-        run_transaction(factory, seed_paper)
-    return factory
 
 
 def _is_lock_error(error: OperationalError) -> bool:

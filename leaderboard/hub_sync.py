@@ -28,10 +28,11 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
-from leaderboard.db import open_leaderboard, run_transaction
-from leaderboard.models import ADMIN_ACTIONS, AuditRecord, SubmissionRecord
-from leaderboard.schema import Submission, parse_submission
+from leaderboard import service
+from leaderboard.db import run_transaction
+from leaderboard.orm import ADMIN_ACTIONS, AuditRecord, SubmissionRecord
 from rrdemo.paths import data_dir
+from rrdemo.submission import Submission, parse_submission
 
 log = logging.getLogger(__name__)
 
@@ -112,8 +113,6 @@ class Rebuilt:
 
 
 def _add_submission(session: Session, entry: dict[str, Any]) -> bool:
-    from leaderboard.service import store_submission  # noqa: PLC0415 - service imports this module
-
     raw = json.dumps(entry["submission"]).encode("utf-8")
     submission = parse_submission(raw, max_bytes=len(raw) + 1)
     deleted = session.scalar(
@@ -123,7 +122,7 @@ def _add_submission(session: Session, entry: dict[str, Any]) -> bool:
     )
     if deleted is not None:  # an admin deleted it: a rebuild must not bring it back
         return False
-    return store_submission(session, submission, status="pending").created
+    return service.store_submission(session, submission, status="pending").created
 
 
 def _add_action(session: Session, entry: dict[str, Any]) -> bool:
@@ -178,8 +177,8 @@ def restore_from_hub(target: Path) -> Path | None:
     repo = _repo()
     if repo is None:
         return None
-    from huggingface_hub import snapshot_download  # noqa: PLC0415
-    from huggingface_hub.errors import RepositoryNotFoundError  # noqa: PLC0415
+    from huggingface_hub import snapshot_download  # slow to import; only when configured
+    from huggingface_hub.errors import RepositoryNotFoundError
 
     try:
         snapshot_download(
@@ -199,7 +198,7 @@ def start_hub_sync(journal: Journal, hf_api: Any = None):  # type: ignore[no-unt
     repo = _repo()
     if repo is None:
         return None
-    from huggingface_hub import CommitScheduler  # noqa: PLC0415
+    from huggingface_hub import CommitScheduler  # slow to import; only when configured
 
     scheduler = CommitScheduler(
         repo_id=repo,
@@ -224,10 +223,11 @@ class Store:
     scheduler: Any = None
 
 
-def submit_recorded(store: Store, submission: Submission) -> Any:
-    """Store a user submission (pending) and, once committed, journal it; returns the outcome."""
-    from leaderboard import service  # noqa: PLC0415
+def submit_recorded(store: Store, submission: Submission) -> service.SubmitOutcome:
+    """Store a user submission (pending) and, once committed, journal it; returns the outcome.
 
+    The Leaderboard tab's upload and the Experiments tab's one click both come here.
+    """
     outcome = run_transaction(store.factory, lambda s: service.submit(s, submission))
     if outcome.created:
         store.journal.submitted(submission)
@@ -243,8 +243,6 @@ def moderate_recorded(
     username: str | None = None,
 ) -> str:
     """An admin action, committed, then journalled with the same time as its audit record."""
-    from leaderboard import service  # noqa: PLC0415
-
     at = _now()
 
     def work(session: Session) -> tuple[str, str, str]:
@@ -267,7 +265,7 @@ def moderate_recorded(
 
 def open_store(url: str | None = None) -> Store:
     """Open the database, rebuild it from the journal (and the hub copy), start the sync."""
-    factory = open_leaderboard(url)
+    factory = service.open_leaderboard(url)
     journal = Journal(data_dir() / JOURNAL_DIR)
     journal.folder.mkdir(parents=True, exist_ok=True)
     try:

@@ -1,4 +1,4 @@
-"""The paper's reported tables, seeded into the leaderboard as approved "paper" submissions.
+"""The paper's reported tables as submissions; `leaderboard.service.seed_paper` stores them.
 
 Two tables of "The Consensus Trap", carried over exactly in `rrdemo.paper.main_tables`:
 - MODERATE_TABLE: Table "Systemic Resilience under Moderate Advisory Injection"
@@ -12,7 +12,8 @@ Settings the paper states: N = 5, K = 100, M = N = 5, 128 sampled questions per 
 not state L (max tokens) or which agent positions were corrupted: L is stored as null and the
 corrupted agents as the first c positions. The paper prints one number for the Ceiling and the
 Floor (there RR is "equivalent to standard auto-regressive generation"), so those rows carry the
-same value as MAJ and RRMaj accuracy. Stored values are fractions (percent / 100).
+same value as MAJ and RRMaj accuracy. Stored values are fractions (percent / 100). Data only:
+no database here.
 """
 
 from __future__ import annotations
@@ -21,17 +22,22 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from decimal import Decimal
 
-from sqlalchemy import select
-from sqlalchemy.orm import Session
-
-from leaderboard.models import AuditRecord, SubmissionRecord
-from leaderboard.schema import ResultRow, Submission
 from rrdemo.paper.main_tables import DATASET_IDS, MODERATE_TABLE, STRONG_TABLE, main_lines
 from rrdemo.paper.tables import MODEL_IDS as ALL_MODEL_IDS
+from rrdemo.submission import ResultRow, Submission
 
 # The five models of the main tables -> Hugging Face hub ids (see docs/leaderboard.md).
 MODEL_IDS = {line.model: ALL_MODEL_IDS[line.model] for line in main_lines("moderate")}
 PAPER_N, PAPER_K, PAPER_M, PAPER_QUESTIONS = 5, 100, 5, 128
+# What every row of the paper's tables shares (L and the weights' revision are not stated).
+PAPER_SETTINGS = {
+    "model_revision": None,
+    "n_agents": PAPER_N,
+    "k": PAPER_K,
+    "m": PAPER_M,
+    "max_tokens": None,
+    "n_questions": PAPER_QUESTIONS,
+}
 PAPER_CREATED = datetime(2025, 1, 1, tzinfo=timezone.utc)  # nominal; keeps the hash stable
 PAPER_SUBMITTER = "The Consensus Trap (paper)"
 
@@ -89,23 +95,20 @@ def _fraction(percent: str) -> float:
 
 def _row(line: PaperLine, c: int, maj: str, rrmaj: str) -> ResultRow:
     hub_id = MODEL_IDS[line.paper_model]
-    return ResultRow(
-        model=hub_id,
-        model_revision=None,
-        agent_models=[hub_id] * PAPER_N,
-        corrupted_agents=list(range(c)),
-        dataset=DATASET_IDS[line.paper_dataset],  # type: ignore[arg-type]
-        strength=line.strength,  # type: ignore[arg-type]
-        n_agents=PAPER_N,
-        n_corrupted=c,
-        n_truthful=PAPER_N - c,
-        k=PAPER_K,
-        m=PAPER_M,
-        max_tokens=None,
-        n_questions=PAPER_QUESTIONS,
-        maj_accuracy=_fraction(maj),
-        rrmaj_accuracy=_fraction(rrmaj),
-        config_hash=f"paper-{line.strength}",
+    return ResultRow.model_validate(
+        {
+            **PAPER_SETTINGS,
+            "model": hub_id,
+            "agent_models": [hub_id] * PAPER_N,
+            "corrupted_agents": list(range(c)),
+            "dataset": DATASET_IDS[line.paper_dataset],
+            "strength": line.strength,
+            "n_corrupted": c,
+            "n_truthful": PAPER_N - c,
+            "maj_accuracy": _fraction(maj),
+            "rrmaj_accuracy": _fraction(rrmaj),
+            "config_hash": f"paper-{line.strength}",
+        }
     )
 
 
@@ -126,28 +129,3 @@ def paper_submission(strength: str) -> Submission:
         created=PAPER_CREATED,
         results=rows,
     )
-
-
-def seed_paper(session: Session) -> int:
-    """Insert the paper's tables as approved submissions unless present or deleted by an admin.
-
-    Idempotent (found by content hash); returns how many submissions were added.
-    """
-    from leaderboard.service import store_submission
-
-    added = 0
-    for strength in TABLES:
-        submission = paper_submission(strength)
-        digest = submission.content_hash()
-        present = session.scalar(
-            select(SubmissionRecord.id).where(SubmissionRecord.content_hash == digest)
-        )
-        deleted = session.scalar(
-            select(AuditRecord.id).where(
-                AuditRecord.content_hash == digest, AuditRecord.action == "delete"
-            )
-        )
-        if present is None and deleted is None:
-            store_submission(session, submission, status="approved")
-            added += 1
-    return added

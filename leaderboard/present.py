@@ -2,7 +2,8 @@
 
 Every string that came from a submission (model names, submitter, notes) is passed through
 `html.escape` before it reaches a table or the chart, so no markup or script from a submission
-can run in the page. The CSV keeps the raw text but defuses spreadsheet formulas.
+can run in the page. The CSV keeps the raw text but defuses spreadsheet formulas. The row table
+and the CSV take their columns from `leaderboard.columns`.
 """
 
 from __future__ import annotations
@@ -15,24 +16,16 @@ from pathlib import Path
 import pandas as pd
 import plotly.graph_objects as go
 
-from leaderboard.models import SubmissionRecord
-from leaderboard.ranking import BoardRow, Interval, ModelScore, accuracy_by_rho
+from leaderboard.columns import BOARD_COLUMNS, CSV_COLUMNS, BoardRow, Column
+from leaderboard.orm import SubmissionRecord
+from leaderboard.ranking import Interval, ModelScore, accuracy_by_rho
 from rrdemo.figures import PALETTE, RhoLine, accuracy_rho_figure
 
-BOARD_COLUMNS = [
-    "model", "dataset", "strength", "config", "rho", "MAJ %", "RRMaj %", "Delta %",
-    "N", "K", "M", "n", "source", "submitter", "submission",
-]  # fmt: skip
 RANKING_COLUMNS = [
     "rank", "model", "RRMaj % (rho>=0.6)", "RRMaj 95% CI", "MAJ % (rho>=0.6)", "mean gain %",
     "gain 95% CI", "robustness tax %", "asymmetric yield %", "yield 95% CI", "rows",
 ]  # fmt: skip
 PENDING_COLUMNS = ["submission", "status", "source", "submitter", "notes", "rows", "models"]
-CSV_COLUMNS = [
-    "submission_id", "status", "source", "submitter", "notes", "model", "model_revision",
-    "dataset", "strength", "n_agents", "n_corrupted", "n_truthful", "rho", "k", "m",
-    "max_tokens", "n_questions", "maj_accuracy", "rrmaj_accuracy", "delta", "config_hash",
-]  # fmt: skip
 
 
 def safe(text: str | None) -> str:
@@ -48,29 +41,22 @@ def _ci(interval: Interval | None) -> str:
     return "" if interval is None else f"[{100 * interval.lo:.1f}, {100 * interval.hi:.1f}]"
 
 
+def shown(column: Column, row: BoardRow) -> object:
+    """The value of `column` as the board table shows it (percent, rounded, escaped)."""
+    value = getattr(row, column.attr)
+    if column.display == "text":
+        return safe(value)
+    if column.display == "percent":
+        return _pct(value)
+    if column.display == "ratio":
+        return round(value, 3)
+    return value
+
+
 def board_frame(rows: Iterable[BoardRow]) -> pd.DataFrame:
     """The filterable row table, accuracies in percent, submitted strings escaped."""
-    records = [
-        [
-            safe(r.model),
-            r.dataset,
-            r.strength,
-            r.config_label,
-            round(r.rho, 3),
-            _pct(r.maj_accuracy),
-            _pct(r.rrmaj_accuracy),
-            _pct(r.delta),
-            r.n_agents,
-            r.k,
-            r.m,
-            r.n_questions,
-            r.source,
-            safe(r.submitter),
-            r.submission_id,
-        ]  # fmt: skip
-        for r in rows
-    ]
-    return pd.DataFrame(records, columns=BOARD_COLUMNS)
+    records = [[shown(c, r) for c in BOARD_COLUMNS] for r in rows]
+    return pd.DataFrame(records, columns=[c.label for c in BOARD_COLUMNS])
 
 
 def ranking_frame(scores: Sequence[ModelScore]) -> pd.DataFrame:
@@ -133,12 +119,7 @@ def write_csv(rows: Iterable[BoardRow], path: Path) -> Path:
     """Write the rows as CSV (fractions, raw submitted text with formulas defused)."""
     with path.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
-        writer.writerow(CSV_COLUMNS)
+        writer.writerow([c.name for c in CSV_COLUMNS])
         for r in rows:
-            values = {
-                **{c: getattr(r, c, None) for c in CSV_COLUMNS},
-                "rho": round(r.rho, 6),
-                "delta": None if r.delta is None else round(r.delta, 6),
-            }
-            writer.writerow([_defuse(values[c]) for c in CSV_COLUMNS])
+            writer.writerow([_defuse(c.value(r)) for c in CSV_COLUMNS])
     return path

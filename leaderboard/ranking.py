@@ -24,49 +24,9 @@ from statistics import fmean
 
 import numpy as np
 
+from leaderboard.columns import BoardRow
+
 RHO_BANDS = ("all", "minority (rho <= 0.4)", "majority (rho >= 0.6)", "bounds (rho = 0 or 1)")
-
-
-@dataclass(frozen=True)
-class BoardRow:
-    """One result row as the board shows it (flattened with its submission's metadata)."""
-
-    submission_id: int
-    status: str
-    source: str
-    submitter: str
-    notes: str
-    model: str
-    dataset: str
-    strength: str
-    n_agents: int
-    n_corrupted: int
-    n_truthful: int
-    k: int
-    m: int
-    max_tokens: int | None
-    n_questions: int
-    maj_accuracy: float | None
-    rrmaj_accuracy: float | None
-    config_hash: str = ""
-    model_revision: str | None = None
-
-    @property
-    def rho(self) -> float:
-        """Corruption ratio c / N."""
-        return self.n_corrupted / self.n_agents
-
-    @property
-    def config_label(self) -> str:
-        """The paper's notation, e.g. `3c2t`."""
-        return f"{self.n_corrupted}c{self.n_truthful}t"
-
-    @property
-    def delta(self) -> float | None:
-        """RRMaj - MAJ accuracy, when the row has both."""
-        if self.maj_accuracy is None or self.rrmaj_accuracy is None:
-            return None
-        return self.rrmaj_accuracy - self.maj_accuracy
 
 
 def is_majority(row: BoardRow) -> bool:

@@ -1,8 +1,10 @@
-"""Leaderboard operations: store a submission, list rows, and admin moderation.
+"""Leaderboard operations: open the board (seeding the paper's tables), store a submission,
+list rows, and admin moderation.
 
-Every function takes an open `session` inside the caller's transaction (one per user event,
-see `leaderboard.db.run_transaction`), so a submission's rows are written all together or not
-at all. Duplicate content (same hash) is idempotent: the existing submission is returned.
+`open_leaderboard()` is what a front end calls once. Every other function takes an open
+`session` inside the caller's transaction (one per user event, see
+`leaderboard.db.run_transaction`), so a submission's rows are written all together or not at
+all. Duplicate content (same hash) is idempotent: the existing submission is returned.
 """
 
 from __future__ import annotations
@@ -14,12 +16,15 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from sqlalchemy import func, select
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session, selectinload, sessionmaker
 
-from leaderboard.models import ADMIN_ACTIONS, AuditRecord, ResultRecord, SubmissionRecord
-from leaderboard.ranking import BoardRow
-from leaderboard.schema import ResultRow, Submission, parse_submission
+from leaderboard.columns import STORED_COLUMNS, BoardRow
+from leaderboard.db import create_db_engine, make_sessionmaker, run_transaction, upgrade
+from leaderboard.orm import ADMIN_ACTIONS, AuditRecord, ResultRecord, SubmissionRecord
+from leaderboard.paper_seed import TABLES, paper_submission
 from rrdemo.errors import RRError
+from rrdemo.submission import ResultRow, Submission, parse_submission
 
 ADMIN_TOKEN_ENV = "LEADERBOARD_ADMIN_TOKEN"
 ADMINS_ENV = "LEADERBOARD_ADMINS"  # comma-separated Hugging Face usernames
@@ -59,29 +64,15 @@ def _now() -> datetime:
 
 
 def result_record(row: ResultRow) -> ResultRecord:
-    """The ORM row for one validated result row."""
+    """The ORM row for one validated result row (its intervals split into lo / hi columns)."""
+    maj_lo, maj_hi = row.maj_ci or (None, None)
+    rrmaj_lo, rrmaj_hi = row.rrmaj_ci or (None, None)
     return ResultRecord(
-        model=row.model,
-        model_revision=row.model_revision,
-        agent_models=list(row.agent_models),
-        corrupted_agents=list(row.corrupted_agents),
-        dataset=row.dataset,
-        strength=row.strength,
-        n_agents=row.n_agents,
-        n_corrupted=row.n_corrupted,
-        n_truthful=row.n_truthful,
-        k=row.k,
-        m=row.m,
-        max_tokens=row.max_tokens,
-        n_questions=row.n_questions,
-        maj_accuracy=row.maj_accuracy,
-        rrmaj_accuracy=row.rrmaj_accuracy,
-        maj_ci_lo=row.maj_ci[0] if row.maj_ci else None,
-        maj_ci_hi=row.maj_ci[1] if row.maj_ci else None,
-        rrmaj_ci_lo=row.rrmaj_ci[0] if row.rrmaj_ci else None,
-        rrmaj_ci_hi=row.rrmaj_ci[1] if row.rrmaj_ci else None,
-        config_hash=row.config_hash,
-        adversary=row.adversary,
+        **row.model_dump(exclude={"maj_ci", "rrmaj_ci"}),
+        maj_ci_lo=maj_lo,
+        maj_ci_hi=maj_hi,
+        rrmaj_ci_lo=rrmaj_lo,
+        rrmaj_ci_hi=rrmaj_hi,
     )
 
 
@@ -131,58 +122,26 @@ def submit(session: Session, submission: Submission | bytes) -> SubmitOutcome:
     return store_submission(session, submission, status="pending")
 
 
-def submit_from_app(
-    submission: Submission, factory: sessionmaker[Session] | None = None
-) -> SubmitOutcome:
-    """One click after an in-app experiment: store `submission` (pending) in its own transaction.
+_TABLES = {"results": ResultRecord, "submissions": SubmissionRecord}
 
-    Opens the leaderboard from `LEADERBOARD_DB_URL` unless a session `factory` is given; the
-    accepted submission is also written to the journal (`leaderboard.hub_sync`).
-    """
-    from leaderboard.db import open_leaderboard, run_transaction
-    from leaderboard.hub_sync import JOURNAL_DIR, Journal  # noqa: PLC0415 - imports this module
-    from rrdemo.paths import data_dir  # noqa: PLC0415
 
-    factory = factory or open_leaderboard()
-    outcome = run_transaction(factory, lambda session: submit(session, submission))
-    if outcome.created:  # journalled after the commit, so the next start can rebuild it
-        Journal(data_dir() / JOURNAL_DIR).submitted(submission)
-    return outcome
+def _stored(column: str | None) -> object:
+    """The ORM attribute a stored column names ("results.model" -> ResultRecord.model)."""
+    table, attribute = str(column).split(".")
+    return getattr(_TABLES[table], attribute)
 
 
 def board_rows(session: Session, *, include_all: bool = False) -> list[BoardRow]:
     """Result rows joined with their submission; approved only unless `include_all`."""
     query = (
-        select(ResultRecord, SubmissionRecord)
+        select(*(_stored(c.stored) for c in STORED_COLUMNS))
         .join(SubmissionRecord, ResultRecord.submission_id == SubmissionRecord.id)
         .order_by(SubmissionRecord.id, ResultRecord.id)
     )
     if not include_all:
         query = query.where(SubmissionRecord.status == "approved")
-    return [
-        BoardRow(
-            submission_id=sub.id,
-            status=sub.status,
-            source=sub.source,
-            submitter=sub.submitter,
-            notes=sub.notes,
-            model=res.model,
-            dataset=res.dataset,
-            strength=res.strength,
-            n_agents=res.n_agents,
-            n_corrupted=res.n_corrupted,
-            n_truthful=res.n_truthful,
-            k=res.k,
-            m=res.m,
-            max_tokens=res.max_tokens,
-            n_questions=res.n_questions,
-            maj_accuracy=res.maj_accuracy,
-            rrmaj_accuracy=res.rrmaj_accuracy,
-            config_hash=res.config_hash,
-            model_revision=res.model_revision,
-        )
-        for res, sub in session.execute(query).all()
-    ]
+    names = [c.name for c in STORED_COLUMNS]
+    return [BoardRow(**dict(zip(names, values, strict=True))) for values in session.execute(query)]
 
 
 def list_submissions(session: Session, *, status: str | None = None) -> list[SubmissionRecord]:
@@ -285,3 +244,44 @@ def moderate(
 def audit_log(session: Session) -> list[AuditRecord]:
     """Every recorded admin action, oldest first."""
     return list(session.scalars(select(AuditRecord).order_by(AuditRecord.id)).all())
+
+
+def seed_paper(session: Session) -> int:
+    """Insert the paper's tables as approved submissions unless present or deleted by an admin.
+
+    Idempotent (found by content hash); returns how many submissions were added.
+    """
+    added = 0
+    for strength in TABLES:
+        submission = paper_submission(strength)
+        digest = submission.content_hash()
+        present = session.scalar(
+            select(SubmissionRecord.id).where(SubmissionRecord.content_hash == digest)
+        )
+        deleted = session.scalar(
+            select(AuditRecord.id).where(
+                AuditRecord.content_hash == digest, AuditRecord.action == "delete"
+            )
+        )
+        if present is None and deleted is None:
+            store_submission(session, submission, status="approved")
+            added += 1
+    return added
+
+
+def open_leaderboard(url: str | None = None, *, seed: bool = True) -> sessionmaker[Session]:
+    """Engine + schema at head + (by default) the paper's tables seeded; returns the factory.
+
+    The database is `url`, else `LEADERBOARD_DB_URL` (see `leaderboard.db.database_url`).
+    """
+    engine = create_db_engine(url)
+    try:
+        upgrade(engine)
+    except OperationalError as error:
+        raise RRError(
+            f"Cannot open the leaderboard database ({engine.url!r}): {error.orig}"
+        ) from None
+    factory = make_sessionmaker(engine)
+    if seed:
+        run_transaction(factory, seed_paper)
+    return factory

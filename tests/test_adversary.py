@@ -247,9 +247,9 @@ def test_sweep_crosses_adversaries_and_old_sweeps_log_the_same_header():
 
 
 def test_report_and_export_show_maj_and_rrmaj_per_strategy(tmp_path):
-    from rrdemo.cli.export import build_submission
     from rrdemo.report import build_report
     from rrdemo.runs.log import read_run
+    from rrdemo.submission import build_submission
     from tests.test_experiment import QUESTIONS
 
     task = FakeTask()
@@ -277,9 +277,9 @@ def test_report_and_export_show_maj_and_rrmaj_per_strategy(tmp_path):
     # The main table reads one strategy (static): one row, its cells from the static conditions.
     assert len(report.main_rows) == 1
     submission = build_submission(log, "tester")
-    assert submission["schema_version"] == 2
-    assert sorted({r["adversary"] for r in submission["results"]}) == ["last-word", "static"]
-    assert len(submission["results"]) == 6
+    assert submission.schema_version == 2
+    assert sorted({r.adversary for r in submission.results}) == ["last-word", "static"]
+    assert len(submission.results) == 6
 
 
 # --- the CLI flags and the Arena control pass the settings through ---------------------------------

@@ -21,6 +21,7 @@ import gradio as gr
 import pandas as pd
 import plotly.graph_objects as go
 
+from leaderboard.hub_sync import Store, submit_recorded
 from rrdemo.adversary_report import adversary_table_md, main_table_by_adversary
 from rrdemo.agents import ModelSource
 from rrdemo.config import ADVERSARIES, LATER_FIELDS
@@ -33,6 +34,7 @@ from rrdemo.paths import data_dir
 from rrdemo.runs.log import read_log, read_run
 from rrdemo.runs.runner import run_plan
 from rrdemo.runs.spec import plan_sweep
+from rrdemo.submission import build_submission
 from ui.choices import SWEEP_TASK_CHOICES
 
 MAX_UNITS = 48  # questions x conditions a web sweep may run; bigger sweeps belong to the CLI
@@ -251,21 +253,21 @@ def run_sweep(
             return
 
 
-def submit_sweep(log_path: str | None, submitter: str) -> str:
-    """One click after a sweep: its log becomes a leaderboard submission (pending approval)."""
-    from leaderboard.schema import validate_submission  # noqa: PLC0415
-    from leaderboard.service import submit_from_app  # noqa: PLC0415
-    from rrdemo.cli.export import build_submission  # noqa: PLC0415
+def submit_sweep(store: Store | None, log_path: str | None, submitter: str) -> str:
+    """One click after a sweep: its log becomes a leaderboard submission (pending approval).
 
+    `store` is the leaderboard app.py opened once (None when it could not be opened).
+    """
+    if store is None:
+        raise RRError("the leaderboard is not available on this server; export the sweep instead")
     if not log_path:
         raise RRError("run a sweep first: there is no sweep log to submit")
     if not (submitter or "").strip():
         raise RRError("type your name (1-100 characters) so the leaderboard can show who submitted")
-    data = build_submission(
+    submission = build_submission(
         log_path, submitter.strip(), notes="submitted from the app's Experiments tab"
     )
-    outcome = submit_from_app(validate_submission(data))
-    return outcome.message
+    return submit_recorded(store, submission).message
 
 
 def _paper_components() -> tuple[gr.Markdown, gr.Dataframe]:
@@ -350,8 +352,11 @@ def _sweep_callback(pool: ModelSource) -> Callable[..., Iterator[tuple]]:
     return sweep
 
 
-def build_experiments_tab(pool: ModelSource) -> None:
-    """Add the sweep controls, progress, table and plot to the enclosing Blocks/Tab."""
+def build_experiments_tab(pool: ModelSource, leaderboard: Store | None = None) -> None:
+    """Add the sweep controls, progress, table and plot to the enclosing Blocks/Tab.
+
+    `leaderboard` (opened once by app.py) takes the sweeps submitted with one click.
+    """
     gr.Markdown(
         "Run a small sweep with the experiment runner: every question is answered by MAJ and "
         "RRMaj under each corruption setting, and accuracy is plotted against rho = c/N. "
@@ -386,7 +391,7 @@ def build_experiments_tab(pool: ModelSource) -> None:
 
     def submit(path, name):  # type: ignore[no-untyped-def]
         try:
-            return submit_sweep(path, name)
+            return submit_sweep(leaderboard, path, name)
         except RRError as exc:
             raise gr.Error(str(exc), print_exception=False) from None
 

@@ -1,22 +1,29 @@
 """The Leaderboard tab: browse, filter and download the board, submit a file, moderate.
 
-`build_leaderboard_tab()` is called inside an open `gr.Blocks()` / `gr.Tab` by app.py. The
-callbacks only read inputs, call `leaderboard` functions and format outputs; every submitted
-string is escaped by `leaderboard.present` before it is shown.
+`build_leaderboard_tab(store)` is called inside an open `gr.Blocks()` / `gr.Tab` by app.py with
+the leaderboard app.py opened once (`leaderboard.hub_sync.open_store`). Building the tab reads
+nothing: the board and the moderation queue are loaded when the page loads. The callbacks only
+read inputs, call `leaderboard` functions and format outputs; every submitted string is escaped
+by `leaderboard.present` before it is shown.
 """
 
 from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import gradio as gr
 
 from leaderboard import hub_sync, present, service
 from leaderboard.db import run_transaction
 from leaderboard.ranking import RHO_BANDS, filter_rows, rank_models
-from leaderboard.schema import (
+from rrdemo.errors import RRError
+from rrdemo.hardware import on_space
+from rrdemo.submission import (
     ALL_SOURCES,
     DATASETS,
     MAX_FILE_BYTES,
@@ -24,8 +31,6 @@ from leaderboard.schema import (
     SubmissionRejected,
     parse_submission,
 )
-from rrdemo.errors import RRError
-from rrdemo.hardware import on_space
 
 INTRO = """\
 ### Robustness leaderboard: MAJ vs RRMaj under adversarial majorities
@@ -37,6 +42,7 @@ New submissions appear after an admin approves them.
 
 
 SIGN_IN = "Sign in with Hugging Face (the button above) to submit: results carry your username."
+ACTIONS = ("approve", "reject", "delete")
 
 
 def submit_file(store: hub_sync.Store, path: str | None, username: str | None, space: bool) -> str:
@@ -58,67 +64,99 @@ def submit_file(store: hub_sync.Store, path: str | None, username: str | None, s
         return str(error)
 
 
-def build_leaderboard_tab() -> None:
-    """Add the leaderboard's components and events to the enclosing Blocks context.
+def _rows(store: hub_sync.Store, dataset: str, strength: str, band: str, source: str) -> list:
+    rows = run_transaction(store.factory, service.board_rows)
+    return filter_rows(rows, dataset=dataset, strength=strength, rho_band=band, source=source)
 
-    On a Space (`SPACE_ID` set) a "Sign in with Hugging Face" button credits submissions to the
-    signed-in user and lets listed admins (`LEADERBOARD_ADMINS`) moderate without the token;
-    elsewhere the submitter is the file's free-text field.
-    """
-    store = hub_sync.open_store()  # rebuilds from the journal; pushes it when configured
-    factory = store.factory
-    space = on_space()
 
-    def refresh(dataset: str, strength: str, band: str, source: str):  # type: ignore[no-untyped-def]
-        rows = run_transaction(factory, service.board_rows)
-        rows = filter_rows(rows, dataset=dataset, strength=strength, rho_band=band, source=source)
-        ranking = present.ranking_frame(rank_models(rows))
-        return ranking, present.board_frame(rows), present.accuracy_figure(rows)
+def refresh(store: hub_sync.Store, dataset: str, strength: str, band: str, source: str) -> tuple:
+    """The ranking, the row table and the chart for the filtered rows."""
+    rows = _rows(store, dataset, strength, band, source)
+    ranking = present.ranking_frame(rank_models(rows))
+    return ranking, present.board_frame(rows), present.accuracy_figure(rows)
 
-    def download(dataset: str, strength: str, band: str, source: str) -> str:
-        rows = run_transaction(factory, service.board_rows)
-        rows = filter_rows(rows, dataset=dataset, strength=strength, rho_band=band, source=source)
-        folder = Path(tempfile.mkdtemp(prefix="leaderboard-"))
-        return str(present.write_csv(rows, folder / "leaderboard.csv"))
 
-    def pending():  # type: ignore[no-untyped-def]
-        subs = run_transaction(factory, lambda s: service.list_submissions(s, status="pending"))
-        return present.pending_frame(subs)
+def download(store: hub_sync.Store, dataset: str, strength: str, band: str, source: str) -> str:
+    """The filtered rows as a CSV file in a fresh temporary folder; returns its path."""
+    rows = _rows(store, dataset, strength, band, source)
+    folder = Path(tempfile.mkdtemp(prefix="leaderboard-"))
+    return str(present.write_csv(rows, folder / "leaderboard.csv"))
 
-    def moderate(action: str, token: str, submission_id: float | None, reason: str, user=None):  # type: ignore[no-untyped-def]
-        if submission_id is None:
-            return "Enter a submission number.", pending()
-        try:
-            message = hub_sync.moderate_recorded(
-                store, int(submission_id), action, token, reason or "", username=user
-            )
-        except RRError as error:
-            message = str(error)
-        return message, pending()
 
-    if space:  # gradio fills `profile` from the signed-in session (None when signed out)
+def pending(store: hub_sync.Store) -> Any:
+    """The moderation queue: submissions waiting for an admin."""
+    subs = run_transaction(store.factory, lambda s: service.list_submissions(s, status="pending"))
+    return present.pending_frame(subs)
+
+
+def moderate(
+    store: hub_sync.Store,
+    action: str,
+    token: str,
+    submission_id: float | None,
+    reason: str,
+    user: str | None = None,
+) -> tuple[str, Any]:
+    """One admin action; returns its message and the refreshed queue."""
+    if submission_id is None:
+        return "Enter a submission number.", pending(store)
+    try:
+        message = hub_sync.moderate_recorded(
+            store, int(submission_id), action, token, reason or "", username=user
+        )
+    except RRError as error:
+        message = str(error)
+    return message, pending(store)
+
+
+def _submitter(store: hub_sync.Store, space: bool) -> Callable[..., str]:
+    """The submit callback; on a Space gradio fills `profile` from the signed-in session."""
+    if space:
 
         def submit(path: str | None, profile: gr.OAuthProfile | None) -> str:
             return submit_file(store, path, profile.username if profile else None, True)
 
-        def moderator(action: str):  # type: ignore[no-untyped-def]
-            def act(token, submission_id, reason, profile: gr.OAuthProfile | None):  # type: ignore[no-untyped-def]
-                user = profile.username if profile else None
-                return moderate(action, token, submission_id, reason, user)
+        return submit
 
-            return act
+    def submit_here(path: str | None) -> str:
+        return submit_file(store, path, None, False)
 
-    else:
+    return submit_here
 
-        def submit(path: str | None) -> str:
-            return submit_file(store, path, None, False)
 
-        def moderator(action: str):  # type: ignore[no-untyped-def]
-            return lambda token, submission_id, reason: moderate(
-                action, token, submission_id, reason
-            )
+def _moderator(store: hub_sync.Store, space: bool, action: str) -> Callable[..., tuple[str, Any]]:
+    """The callback of one admin button; on a Space a listed admin needs no token."""
+    if space:
 
-    gr.Markdown(INTRO)
+        def act(
+            token: str, submission_id: float | None, reason: str, profile: gr.OAuthProfile | None
+        ) -> tuple[str, Any]:
+            user = profile.username if profile else None
+            return moderate(store, action, token, submission_id, reason, user)
+
+        return act
+    return lambda token, submission_id, reason: moderate(
+        store, action, token, submission_id, reason
+    )
+
+
+@dataclass(frozen=True)
+class _Board:
+    filters: list[Any]
+    views: list[Any]
+    csv_button: Any
+    csv_file: Any
+
+
+@dataclass(frozen=True)
+class _Admin:
+    inputs: list[Any]
+    buttons: dict[str, Any]
+    status: Any
+    queue: Any
+
+
+def _board() -> _Board:
     with gr.Row():
         dataset = gr.Dropdown(["all", *DATASETS], value="all", label="dataset")
         strength = gr.Dropdown(["all", *STRENGTHS], value="all", label="strength")
@@ -132,19 +170,25 @@ def build_leaderboard_tab() -> None:
     with gr.Row():
         csv_button = gr.Button("Download CSV of the filtered rows")
         csv_file = gr.File(label="CSV", interactive=False)
+    return _Board([dataset, strength, band, source], [ranking, board, chart], csv_button, csv_file)
 
+
+def _submit_form(space: bool) -> tuple[Any, Any, Any]:
     with gr.Accordion("Submit results", open=False):
         if space:
             gr.LoginButton()
             gr.Markdown(SIGN_IN)
         gr.Markdown(
-            "Upload a JSON file made by `rrdemo export RUN.jsonl` (schema version 1, at most "
-            "1 MiB, UTF-8). It is checked now and listed after an admin approves it."
+            "Upload a JSON file made by `rrdemo export RUN.jsonl` (schema version 1 or 2, at "
+            "most 1 MiB, UTF-8). It is checked now and listed after an admin approves it."
         )
         upload = gr.File(label="submission file", file_types=[".json"], type="filepath")
-        submit_button = gr.Button("Submit", variant="primary")
-        submit_status = gr.Textbox(label="result", lines=4, interactive=False)
+        button = gr.Button("Submit", variant="primary")
+        status = gr.Textbox(label="result", lines=4, interactive=False)
+    return upload, button, status
 
+
+def _admin_panel(space: bool) -> _Admin:
     with gr.Accordion("Admin", open=False):
         if space:
             gr.Markdown("Admins listed in `LEADERBOARD_ADMINS` only need to be signed in.")
@@ -153,33 +197,49 @@ def build_leaderboard_tab() -> None:
             submission_id = gr.Number(label="submission #", precision=0)
             reason = gr.Textbox(label="reason (recorded)")
         with gr.Row():
-            approve = gr.Button("Approve")
-            reject = gr.Button("Reject")
-            delete = gr.Button("Delete", variant="stop")
-        admin_status = gr.Textbox(label="admin result", interactive=False)
+            buttons = {
+                "approve": gr.Button("Approve"),
+                "reject": gr.Button("Reject"),
+                "delete": gr.Button("Delete", variant="stop"),
+            }
+        status = gr.Textbox(label="admin result", interactive=False)
         queue = gr.Dataframe(label="Pending submissions", interactive=False, wrap=True)
+    return _Admin([token, submission_id, reason], buttons, status, queue)
 
-    filters = [dataset, strength, band, source]
-    views = [ranking, board, chart]
-    gr.on(
-        [d.change for d in filters],
-        refresh,
-        inputs=filters,
-        outputs=views,
-        api_name="leaderboard_refresh",
-    )
-    csv_button.click(download, inputs=filters, outputs=csv_file, api_name="leaderboard_csv")
+
+def build_leaderboard_tab(store: hub_sync.Store) -> None:
+    """Add the leaderboard's components and events to the enclosing Blocks context.
+
+    On a Space (`SPACE_ID` set) a "Sign in with Hugging Face" button credits submissions to the
+    signed-in user and lets listed admins (`LEADERBOARD_ADMINS`) moderate without the token;
+    elsewhere the submitter is the file's free-text field.
+    """
+    space = on_space()
+    gr.Markdown(INTRO)
+    board = _board()
+    upload, submit_button, submit_status = _submit_form(space)
+    admin = _admin_panel(space)
+
+    def show(dataset: str, strength: str, band: str, source: str) -> tuple:
+        return refresh(store, dataset, strength, band, source)
+
+    def csv_file(dataset: str, strength: str, band: str, source: str) -> str:
+        return download(store, dataset, strength, band, source)
+
+    filters, views = board.filters, board.views
+    gr.on([d.change for d in filters], show, filters, views, api_name="leaderboard_refresh")
+    board.csv_button.click(csv_file, filters, board.csv_file, api_name="leaderboard_csv")
     submit_button.click(
-        submit, inputs=upload, outputs=submit_status, api_name="leaderboard_submit"
-    ).then(refresh, inputs=filters, outputs=views, api_visibility="private")
-    for button, action in ((approve, "approve"), (reject, "reject"), (delete, "delete")):
-        button.click(
-            moderator(action),
-            inputs=[token, submission_id, reason],
-            outputs=[admin_status, queue],
+        _submitter(store, space), upload, submit_status, api_name="leaderboard_submit"
+    ).then(show, filters, views, api_visibility="private")
+    for action in ACTIONS:
+        admin.buttons[action].click(
+            _moderator(store, space, action),
+            inputs=admin.inputs,
+            outputs=[admin.status, admin.queue],
             api_name=f"leaderboard_{action}",
-        ).then(refresh, inputs=filters, outputs=views, api_visibility="private")
-    context = gr.context.Context.root_block
-    if context is not None:
-        context.load(refresh, inputs=filters, outputs=views, api_visibility="private")
-        context.load(pending, outputs=queue, api_name="leaderboard_pending")
+        ).then(show, filters, views, api_visibility="private")
+    page = gr.context.Context.root_block
+    if page is not None:  # the board and the queue are read when the page loads, not now
+        page.load(show, inputs=filters, outputs=views, api_visibility="private")
+        page.load(lambda: pending(store), outputs=admin.queue, api_name="leaderboard_pending")

@@ -9,7 +9,7 @@ from __future__ import annotations
 from alembic import context
 
 from leaderboard.db import create_db_engine
-from leaderboard.models import Base
+from leaderboard.orm import Base
 
 config = context.config
 target_metadata = Base.metadata

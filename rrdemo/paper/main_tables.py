@@ -10,7 +10,7 @@ Floor (5c0t). Setting: N = 5, K = 100, M = N = 5, 128 questions per dataset, cor
 seats and L not stated. The paper prints one number for Ceiling and Floor.
 
 leaderboard/paper_seed.py seeds the leaderboard from these tables; tests/test_paper_tables.py and
-tests/test_leaderboard_paper.py check them against the LaTeX cell by cell.
+tests/leaderboard/test_paper_seed.py check them against the LaTeX cell by cell.
 """
 
 from __future__ import annotations

@@ -1,7 +1,6 @@
-"""Shared fixtures and builders for the leaderboard tests (imported by tests/test_leaderboard_*).
-
-Every test gets its own SQLite file under tmp_path through `LEADERBOARD_DB_URL`, its own data
-dir, no admin token unless it sets one, and the hub offline.
+"""Valid leaderboard documents and rows to start a test from (override any field), and a
+checksum of the whole database. Plain builders, imported by the tests that need them: several
+build their cases when the module is collected (parametrize lists), where fixtures cannot reach.
 """
 
 from __future__ import annotations
@@ -9,35 +8,13 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
-import pytest
 from sqlalchemy import select, text
-from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.orm import Session
 
-from leaderboard.db import open_leaderboard
-from leaderboard.models import Base
-
-
-@pytest.fixture
-def lb_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Point the leaderboard at a fresh SQLite file; returns its URL."""
-    monkeypatch.setenv("RRDEMO_DATA_DIR", str(tmp_path / "data"))
-    url = f"sqlite:///{tmp_path / 'leaderboard.db'}"
-    monkeypatch.setenv("LEADERBOARD_DB_URL", url)
-    monkeypatch.delenv("LEADERBOARD_ADMIN_TOKEN", raising=False)
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    return url
-
-
-@pytest.fixture
-def factory(lb_env: str) -> Iterator[sessionmaker[Session]]:
-    """An opened leaderboard (schema at head, paper seeded) on the test's database."""
-    made = open_leaderboard(lb_env)
-    yield made
-    made.kw["bind"].dispose()
+from leaderboard.columns import BoardRow
+from leaderboard.orm import Base
 
 
 def result_row(**overrides: Any) -> dict[str, Any]:
@@ -84,6 +61,29 @@ def submission(rows: list[dict[str, Any]] | None = None, **overrides: Any) -> di
 def encode(doc: dict[str, Any]) -> bytes:
     """The document as a UTF-8 JSON file's bytes."""
     return json.dumps(doc).encode("utf-8")
+
+
+def board_row(model: str, c: int, t: int, maj: float | None, rr: float | None, **kw: Any) -> Any:
+    """A `BoardRow` of `model` at c corrupted and t truthful agents; override any field."""
+    fields: dict[str, Any] = dict(
+        submission_id=1, status="approved", source="local_run", submitter="s", notes="",
+        model=model, dataset="gsm8k", strength="moderate", n_agents=c + t, n_corrupted=c,
+        n_truthful=t, k=100, m=5, max_tokens=None, n_questions=100, maj_accuracy=maj,
+        rrmaj_accuracy=rr,
+    )  # fmt: skip
+    fields.update(kw)
+    return BoardRow(**fields)
+
+
+# One model's six configurations at N = 5, with the Delta of each (hand-computed expectations).
+MODEL_A = [
+    board_row("org/a", 0, 5, 0.90, 0.90),  # ceiling: in neither band
+    board_row("org/a", 1, 4, 0.80, 0.70),  # Delta -0.10
+    board_row("org/a", 2, 3, 0.60, 0.65),  # Delta +0.05
+    board_row("org/a", 3, 2, 0.20, 0.60),  # Delta +0.40
+    board_row("org/a", 4, 1, 0.10, 0.30),  # Delta +0.20
+    board_row("org/a", 5, 0, 0.05, 0.05),  # floor: in neither band
+]
 
 
 def db_checksum(session: Session) -> tuple[dict[str, int], str]:

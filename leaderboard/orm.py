@@ -3,7 +3,8 @@
 A `SubmissionRecord` is one accepted file (who, when, where from, moderation status, content
 hash); its `ResultRecord` rows are the ensemble configurations with their MAJ / RRMaj accuracies.
 `AuditRecord` keeps every admin action. The schema is created and changed only through the
-recorded migrations in `leaderboard/migrations/` (a test checks they match these classes).
+recorded migrations in `leaderboard/migrations/` (a test checks they match these classes). The
+board's columns (`leaderboard.columns`) name the attributes they are read from.
 """
 
 from __future__ import annotations
@@ -13,8 +14,15 @@ from datetime import datetime
 from sqlalchemy import JSON, CheckConstraint, Enum, Float, ForeignKey, Integer, String, Text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
+from rrdemo.submission import ALL_SOURCES
+
 STATUSES = ("pending", "approved", "rejected")
 ADMIN_ACTIONS = ("approve", "reject", "delete")
+
+
+def _choice(name: str, values: tuple[str, ...]) -> Enum:
+    """A short string column limited to `values` by a CHECK constraint named `name`."""
+    return Enum(*values, native_enum=False, create_constraint=True, name=name, length=16)
 
 
 class Base(DeclarativeBase):
@@ -31,25 +39,9 @@ class SubmissionRecord(Base):
     schema_version: Mapped[int] = mapped_column(Integer)
     submitter: Mapped[str] = mapped_column(String(100))
     notes: Mapped[str] = mapped_column(Text, default="")
-    source: Mapped[str] = mapped_column(
-        Enum(
-            "paper",
-            "local_run",
-            "uploaded",
-            native_enum=False,
-            create_constraint=True,
-            name="submission_source",
-            length=16,
-        )
-    )
+    source: Mapped[str] = mapped_column(_choice("submission_source", ALL_SOURCES))
     status: Mapped[str] = mapped_column(
-        Enum(
-            *STATUSES,
-            native_enum=False,
-            create_constraint=True,
-            name="submission_status",
-            length=16,
-        ),
+        _choice("submission_status", STATUSES),
         index=True,
     )
     rrdemo_version: Mapped[str] = mapped_column(String(128))
@@ -118,15 +110,7 @@ class AuditRecord(Base):
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     at: Mapped[datetime]  # UTC
-    action: Mapped[str] = mapped_column(
-        Enum(
-            *ADMIN_ACTIONS,
-            native_enum=False,
-            create_constraint=True,
-            name="audit_action",
-            length=16,
-        )
-    )
+    action: Mapped[str] = mapped_column(_choice("audit_action", ADMIN_ACTIONS))
     submission_id: Mapped[int] = mapped_column(Integer, index=True)  # no FK: survives deletes
     content_hash: Mapped[str] = mapped_column(String(64))
     detail: Mapped[str] = mapped_column(Text, default="")  # the admin's reason, if any

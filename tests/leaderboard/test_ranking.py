@@ -1,17 +1,11 @@
-"""Ranking math on hand-made rows with hand-computed expectations, and the presentation helpers
-(escaping, CSV formula defusing, chart traces)."""
+"""Ranking math on hand-made rows with hand-computed expectations."""
 
 from __future__ import annotations
 
-import csv
-from pathlib import Path
-
 import pytest
 
-from leaderboard import present
 from leaderboard.ranking import (
     RHO_BANDS,
-    BoardRow,
     accuracy_by_rho,
     bootstrap_mean_interval,
     filter_rows,
@@ -21,27 +15,8 @@ from leaderboard.ranking import (
     rank_models,
     score_model,
 )
-
-
-def row(model: str, c: int, t: int, maj: float | None, rr: float | None, **kw) -> BoardRow:  # type: ignore[no-untyped-def]
-    fields = dict(
-        submission_id=1, status="approved", source="local_run", submitter="s", notes="",
-        model=model, dataset="gsm8k", strength="moderate", n_agents=c + t, n_corrupted=c,
-        n_truthful=t, k=100, m=5, max_tokens=None, n_questions=100, maj_accuracy=maj,
-        rrmaj_accuracy=rr,
-    )  # fmt: skip
-    fields.update(kw)
-    return BoardRow(**fields)  # type: ignore[arg-type]
-
-
-MODEL_A = [
-    row("org/a", 0, 5, 0.90, 0.90),  # ceiling: in neither band
-    row("org/a", 1, 4, 0.80, 0.70),  # Delta -0.10
-    row("org/a", 2, 3, 0.60, 0.65),  # Delta +0.05
-    row("org/a", 3, 2, 0.20, 0.60),  # Delta +0.40
-    row("org/a", 4, 1, 0.10, 0.30),  # Delta +0.20
-    row("org/a", 5, 0, 0.05, 0.05),  # floor: in neither band
-]
+from tests.leaderboard.samples import MODEL_A
+from tests.leaderboard.samples import board_row as row
 
 
 def test_score_of_a_model_by_hand() -> None:
@@ -114,23 +89,3 @@ def test_filters_and_chart_points() -> None:
     points = dict((p[0], p[1:]) for p in accuracy_by_rho(rows)["org/a"])
     assert points[0.6] == (pytest.approx(0.30), pytest.approx(0.70))  # mean over both datasets
     assert sorted(points) == [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]
-
-
-def test_presentation_escapes_and_csv_defuses(tmp_path: Path) -> None:
-    hostile = row(
-        "org/a", 3, 2, 0.2, 0.6, submitter="<img src=x onerror=alert(1)>", notes="=HYPERLINK(1)"
-    )
-    frame = present.board_frame([hostile])
-    assert frame.loc[0, "submitter"] == "&lt;img src=x onerror=alert(1)&gt;"
-    assert frame.loc[0, "RRMaj %"] == 60.0 and frame.loc[0, "Delta %"] == 40.0
-    path = present.write_csv([hostile], tmp_path / "out.csv")
-    with path.open(encoding="utf-8") as handle:
-        (record,) = list(csv.DictReader(handle))
-    assert record["notes"] == "'=HYPERLINK(1)"
-    assert record["submitter"] == "<img src=x onerror=alert(1)>"  # raw text in a CSV is inert
-    assert float(record["delta"]) == pytest.approx(0.4)
-    figure = present.accuracy_figure(MODEL_A)
-    assert [t.name for t in figure.data] == ["org/a MAJ", "org/a RRMaj"]
-    assert list(figure.data[1].y) == [90.0, 70.0, 65.0, 60.0, 30.0, 5.0]
-    ranking = present.ranking_frame(rank_models(MODEL_A))
-    assert ranking.loc[0, "asymmetric yield %"] == 27.5

@@ -11,15 +11,8 @@ import pytest
 
 from leaderboard import present, service
 from leaderboard.db import run_transaction
-from leaderboard.schema import MAX_FILE_BYTES, SubmissionRejected, parse_submission
-from tests.conftest_leaderboard import (  # noqa: F401
-    db_checksum,
-    encode,
-    factory,
-    lb_env,
-    result_row,
-    submission,
-)
+from rrdemo.submission import MAX_FILE_BYTES, SubmissionRejected, parse_submission
+from tests.leaderboard.samples import db_checksum, encode, result_row, submission
 
 
 def _without(doc: dict[str, Any], key: str) -> dict[str, Any]:
@@ -115,7 +108,7 @@ def test_each_bad_file_is_rejected_with_its_message(case: str, raw: bytes, expec
     assert all("\n" not in reason and len(reason) < 300 for reason in reasons)
 
 
-def test_rejected_files_leave_the_database_unchanged(factory) -> None:  # noqa: F811
+def test_rejected_files_leave_the_database_unchanged(factory) -> None:
     before = run_transaction(factory, lambda s: db_checksum(s))
     for case, raw, _ in BAD_FILES:
         with pytest.raises(SubmissionRejected):
@@ -123,7 +116,7 @@ def test_rejected_files_leave_the_database_unchanged(factory) -> None:  # noqa: 
         assert run_transaction(factory, lambda s: db_checksum(s)) == before, case
 
 
-def test_hostile_but_valid_text_is_stored_inert_and_shown_escaped(factory) -> None:  # noqa: F811
+def test_hostile_but_valid_text_is_stored_inert_and_shown_escaped(factory) -> None:
     hostile_notes = f"{SQL} {SCRIPT} <img src=x onerror=alert(1)>"
     doc = submission(submitter=SCRIPT, notes=hostile_notes)
     outcome = run_transaction(factory, lambda s: service.submit(s, encode(doc)))

@@ -14,9 +14,7 @@ gr = pytest.importorskip("gradio")
 gradio_client = pytest.importorskip("gradio_client")
 
 from leaderboard.paper_seed import MODEL_IDS  # noqa: E402
-from tests.conftest_leaderboard import encode, lb_env, result_row, submission  # noqa: E402, F401
-
-pytestmark = pytest.mark.slow
+from tests.leaderboard.samples import encode, result_row, submission  # noqa: E402
 
 
 def _free_port() -> int:
@@ -25,20 +23,36 @@ def _free_port() -> int:
         return probe.getsockname()[1]
 
 
+def test_building_the_tab_reads_nothing() -> None:
+    """The board and the queue are read when a page loads, never while the tab is built."""
+    from ui.leaderboard_tab import build_leaderboard_tab
+
+    class Untouchable:
+        def __getattr__(self, name: str) -> object:
+            raise AssertionError(f"the tab used store.{name} while it was built")
+
+    with gr.Blocks() as demo, gr.Tab("Leaderboard"):
+        build_leaderboard_tab(Untouchable())  # type: ignore[arg-type]
+    assert {"leaderboard_refresh", "leaderboard_pending"} <= {d.api_name for d in demo.fns.values()}
+
+
 @pytest.fixture
-def client(lb_env: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[object]:  # noqa: F811
+def client(lb_env: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[object]:
+    from leaderboard.hub_sync import open_store
     from ui.leaderboard_tab import build_leaderboard_tab
 
     monkeypatch.setenv("GRADIO_ANALYTICS_ENABLED", "False")
     monkeypatch.setenv("LEADERBOARD_ADMIN_TOKEN", "sesame")
+    store = open_store()
     with gr.Blocks() as demo, gr.Tab("Leaderboard"):
-        build_leaderboard_tab()
+        build_leaderboard_tab(store)
     port = _free_port()
     demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=port, quiet=True)
     try:
         yield gradio_client.Client(f"http://127.0.0.1:{port}/", verbose=False)
     finally:
         demo.close()
+        store.factory.kw["bind"].dispose()
 
 
 def _refresh(client, dataset="all", strength="all", band="all", source="all"):  # type: ignore[no-untyped-def]
@@ -48,6 +62,7 @@ def _refresh(client, dataset="all", strength="all", band="all", source="all"):  
     return ranking, board, chart
 
 
+@pytest.mark.slow
 def test_tab_lists_filters_submits_and_moderates(client, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     ranking, board, chart = _refresh(client, "gsm8k", "strong")
     assert len(board["data"]) == 5 * 6  # 5 models x (ceiling, 4 configs, floor)

@@ -1,17 +1,20 @@
-"""The leaderboard submission file format, defined once (schema versions 1 and 2).
+"""The leaderboard submission contract, owned by the library (schema versions 1 and 2).
 
 A submission is one JSON document: who submitted it, where the numbers come from, and a list of
 result rows, one per ensemble configuration (model, dataset, corruption strength, N = c + t
-agents, K, M, L) with its MAJ and RRMaj accuracies. `rrdemo export RUN.jsonl` builds these
-models from an experiment log; the Leaderboard tab and `python -m leaderboard submit FILE` read
-them back with `parse_submission`, which rejects bad files with one readable reason per problem.
+agents, K, M, L) with its MAJ and RRMaj accuracies. `build_submission` makes one from an
+experiment log (`rrdemo export RUN.jsonl` writes it to a file); the leaderboard (its tab and
+`python -m leaderboard submit FILE`) reads files back with `parse_submission`, which rejects bad
+files with one readable reason per problem. The leaderboard imports this module, never the reverse.
 
 Version 2 adds one optional field per row, `adversary` (the corrupted agents' strategy:
 static, contextual or last-word; see rrdemo.adversary). Version 1 files still validate and keep
 their content hash; a version 1 file may not use the new field.
 
-This module imports only pydantic and the standard library (no gradio, no database), so any
-exporter can use it. Accuracies are fractions in [0, 1] (the paper prints percentages).
+The contract needs only pydantic and the standard library (no gradio, no database); the builder
+reads the run with the report's reader. Accuracies are fractions in [0, 1] (the paper prints
+percentages). Over 400 lines on purpose: the format, its readable rejection messages and its one
+builder are one concept, kept in one module.
 """
 
 from __future__ import annotations
@@ -20,21 +23,25 @@ import hashlib
 import json
 import math
 import re
-from datetime import datetime
+from datetime import datetime, timezone
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+import rrdemo
+from rrdemo.adversary_report import main_table_by_adversary
+from rrdemo.config import ADVERSARIES, STRENGTHS
 from rrdemo.errors import RRError
+from rrdemo.runs.log import read_run
+from rrdemo.tasks import TASK_NAMES
 
 SCHEMA_VERSION = 2  # what exports write
 SUPPORTED_VERSIONS = (1, 2)  # what the server accepts
-ADVERSARIES = ("static", "contextual", "last-word")
 MAX_FILE_BYTES = 1024 * 1024  # 1 MiB: a full paper table is ~20 KiB
 MAX_ROWS = 1000
 
-DATASETS = ("gsm8k", "aqua", "math500", "logic3", "logic7", "track7")
-STRENGTHS = ("none", "moderate", "strong", "custom")
+DATASETS = TASK_NAMES  # the six benchmarks (rrdemo.tasks); our `demo` questions are not one
 SUBMITTED_SOURCES = ("local_run", "uploaded")  # "paper" is reserved for the seeded tables
 ALL_SOURCES = ("paper", *SUBMITTED_SOURCES)
 
@@ -69,7 +76,24 @@ def _check_text(value: str, what: str, limit: int) -> str:
     return value
 
 
-class ResultRow(BaseModel):
+class Setting:
+    """rho and the paper's `3c2t` label of a row with N (`n_agents`), c and t agents.
+
+    A mixin without annotations, so pydantic adds no fields from it.
+    """
+
+    @property
+    def rho(self) -> float:
+        """Corruption ratio rho = c / N."""
+        return self.n_corrupted / self.n_agents
+
+    @property
+    def config_label(self) -> str:
+        """The paper's notation, e.g. `3c2t`."""
+        return f"{self.n_corrupted}c{self.n_truthful}t"
+
+
+class ResultRow(Setting, BaseModel):
     """One ensemble configuration and its measured accuracies (fractions in [0, 1])."""
 
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
@@ -78,8 +102,8 @@ class ResultRow(BaseModel):
     model_revision: str | None  # hub commit / tag the weights came from; null when unknown
     agent_models: list[str]  # one model per agent (heterogeneous ensembles); length N
     corrupted_agents: list[int]  # 0-based indices of the c corrupted agents
-    dataset: Literal["gsm8k", "aqua", "math500", "logic3", "logic7", "track7"]
-    strength: Literal["none", "moderate", "strong", "custom"]
+    dataset: Literal[DATASETS]  # one of rrdemo.tasks.TASK_NAMES
+    strength: Literal[STRENGTHS]  # one of rrdemo.config.STRENGTHS
     n_agents: int  # N
     n_corrupted: int  # c
     n_truthful: int  # t
@@ -93,7 +117,7 @@ class ResultRow(BaseModel):
     rrmaj_ci: Interval | None = None
     config_hash: str  # hash of the RunConfig that produced the row ("paper" for the seed)
     # Schema 2: the corrupted agents' strategy; null (or absent) when not stated (the paper: static).
-    adversary: Literal["static", "contextual", "last-word"] | None = None
+    adversary: Literal[ADVERSARIES] | None = None  # one of rrdemo.config.ADVERSARIES
 
     @field_validator("model")
     @classmethod
@@ -168,16 +192,6 @@ class ResultRow(BaseModel):
             raise ValueError("\n".join(problems))
         return self
 
-    @property
-    def rho(self) -> float:
-        """Corruption ratio rho = c / N."""
-        return self.n_corrupted / self.n_agents
-
-    @property
-    def config_label(self) -> str:
-        """The paper's notation, e.g. `3c2t`."""
-        return f"{self.n_corrupted}c{self.n_truthful}t"
-
     def config_key(self) -> tuple[Any, ...]:
         """What makes two rows the same configuration (used to reject repeats in one file)."""
         return (
@@ -203,7 +217,7 @@ class Submission(BaseModel):
     schema_version: int
     submitter: str  # free text shown on the board (escaped); 1-100 characters
     notes: str = ""  # free text, at most 2000 characters (escaped when shown)
-    source: Literal["local_run", "uploaded", "paper"]  # "paper" only for the seeded tables
+    source: Literal[(*SUBMITTED_SOURCES, "paper")]  # "paper" only for the seeded tables
     rrdemo_version: str  # version of rrdemo that produced the numbers
     created: Annotated[datetime, Field(strict=False)]  # ISO 8601 time the results were exported
     results: list[ResultRow]
@@ -386,3 +400,68 @@ def _reject_non_finite(data: Any, where: str = "file") -> None:
     elif isinstance(data, list):
         for i, value in enumerate(data):
             _reject_non_finite(value, f"{where}[{i}]")
+
+
+def build_submission(log_path: Path | str, submitter: str, notes: str = "") -> Submission:
+    """The submission of an experiment log (schema 2: rows name their adversary strategy).
+
+    One result row per condition at M = N (MAJ and RRMaj accuracy with 95% intervals); raises
+    `SubmissionRejected` when the run cannot be one (a task that is not a benchmark, say).
+    """
+    run = read_run(log_path)
+    lookup = {
+        (c["ensemble"], c["task"], c["strength"], c["k"], c["max_tokens"], c["n"], c["c"])
+        + (c.get("adversary", "static"),): c
+        for c in run.conditions.values()
+    }
+    results = []
+    for adversary, row in main_table_by_adversary(run.outcomes):
+        for cell in [row.ceiling, *row.cells, row.floor]:
+            if cell is None:
+                continue
+            cond = lookup[
+                (row.ensemble, row.task, row.strength, row.k, row.max_tokens, row.n, cell.c)
+                + (adversary,)
+            ]
+            agents = cond["config"]["agents"]
+            results.append(
+                {
+                    "model": agents[0]["model"],
+                    "model_revision": agents[0].get("revision"),
+                    "agent_models": [a["model"] for a in agents],
+                    "corrupted_agents": [i for i, a in enumerate(agents) if a["corrupted"]],
+                    "dataset": row.task,
+                    "strength": row.strength,
+                    "n_agents": row.n,
+                    "n_corrupted": cell.c,
+                    "n_truthful": row.n - cell.c,
+                    "k": row.k,
+                    "m": row.m,
+                    "max_tokens": row.max_tokens,
+                    "n_questions": cell.maj.n_questions,
+                    "maj_accuracy": _frac(cell.maj.mean),
+                    "rrmaj_accuracy": _frac(cell.rrmaj.mean),
+                    "maj_ci": [_frac(cell.maj.lo), _frac(cell.maj.hi)],
+                    "rrmaj_ci": [_frac(cell.rrmaj.lo), _frac(cell.rrmaj.hi)],
+                    "config_hash": cond["config_hash"]
+                    if "config_hash" in cond
+                    else cond["key"].split(":")[-1],
+                    "adversary": adversary,
+                }
+            )
+    # When the run's log was last written: exporting one finished run twice gives one file.
+    modified = datetime.fromtimestamp(Path(log_path).stat().st_mtime, timezone.utc)
+    data = {
+        "schema_version": SCHEMA_VERSION,
+        "submitter": submitter,
+        "notes": notes,
+        "source": "local_run",
+        "rrdemo_version": rrdemo.__version__,
+        "created": modified.isoformat(timespec="seconds"),
+        "results": results,
+    }
+    return validate_submission(json.loads(json.dumps(data)))
+
+
+def _frac(x: float) -> float:
+    return float(min(1.0, max(0.0, round(x, 6))))

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 from decimal import Decimal
-from pathlib import Path
 
 import pytest
 
@@ -13,10 +12,6 @@ from leaderboard import service
 from leaderboard.db import run_transaction
 from leaderboard.paper_seed import DATASET_IDS, MODEL_IDS, paper_lines
 from leaderboard.ranking import filter_rows, rank_models, score_model
-from tests.conftest_leaderboard import factory, lb_env  # noqa: F401
-
-# The paper's public LaTeX source, shipped with the tests so a plain clone checks against it.
-PAPER_TEX = Path(__file__).resolve().parent / "data" / "consensus_trap.tex"
 
 CONFIGS = ["1c4t", "2c3t", "3c2t", "4c1t"]
 # Printed Deltas that differ from RRMaj - MAJ by 0.1 (the paper rounds each column on its own).
@@ -31,14 +26,14 @@ ROUNDING_CASES = {
 }
 
 
-def _stored(factory):  # type: ignore[no-untyped-def]  # noqa: F811
+def _stored(factory):  # type: ignore[no-untyped-def]
     rows = run_transaction(factory, service.board_rows)
     return {
         (r.strength, r.model, r.dataset, r.config_label): r for r in rows if r.source == "paper"
     }
 
 
-def test_stored_numbers_re_derive_the_printed_delta(factory) -> None:  # noqa: F811
+def test_stored_numbers_re_derive_the_printed_delta(factory) -> None:
     stored = _stored(factory)
     checked, off_by_rounding = 0, set()
     for strength in ("moderate", "strong"):
@@ -78,13 +73,12 @@ def _parse_tex(tex: str, label: str) -> dict[tuple[str, str], list[str]]:
     return out
 
 
-def test_stored_numbers_match_the_latex_source(factory) -> None:  # noqa: F811
-    tex = PAPER_TEX.read_text(encoding="utf-8")
+def test_stored_numbers_match_the_latex_source(factory, paper_tex: str) -> None:
     stored = _stored(factory)
     labels = {"moderate": "tab:moderate_bias_summary", "strong": "tab:main_results_must_bias"}
     compared = 0
     for strength, label in labels.items():
-        table = _parse_tex(tex, label)
+        table = _parse_tex(paper_tex, label)
         assert len(table) == 30
         for (paper_model, paper_dataset), cells in table.items():
             key = (strength, MODEL_IDS[paper_model], DATASET_IDS[paper_dataset])
@@ -101,7 +95,7 @@ def test_stored_numbers_match_the_latex_source(factory) -> None:  # noqa: F811
     assert compared == 2 * 30 * 8
 
 
-def test_seed_settings_are_the_papers(factory) -> None:  # noqa: F811
+def test_seed_settings_are_the_papers(factory) -> None:
     rows = [r for r in _stored(factory).values()]
     assert len(rows) == 360
     assert {(r.n_agents, r.k, r.m, r.n_questions) for r in rows} == {(5, 100, 5, 128)}
@@ -109,7 +103,7 @@ def test_seed_settings_are_the_papers(factory) -> None:  # noqa: F811
     assert {r.dataset for r in rows} == {"gsm8k", "aqua", "math500", "logic3", "logic7", "track7"}
 
 
-def test_appendix_c_worked_example_through_the_ranking(factory) -> None:  # noqa: F811
+def test_appendix_c_worked_example_through_the_ranking(factory) -> None:
     # "Llama-4-Scout-17B incurs a negligible average tax of just -1.55% on GSM8K during minority
     # corruption, but achieves a staggering +49.1% average rescue gain during majority corruption."
     rows = filter_rows(
@@ -124,7 +118,7 @@ def test_appendix_c_worked_example_through_the_ranking(factory) -> None:  # noqa
     assert (track.maj_accuracy, track.rrmaj_accuracy) == (0.008, 0.891)
 
 
-def test_moderate_ranking_has_every_paper_model(factory) -> None:  # noqa: F811
+def test_moderate_ranking_has_every_paper_model(factory) -> None:
     rows = filter_rows(run_transaction(factory, service.board_rows), strength="moderate")
     scores = rank_models(rows)
     assert {s.model for s in scores} == set(MODEL_IDS.values())

@@ -8,9 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest_leaderboard import encode, lb_env, result_row, submission  # noqa: F401
+from tests.leaderboard.samples import encode, result_row, submission
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -24,7 +24,7 @@ def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedP
     )
 
 
-def test_cli_submit_list_and_moderate(lb_env: str, tmp_path: Path) -> None:  # noqa: F811
+def test_cli_submit_list_and_moderate(lb_env: str, tmp_path: Path) -> None:
     assert _cli("init").returncode == 0
 
     good = tmp_path / "good.json"

@@ -12,8 +12,8 @@ from sqlalchemy import func, select
 
 from leaderboard import service
 from leaderboard.db import run_transaction
-from leaderboard.models import ResultRecord, SubmissionRecord
-from tests.conftest_leaderboard import encode, factory, lb_env, result_row, submission  # noqa: F401
+from leaderboard.orm import ResultRecord, SubmissionRecord
+from tests.leaderboard.samples import encode, result_row, submission
 
 THREADS = 8
 PER_THREAD = 50
@@ -28,7 +28,7 @@ def _file(owner: str, i: int) -> bytes:
     return encode(submission(rows, submitter=owner, notes=f"file {i}"))
 
 
-def test_eight_threads_store_each_distinct_file_exactly_once(factory) -> None:  # noqa: F811
+def test_eight_threads_store_each_distinct_file_exactly_once(factory) -> None:
     before = run_transaction(factory, lambda s: s.scalar(select(func.count(SubmissionRecord.id))))
     shared = [_file("shared", i) for i in range(SHARED)]
     errors: list[BaseException] = []

@@ -14,16 +14,10 @@ from sqlalchemy import func, select
 
 from leaderboard import hub_sync, service
 from leaderboard.db import run_transaction
-from leaderboard.models import AuditRecord, ResultRecord, SubmissionRecord
-from leaderboard.schema import parse_submission
+from leaderboard.orm import AuditRecord, ResultRecord, SubmissionRecord
 from rrdemo.errors import RRError
-from tests.conftest_leaderboard import (  # noqa: F401
-    db_checksum,
-    encode,
-    lb_env,
-    result_row,
-    submission,
-)
+from rrdemo.submission import parse_submission
+from tests.leaderboard.samples import db_checksum, encode, submission
 
 
 def _user_rows(store: hub_sync.Store) -> tuple[int, int, list[str]]:
@@ -53,7 +47,7 @@ def admin(monkeypatch: pytest.MonkeyPatch) -> str:
     return "carol"
 
 
-def test_restart_against_the_same_storage_keeps_everything_once(lb_env: str, admin: str) -> None:  # noqa: F811
+def test_restart_against_the_same_storage_keeps_everything_once(lb_env: str, admin: str) -> None:
     store = hub_sync.open_store()
     doc = parse_submission(encode(submission()))
     outcome = hub_sync.submit_recorded(store, doc)
@@ -72,7 +66,7 @@ def test_restart_against_the_same_storage_keeps_everything_once(lb_env: str, adm
 
 
 def test_lost_database_is_rebuilt_from_the_journal(
-    lb_env: str,  # noqa: F811
+    lb_env: str,
     admin: str,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
@@ -127,7 +121,7 @@ class RecordingApi(HfApi):
 
 
 def test_commit_scheduler_pushes_only_new_append_only_files(
-    lb_env: str,  # noqa: F811
+    lb_env: str,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -173,7 +167,7 @@ def test_commit_scheduler_pushes_only_new_append_only_files(
     _close(store)
 
 
-def test_space_submissions_carry_the_signed_in_username(lb_env: str, tmp_path: Path) -> None:  # noqa: F811
+def test_space_submissions_carry_the_signed_in_username(lb_env: str, tmp_path: Path) -> None:
     from ui.leaderboard_tab import SIGN_IN, submit_file
 
     store = hub_sync.open_store()
@@ -196,7 +190,7 @@ def test_space_submissions_carry_the_signed_in_username(lb_env: str, tmp_path: P
 
 
 def test_admins_are_usernames_or_the_token(
-    lb_env: str,  # noqa: F811
+    lb_env: str,
     admin: str,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -222,13 +216,17 @@ def test_admins_are_usernames_or_the_token(
 
 
 def test_one_click_submissions_are_journalled_too(
-    lb_env: str,  # noqa: F811
+    lb_env: str,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """The Experiments tab's one-click path (`service.submit_from_app`) survives a lost database."""
-    outcome = service.submit_from_app(parse_submission(encode(submission(submitter="sweeper"))))
+    """The Experiments tab's one-click path (`hub_sync.submit_recorded` on the app's one store)
+    survives a lost database."""
+    store = hub_sync.open_store()
+    doc = parse_submission(encode(submission(submitter="sweeper")))
+    outcome = hub_sync.submit_recorded(store, doc)
     assert outcome.created
+    _close(store)
     monkeypatch.setenv("LEADERBOARD_DB_URL", f"sqlite:///{tmp_path / 'fresh.db'}")
     store = hub_sync.open_store()
     assert _user_rows(store) == (1, 1, ["pending"])

@@ -21,17 +21,10 @@ from leaderboard.db import (
     run_transaction,
     upgrade,
 )
-from leaderboard.models import AuditRecord, Base, ResultRecord, SubmissionRecord
-from leaderboard.schema import parse_submission
+from leaderboard.orm import AuditRecord, Base, ResultRecord, SubmissionRecord
 from rrdemo.errors import RRError
-from tests.conftest_leaderboard import (  # noqa: F401
-    db_checksum,
-    encode,
-    factory,
-    lb_env,
-    result_row,
-    submission,
-)
+from rrdemo.submission import parse_submission
+from tests.leaderboard.samples import db_checksum, encode, result_row, submission
 
 TABLES = {"submissions", "results", "audit_log", "alembic_version"}
 
@@ -77,18 +70,16 @@ def test_database_url_is_read_from_the_environment_when_called(
     assert database_url() == "sqlite:///elsewhere.db"
 
 
-def test_open_seeds_the_paper_once(factory) -> None:  # noqa: F811
+def test_open_seeds_the_paper_once(factory) -> None:
     first = run_transaction(factory, lambda s: db_checksum(s))
-    from leaderboard.paper_seed import seed_paper
-
-    assert run_transaction(factory, seed_paper) == 0
+    assert run_transaction(factory, service.seed_paper) == 0
     assert run_transaction(factory, lambda s: db_checksum(s)) == first
     subs = run_transaction(factory, service.list_submissions)
     assert {s.source for s in subs} == {"paper"} and {s.status for s in subs} == {"approved"}
     assert first[0]["results"] == 2 * 5 * 6 * 6  # 2 strengths x 5 models x 6 datasets x 6 configs
 
 
-def test_submit_stores_pending_rows_and_duplicates_are_idempotent(factory) -> None:  # noqa: F811
+def test_submit_stores_pending_rows_and_duplicates_are_idempotent(factory) -> None:
     rows = [result_row(), result_row(dataset="aqua", rrmaj_accuracy=0.75)]
     raw = encode(submission(rows))
     before = run_transaction(factory, lambda s: db_checksum(s))[0]
@@ -126,7 +117,7 @@ def test_submit_stores_pending_rows_and_duplicates_are_idempotent(factory) -> No
 
 
 def test_a_crash_after_the_first_row_leaves_no_partial_submission(
-    factory,  # noqa: F811
+    factory,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     before = run_transaction(factory, lambda s: db_checksum(s))
@@ -152,7 +143,7 @@ def test_a_crash_after_the_first_row_leaves_no_partial_submission(
 
 
 def test_admin_actions_need_the_token_and_are_audited(
-    factory,  # noqa: F811
+    factory,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     raw = encode(submission())
@@ -196,25 +187,23 @@ def test_admin_actions_need_the_token_and_are_audited(
 
 
 def test_deleted_paper_tables_are_not_seeded_again(
-    factory,  # noqa: F811
+    factory,
     monkeypatch: pytest.MonkeyPatch,
-    lb_env: str,  # noqa: F811
+    lb_env: str,
 ) -> None:
-    from leaderboard.db import open_leaderboard
-
     monkeypatch.setenv("LEADERBOARD_ADMIN_TOKEN", "t")
     paper_ids = run_transaction(
         factory,
         lambda s: s.scalars(select(SubmissionRecord.id).order_by(SubmissionRecord.id)).all(),
     )
     run_transaction(factory, lambda s: service.moderate(s, paper_ids[0], "delete", "t"))
-    reopened = open_leaderboard(lb_env)
+    reopened = service.open_leaderboard(lb_env)
     ids = run_transaction(reopened, lambda s: s.scalars(select(SubmissionRecord.id)).all())
     assert ids == paper_ids[1:]
     reopened.kw["bind"].dispose()
 
 
-def test_the_database_itself_refuses_inconsistent_rows(factory) -> None:  # noqa: F811
+def test_the_database_itself_refuses_inconsistent_rows(factory) -> None:
     from sqlalchemy.exc import IntegrityError
 
     sub_id = run_transaction(
@@ -246,26 +235,3 @@ def test_hub_sync_is_off_unless_configured(
     assert hub_sync.start_hub_sync(hub_sync.Journal(tmp_path / "journal")) is None
     assert hub_sync.restore_from_hub(tmp_path / "restore") is None
     assert not (tmp_path / "restore").exists()
-
-
-def test_a_submission_round_trips_through_its_json_file() -> None:
-    from datetime import datetime, timezone
-
-    from leaderboard.schema import ResultRow, Submission
-
-    built = Submission(
-        schema_version=1,
-        submitter="exporter",
-        source="local_run",
-        rrdemo_version="0.1.0",
-        created=datetime(2025, 6, 1, 12, tzinfo=timezone.utc),
-        results=[
-            ResultRow(**result_row()),
-            ResultRow(
-                **result_row(n_corrupted=0, n_truthful=5, corrupted_agents=[], rrmaj_accuracy=None)
-            ),
-        ],
-    )
-    parsed = parse_submission(built.model_dump_json().encode("utf-8"))
-    assert parsed == built and parsed.content_hash() == built.content_hash()
-    assert parsed.results[1].config_label == "0c5t" and parsed.results[0].rho == 0.6

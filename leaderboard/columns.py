@@ -1,0 +1,109 @@
+"""The board's columns, declared once (like the Hugging Face leaderboard template's ColumnContent).
+
+Each `Column` says where its value comes from (an attribute of the ORM tables in
+`leaderboard.orm`, or derived from the other columns), how the board table heads and shows it,
+and whether the CSV and `python -m leaderboard list --format table` carry it. Everything that
+shows a result row is built from `COLUMNS`, in its order: `BoardRow` (its stored columns are the
+fields), the query of `leaderboard.service.board_rows`, the board table and the CSV of
+`leaderboard.present`, and the CLI's table and JSON. No database and no UI here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, make_dataclass
+from typing import Any, Literal
+
+from rrdemo.submission import Setting
+
+Display = Literal["plain", "text", "percent", "ratio"]
+REQUIRED = object()  # a stored column every row has (no default in BoardRow)
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column: its name (a `BoardRow` attribute, a CSV header, a JSON key) and its views."""
+
+    name: str
+    type: Any  # the Python type of its value
+    stored: str | None  # "<table>.<attribute>" it is read from; None: derived from the others
+    label: str | None = None  # header in the board table; None: not in the table
+    display: Display = "plain"  # text: submitted text, escaped; percent: a fraction as %; ratio
+    csv: bool = True  # in the CSV download (and always in `list --format json`)
+    cli: bool = False  # in `python -m leaderboard list --format table`
+    default: Any = REQUIRED  # BoardRow's default for a field a row may lack
+    attribute: str = ""  # the BoardRow attribute when it is not `name`
+
+    @property
+    def attr(self) -> str:
+        """The `BoardRow` attribute holding the value."""
+        return self.attribute or self.name
+
+    def value(self, row: Any) -> Any:
+        """The raw value of `row` (fractions; derived floats rounded to 6 digits)."""
+        value = getattr(row, self.attr)
+        if self.stored is None and isinstance(value, float):
+            return round(value, 6)
+        return value
+
+
+COLUMNS: tuple[Column, ...] = (
+    Column("model", str, "results.model", "model", "text", cli=True),
+    Column("model_revision", str | None, "results.model_revision", default=None),
+    Column("dataset", str, "results.dataset", "dataset", cli=True),
+    Column("strength", str, "results.strength", "strength", cli=True),
+    Column("config", str, None, "config", csv=False, cli=True, attribute="config_label"),
+    Column("rho", float, None, "rho", "ratio", cli=True),
+    Column("maj_accuracy", float | None, "results.maj_accuracy", "MAJ %", "percent", cli=True),
+    Column(
+        "rrmaj_accuracy", float | None, "results.rrmaj_accuracy", "RRMaj %", "percent", cli=True
+    ),
+    Column("delta", float | None, None, "Delta %", "percent", cli=True),
+    Column("n_agents", int, "results.n_agents", "N"),
+    Column("n_corrupted", int, "results.n_corrupted"),
+    Column("n_truthful", int, "results.n_truthful"),
+    Column("k", int, "results.k", "K", cli=True),
+    Column("m", int, "results.m", "M", cli=True),
+    Column("max_tokens", int | None, "results.max_tokens"),
+    Column("n_questions", int, "results.n_questions", "n", cli=True),
+    Column("source", str, "submissions.source", "source", cli=True),
+    Column("submitter", str, "submissions.submitter", "submitter", "text", cli=True),
+    Column("notes", str, "submissions.notes"),
+    Column("submission_id", int, "submissions.id", "submission", cli=True),
+    Column("status", str, "submissions.status", cli=True),
+    Column("config_hash", str, "results.config_hash", default=""),
+)
+STORED_COLUMNS = tuple(c for c in COLUMNS if c.stored is not None)
+BOARD_COLUMNS = tuple(c for c in COLUMNS if c.label is not None)
+CSV_COLUMNS = tuple(c for c in COLUMNS if c.csv)
+CLI_COLUMNS = tuple(c for c in COLUMNS if c.cli)
+
+
+class _Derived(Setting):
+    """The derived columns, computed from a row's stored ones (rho and config from `Setting`)."""
+
+    maj_accuracy: float | None
+    rrmaj_accuracy: float | None
+
+    @property
+    def delta(self) -> float | None:
+        """RRMaj - MAJ accuracy, when the row has both."""
+        if self.maj_accuracy is None or self.rrmaj_accuracy is None:
+            return None
+        return self.rrmaj_accuracy - self.maj_accuracy
+
+
+BoardRow = make_dataclass(
+    "BoardRow",
+    [
+        (c.name, c.type, field() if c.default is REQUIRED else field(default=c.default))
+        for c in STORED_COLUMNS
+    ],
+    bases=(_Derived,),
+    frozen=True,
+    kw_only=True,
+)
+BoardRow.__module__ = __name__
+BoardRow.__doc__ = (
+    "One result row as the board shows it (flattened with its submission's metadata): a frozen "
+    "dataclass whose keyword fields are the stored columns, with the derived ones as properties."
+)

@@ -1,0 +1,50 @@
+"""The presentation helpers: escaping, CSV formula defusing, chart traces, and the board table
+and the CSV built from the one column declaration (`leaderboard.columns`)."""
+
+from __future__ import annotations
+
+import csv
+import html
+from pathlib import Path
+
+import pytest
+
+from leaderboard import present
+from leaderboard.columns import BOARD_COLUMNS, CSV_COLUMNS
+from tests.leaderboard.samples import board_row as row
+
+""" + open("/tmp/present_test.py").read() + """
+
+
+def test_the_board_table_and_the_csv_agree_column_by_column(tmp_path: Path) -> None:
+    rows = [
+        row("org/<a>", 3, 2, 0.2, 0.6, submitter="x & y", model_revision="v1", config_hash="h"),
+        row("org/b", 0, 5, None, 0.9, max_tokens=512),
+    ]
+    frame = present.board_frame(rows)
+    assert list(frame.columns) == [c.label for c in BOARD_COLUMNS]
+    path = present.write_csv(rows, tmp_path / "out.csv")
+    with path.open(encoding="utf-8") as handle:
+        reader = csv.reader(handle)
+        header = next(reader)
+        records = [dict(zip(header, line, strict=True)) for line in reader]
+    assert header == [c.name for c in CSV_COLUMNS]
+    assert {c.name for c in BOARD_COLUMNS} - set(header) == {"config"}  # derived: c and t are there
+    checked = 0
+    for i, record in enumerate(records):
+        for column in BOARD_COLUMNS:
+            shown = frame.loc[i, column.label]
+            if column.name == "config":
+                assert shown == f"{record['n_corrupted']}c{record['n_truthful']}t"
+            elif record[column.name] == "":
+                assert shown is None or shown != shown  # None, or NaN in a float column
+            elif column.display == "percent":
+                assert shown == pytest.approx(round(100 * float(record[column.name]), 1))
+            elif column.display == "ratio":
+                assert shown == pytest.approx(round(float(record[column.name]), 3))
+            elif column.display == "text":
+                assert shown == html.escape(record[column.name], quote=True)
+            else:
+                assert str(shown) == record[column.name]
+            checked += 1
+    assert checked == 2 * len(BOARD_COLUMNS)
