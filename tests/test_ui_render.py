@@ -15,7 +15,8 @@ from rrdemo.speakers import trajectory_order
 from rrdemo.tasks import get_task, load_questions
 from tests.fakes import QUESTION, FakeBackend, FakePool, FakeTask, obeys_injection
 from ui import render
-from ui.arena import Throttle, _silence_text, stream_run
+from ui.arena import Throttle, stream_run
+from ui.arena_controls import _silence_text
 from ui.state import ArenaRequest, ArenaState, build_config, build_run, parse_agents
 
 

@@ -155,7 +155,7 @@ def pick_question(
 
 def normalize_target(task: Task, question: Question, target: str) -> str:
     """The user's target answer in the task's normal form; it must be a wrong, well-formed answer."""
-    concrete = task.for_question(question) if hasattr(task, "for_question") else task
+    concrete = task.for_question(question)
     normal = concrete.normalize(target)  # type: ignore[attr-defined]
     if normal is None or (question.options and normal not in question.options):
         allowed = (
