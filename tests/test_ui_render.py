@@ -33,7 +33,7 @@ def _fake_run(config: RunConfig, pool: FakePool) -> tuple[ArenaState, list]:
     return state, events
 
 
-def _config(n: int = 3, c: int = 2, k: int = 3, L: int = 12) -> RunConfig:  # noqa: N803
+def _config(n: int = 3, c: int = 2, k: int = 3, L: int = 12) -> RunConfig:
     agents = tuple(AgentSpec("fake", corrupted=i < c) for i in range(n))
     return RunConfig(agents=agents, strength="strong", k=k, max_tokens=L, sampling=Sampling(seed=1))
 
