@@ -10,7 +10,7 @@ import hashlib
 import json
 import re
 from dataclasses import MISSING, asdict, dataclass, field, fields, replace
-from typing import Literal
+from typing import Literal, get_args
 
 from rrdemo.errors import RRError
 from rrdemo.turns import (
@@ -21,28 +21,18 @@ from rrdemo.turns import (
     validate_turn_settings,
 )
 
+# Each choice once, as a type; the tuples of allowed values are read from it.
 Strength = Literal["none", "moderate", "strong", "custom"]
 Order = Literal["fixed", "shuffled"]
-STRENGTHS: tuple[str, ...] = ("none", "moderate", "strong", "custom")
-BACKENDS: tuple[str, ...] = ("transformers", "llamacpp")  # engines that run a local model
-ORDERS: tuple[str, ...] = ("fixed", "shuffled")
 EosPolicy = Literal["end", "pass"]
-EOS_POLICIES: tuple[str, ...] = ("end", "pass")
 PromptStyle = Literal["direct", "step-by-step"]
-PROMPT_STYLES: tuple[str, ...] = ("direct", "step-by-step")
 Adversary = Literal["static", "contextual", "last-word"]
-ADVERSARIES: tuple[str, ...] = ("static", "contextual", "last-word")
-
-# Fields added after configs were first logged, with their defaults. `to_dict()` (and so
-# `config_hash()`) leaves a field out while it holds this default: older configs keep their hash.
-LATER_FIELDS: dict[str, object] = {
-    "eos_policy": "end",
-    "prompt_style": "direct",
-    "adversary": "static",
-    "turn_policy": "fixed",
-    "k_min": None,
-    "entropy_threshold": DEFAULT_ENTROPY_THRESHOLD,
-}
+STRENGTHS: tuple[str, ...] = get_args(Strength)
+ORDERS: tuple[str, ...] = get_args(Order)
+EOS_POLICIES: tuple[str, ...] = get_args(EosPolicy)
+PROMPT_STYLES: tuple[str, ...] = get_args(PromptStyle)
+ADVERSARIES: tuple[str, ...] = get_args(Adversary)
+BACKENDS: tuple[str, ...] = ("transformers", "llamacpp")  # engines that run a local model
 
 MAX_AGENTS = 64  # an ensemble larger than this is almost certainly a typo
 MAX_TOKENS_LIMIT = 32768  # L: new tokens in one trajectory or one MAJ answer
@@ -225,26 +215,52 @@ class RunConfig:
         return replace(self, **changes)
 
 
+def _field_defaults(cls: type) -> dict:
+    return {f.name: f.default for f in fields(cls) if f.default is not MISSING}
+
+
+# Fields added after configs were first logged, with their defaults (RunConfig's own). `to_dict()`
+# (and so `config_hash()`) leaves a field out while it holds this default: older configs keep
+# their hash.
+LATER_FIELDS: dict[str, object] = {
+    name: default
+    for name, default in _field_defaults(RunConfig).items()
+    if name
+    in ("eos_policy", "prompt_style", "adversary", "turn_policy", "k_min", "entropy_threshold")
+}
+
+
 @dataclass(frozen=True)
 class Defaults:
     """The run settings a front end starts from, taken from `RunConfig` and `Sampling` themselves.
 
-    Every default of K, L, order, strength and sampling lives in the two dataclasses above;
-    `PAPER_DEFAULTS` reads them, and the CLI flags, the experiment sweep and the Arena's controls
-    all start from `PAPER_DEFAULTS` or `INTERACTIVE_DEFAULTS`, never from numbers of their own.
+    Every default of K, L, order, strength, the settings beyond the paper and sampling lives in
+    the two dataclasses above; `PAPER_DEFAULTS` reads them, and the CLI flags, the experiment sweep
+    and the Arena's controls all start from `PAPER_DEFAULTS` or `INTERACTIVE_DEFAULTS`, never from
+    numbers of their own. `n` and `c` are the ensemble a front end offers first.
     """
 
     strength: str
     k: int  # K
     max_tokens: int  # L
     order: str
+    eos_policy: str
+    prompt_style: str
+    adversary: str
+    turn_policy: str
     temperature: float
     top_p: float
     seed: int
+    n: int = 5  # N agents, as in the paper's ensembles
+    c: int = 3  # corrupted agents: 3c2t, the paper's headline slight majority (rho = 0.6)
 
-
-def _field_defaults(cls: type) -> dict:
-    return {f.name: f.default for f in fields(cls) if f.default is not MISSING}
+    def run_config(self, agents: tuple[AgentSpec, ...], **given: object) -> RunConfig:
+        """A config of these defaults for `agents`; `given` RunConfig or Sampling fields (the
+        settings a user chose) replace the defaults."""
+        settings = {f.name: getattr(self, f.name) for f in fields(self)}
+        settings = {k: v for k, v in {**settings, **given}.items() if k not in ("n", "c")}
+        sampling = {f.name: settings.pop(f.name) for f in fields(Sampling) if f.name in settings}
+        return RunConfig(agents=agents, sampling=Sampling(**sampling), **settings)
 
 
 PAPER_DEFAULTS = Defaults(

@@ -16,7 +16,10 @@ Method = Literal["MAJ", "RRMaj"]
 
 @dataclass(frozen=True)
 class Event:
+    """What every event has: its `kind` tag and the method it belongs to."""
+
     kind: ClassVar[str] = "event"
+    method: Method
 
     def to_dict(self) -> dict:
         return {"kind": self.kind, **asdict(self)}
@@ -27,7 +30,6 @@ class RunStarted(Event):
     """A protocol begins: the full config, its hash, the question and the corruption target."""
 
     kind: ClassVar[str] = "run_started"
-    method: Method
     config: dict
     config_hash: str
     question_id: str
@@ -41,7 +43,6 @@ class TrajectoryStarted(Event):
     """A trajectory opens; `order` is the agent speaking order (MAJ: the single agent)."""
 
     kind: ClassVar[str] = "trajectory_started"
-    method: Method
     trajectory: int
     order: tuple[int, ...]
 
@@ -51,7 +52,6 @@ class TokenDelta(Event):
     """Text just decoded inside a chunk that is still being written (for live display only)."""
 
     kind: ClassVar[str] = "token_delta"
-    method: Method
     trajectory: int
     turn: int
     agent: int
@@ -64,7 +64,6 @@ class ChunkWritten(Event):
     """A finished chunk: agent `agent` wrote `text` (`n_tokens` of its own tokenizer) at `turn`."""
 
     kind: ClassVar[str] = "chunk_written"
-    method: Method
     trajectory: int
     turn: int
     agent: int
@@ -79,7 +78,6 @@ class AnswerExtracted(Event):
     """A trajectory (RR) or an agent's answer (MAJ) is complete and its final answer extracted."""
 
     kind: ClassVar[str] = "answer_extracted"
-    method: Method
     trajectory: int
     answer: str | None  # normal form, None when no answer could be read
     correct: bool | None  # None when the gold answer is unknown
@@ -100,7 +98,6 @@ class Vote(Event):
     """
 
     kind: ClassVar[str] = "vote"
-    method: Method
     counts: dict[str, int]
     abstained: int
 
@@ -115,7 +112,6 @@ class Decision(Event):
     """
 
     kind: ClassVar[str] = "decision"
-    method: Method
     answer: str | None
     correct: bool | None
     fooled: bool
@@ -128,7 +124,6 @@ class ComputeUsed(Event):
     """What the method cost: decoded tokens, prefilled tokens, and wall time."""
 
     kind: ClassVar[str] = "compute_used"
-    method: Method
     decode_tokens: int
     prefill_tokens: int
     wall_s: float

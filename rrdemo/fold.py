@@ -329,7 +329,7 @@ class Fold:
         """Fold in one event; returns the trajectory this event completed (AnswerExtracted)."""
         self.events += 1
         self.speakers.add(event)
-        record = self.method(event.method)  # type: ignore[attr-defined]  # every event names one
+        record = self.method(event.method)
         if isinstance(event, RunStarted):
             self.started = event
         elif isinstance(event, TrajectoryStarted):  # a trajectory (re)opens empty

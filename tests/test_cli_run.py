@@ -9,8 +9,11 @@ import sys
 
 import pytest
 
-from rrdemo.cli import main
+from rrdemo.cli import build_parser, main
+from rrdemo.cli.run import _config
+from rrdemo.config import INTERACTIVE_DEFAULTS, LATER_FIELDS, homogeneous_agents
 from rrdemo.events import event_from_dict
+from ui.state import ArenaRequest, build_config
 
 BAD = [
     (["--models", "nosuch-model"], "unknown model 'nosuch-model'"),
@@ -40,6 +43,26 @@ def test_bad_input_is_one_clear_line_and_exit_2(flags, message, capsys):
     assert len(err) == 1 and err[0].startswith("rrdemo run: error: ")
     assert message in err[0]
     assert "Traceback" not in err[0]
+
+
+def test_the_cli_and_the_arena_start_from_the_same_defaults():
+    d = INTERACTIVE_DEFAULTS
+    cli, _ = _config(build_parser().parse_args(["run", "--question", "q"]))
+    assert cli == d.run_config(homogeneous_agents("smollm2", d.n, d.c))
+    assert cli == build_config(ArenaRequest(model="smollm2"))
+    assert (cli.n, cli.c, cli.k, cli.max_tokens) == (d.n, d.c, d.k, d.max_tokens)
+    assert {name: getattr(cli, name) for name in LATER_FIELDS} == LATER_FIELDS
+
+
+@pytest.mark.parametrize("k", [INTERACTIVE_DEFAULTS.k, 100])
+def test_an_explicit_k_beats_the_ensemble_files_k_even_when_it_equals_the_default(k, tmp_path):
+    path = tmp_path / "ens.yaml"
+    path.write_text("run: {k: 32, max_tokens: 400}\nagents:\n  - {model: smollm2, count: 3}\n")
+    base = ["run", "--question", "q", "--ensemble", str(path)]
+    absent, _ = _config(build_parser().parse_args(base))
+    assert absent.k == 32  # no --k: the file's K
+    given, _ = _config(build_parser().parse_args([*base, "--k", str(k)]))
+    assert (given.k, given.max_tokens) == (k, 400)  # --k given: it wins, the file keeps L
 
 
 @pytest.mark.slow

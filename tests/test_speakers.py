@@ -208,7 +208,7 @@ def test_experiment_planner_warns_when_agents_can_never_write(length, warned):
 @pytest.mark.slow
 def test_honest_agents_write_in_a_real_shuffled_round_robin(real_pool):
     """SmolLM2, 3 agents (2 corrupted), K = 3, L = N x K: honest agents really take turns."""
-    from rrdemo.tasks import get_task, load_questions  # noqa: PLC0415
+    from rrdemo.tasks import get_task, load_questions
 
     task = get_task("logic3")
     question = load_questions(task, n=1, seed=0)[0]

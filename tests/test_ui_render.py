@@ -15,7 +15,8 @@ from rrdemo.speakers import trajectory_order
 from rrdemo.tasks import get_task, load_questions
 from tests.fakes import QUESTION, FakeBackend, FakePool, FakeTask, obeys_injection
 from ui import render
-from ui.arena import Throttle, _silence_text, stream_run
+from ui.arena import Throttle, stream_run
+from ui.arena_controls import _silence_text
 from ui.state import ArenaRequest, ArenaState, build_config, build_run, parse_agents
 
 
@@ -32,7 +33,7 @@ def _fake_run(config: RunConfig, pool: FakePool) -> tuple[ArenaState, list]:
     return state, events
 
 
-def _config(n: int = 3, c: int = 2, k: int = 3, L: int = 12) -> RunConfig:  # noqa: N803
+def _config(n: int = 3, c: int = 2, k: int = 3, L: int = 12) -> RunConfig:
     agents = tuple(AgentSpec("fake", corrupted=i < c) for i in range(n))
     return RunConfig(agents=agents, strength="strong", k=k, max_tokens=L, sampling=Sampling(seed=1))
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import gradio as gr
 
 from rrdemo.agents import ModelSource
+from rrdemo.hardware import describe_hardware, on_space
+from rrdemo.tasks.data import DATASETS, benchmark_source
 
 ABOUT = """
 ### What this demo shows
@@ -87,10 +89,7 @@ format). Carnegie Mellon University, FOCAL, Adelaide University. Notation: N age
 
 def runtime_markdown(pool: ModelSource | None) -> str:
     """Hardware, and where each loaded model and each benchmark comes from."""
-    from rrdemo.hardware import describe_hardware, on_space  # noqa: PLC0415
-    from rrdemo.tasks.data import DATASETS, benchmark_source  # noqa: PLC0415
-
-    sources = pool.sources() if pool is not None and hasattr(pool, "sources") else {}
+    sources = pool.sources() if pool is not None else {}
     models = (
         "\n".join(f"* {name}: loaded from: {source}" for name, source in sources.items())
         or "* none loaded yet (the default model loads in the background at start)"

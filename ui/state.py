@@ -14,7 +14,6 @@ from dataclasses import asdict, dataclass, field, fields
 
 from rrdemo.config import (
     INTERACTIVE_DEFAULTS,
-    LATER_FIELDS,
     AgentSpec,
     RunConfig,
     Sampling,
@@ -40,12 +39,12 @@ ROLES: dict[str, bool] = {
 
 @dataclass(frozen=True)
 class ArenaRequest:
-    """The arena's controls, in the order the UI passes them."""
+    """The arena's controls, in the order the UI passes them; defaults: `INTERACTIVE_DEFAULTS`."""
 
     ensemble: str = "same"  # "same": one model for all N agents; "per agent": the `agents` lines
     model: str = "smollm2"
-    n: int = 5  # N
-    c: int = 3  # corrupted agents (the first c seats)
+    n: int = INTERACTIVE_DEFAULTS.n  # N
+    c: int = INTERACTIVE_DEFAULTS.c  # corrupted agents (the first c seats)
     agents: str = ""  # per agent, one line each: "<model>, honest|corrupted"
     strength: str = INTERACTIVE_DEFAULTS.strength
     custom_template: str = ""
@@ -60,13 +59,13 @@ class ArenaRequest:
     question_index: int = 0
     custom_question: str = ""
     custom_gold: str = ""
-    # Beyond the paper (docs/adversary.md); defaults are RunConfig's own (the paper's setting).
-    eos_policy: str = str(LATER_FIELDS["eos_policy"])  # EOS ends the trajectory ("end") or the turn
-    adversary: str = str(LATER_FIELDS["adversary"])  # how corrupted agents play: static, ...
-    prompt_style: str = str(LATER_FIELDS["prompt_style"])  # direct or step-by-step
+    # Beyond the paper (docs/adversary.md); the defaults are the paper's setting.
+    eos_policy: str = INTERACTIVE_DEFAULTS.eos_policy  # EOS ends the trajectory ("end") or the turn
+    adversary: str = INTERACTIVE_DEFAULTS.adversary  # how corrupted agents play: static, ...
+    prompt_style: str = INTERACTIVE_DEFAULTS.prompt_style  # direct or step-by-step
     # how long an RR turn is (rrdemo.turns): "fixed" K tokens, "sentence" or "uncertainty"
     # (adaptive, K_min = max(1, K // 4), at most K)
-    turn_policy: str = str(LATER_FIELDS["turn_policy"])
+    turn_policy: str = INTERACTIVE_DEFAULTS.turn_policy
 
 
 ARENA_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(ArenaRequest))
@@ -155,7 +154,7 @@ def pick_question(
 
 def normalize_target(task: Task, question: Question, target: str) -> str:
     """The user's target answer in the task's normal form; it must be a wrong, well-formed answer."""
-    concrete = task.for_question(question) if hasattr(task, "for_question") else task
+    concrete = task.for_question(question)
     normal = concrete.normalize(target)  # type: ignore[attr-defined]
     if normal is None or (question.options and normal not in question.options):
         allowed = (

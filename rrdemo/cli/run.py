@@ -12,11 +12,11 @@ from rrdemo.config import (
     EOS_POLICIES,
     INTERACTIVE_DEFAULTS,
     ORDERS,
+    PAPER_DEFAULTS,
     PROMPT_STYLES,
     STRENGTHS,
     AgentSpec,
     RunConfig,
-    Sampling,
     homogeneous_agents,
 )
 from rrdemo.errors import RRError
@@ -65,15 +65,16 @@ def register(subparsers) -> None:
         help="model for every agent, or a comma list cycled over the seats",
     )
     e.add_argument("--revision", help="hub revision of the model(s)")
+    d = INTERACTIVE_DEFAULTS
     e.add_argument(
-        "--agents", "-n", type=int, default=5, help="N, the number of agents (default 5)"
+        "--agents", "-n", type=int, default=d.n, help=f"N, the number of agents (default {d.n})"
     )
     e.add_argument(
         "--corrupt",
         "-c",
         type=int,
-        default=3,
-        help="c, corrupted agents (default 3: the 3c2t setting)",
+        default=d.c,
+        help=f"c, corrupted agents (default {d.c}: the {d.c}c{d.n - d.c}t setting)",
     )
     e.add_argument(
         "--corrupt-seats", help="which seats are corrupted, e.g. 0,2,4 (default: the first c)"
@@ -90,7 +91,7 @@ def register(subparsers) -> None:
     c.add_argument(
         "--strength",
         choices=STRENGTHS,
-        help=f"injection strength (default {INTERACTIVE_DEFAULTS.strength})",
+        help=f"injection strength (default {d.strength})",
     )
     c.add_argument(
         "--template", help="custom injection text with a {target} slot (implies --strength custom)"
@@ -99,17 +100,18 @@ def register(subparsers) -> None:
     c.add_argument(
         "--adversary",
         choices=ADVERSARIES,
-        help="how corrupted agents play: static (the injection, default), contextual (argue "
-        "against the shared text, restate the target), last-word (a corrupted agent writes the "
-        "last turn)",
+        help="how corrupted agents play: static (the injection), contextual (argue against the "
+        "shared text, restate the target), last-word (a corrupted agent writes the last turn); "
+        f"default {d.adversary}",
     )
-    d = INTERACTIVE_DEFAULTS
     r = p.add_argument_group(
         "protocol",
         "defaults: rrdemo.config.INTERACTIVE_DEFAULTS (an --ensemble file's own settings win)",
     )
     r.add_argument(
-        "--k", type=int, help=f"K, tokens per RR turn (default {d.k}; the paper's is 100)"
+        "--k",
+        type=int,
+        help=f"K, tokens per RR turn (default {d.k}; the paper's is {PAPER_DEFAULTS.k})",
     )
     r.add_argument("--m", type=int, help="M, RR trajectories voted by RRMaj (default N)")
     r.add_argument(
@@ -126,15 +128,16 @@ def register(subparsers) -> None:
     r.add_argument(
         "--eos-policy",
         choices=EOS_POLICIES,
-        help="a writer's end-of-sequence ends the trajectory (end, default) or only its turn "
-        "(pass: the trajectory ends when N writers in a row pass, or at L)",
+        help="a writer's end-of-sequence ends the trajectory (end) or only its turn (pass: the "
+        f"trajectory ends when N writers in a row pass, or at L); default {d.eos_policy}",
     )
     r.add_argument(
         "--turn-policy",
         choices=TURN_POLICIES,
-        help="how long an RR turn is: fixed (K tokens, default), sentence (to the first sentence "
-        "or line end after K_min tokens, at most K), uncertainty (until the writer's next-token "
-        "entropy passes the threshold, after K_min tokens, at most K); docs/turns.md",
+        help="how long an RR turn is: fixed (K tokens), sentence (to the first sentence or line "
+        "end after K_min tokens, at most K), uncertainty (until the writer's next-token entropy "
+        f"passes the threshold, after K_min tokens, at most K); default {d.turn_policy}; "
+        "docs/turns.md",
     )
     r.add_argument(
         "--k-min",
@@ -150,7 +153,7 @@ def register(subparsers) -> None:
         "--prompt-style",
         choices=PROMPT_STYLES,
         help="step-by-step also asks for numbered reasoning steps before the final answer "
-        "(default direct)",
+        f"(default {d.prompt_style})",
     )
     r.add_argument("--temperature", type=float, help=f"default {d.temperature}")
     r.add_argument("--top-p", type=float, help=f"default {d.top_p}")
@@ -182,7 +185,7 @@ def _config(args) -> tuple[RunConfig, object | None]:
     """The RunConfig the flags describe, and the ensemble's model source if one was given.
 
     A flag left out is None: it takes the ensemble file's setting when there is one, else
-    `INTERACTIVE_DEFAULTS` (or the RunConfig default); a flag given on the command line always wins.
+    `INTERACTIVE_DEFAULTS`; a flag given on the command line always wins.
     """
     given = {name: getattr(args, name) for name in _SETTINGS if getattr(args, name) is not None}
     if args.template:
@@ -199,17 +202,6 @@ def _config(args) -> tuple[RunConfig, object | None]:
         config = ensemble.config
         sampling = replace(config.sampling, **sampling_given)
         return config.with_(**given, sampling=sampling), ensemble
-    d = INTERACTIVE_DEFAULTS
-    settings = {
-        "strength": d.strength,
-        "k": d.k,
-        "max_tokens": d.max_tokens,
-        "order": d.order,
-        **given,
-    }
-    sampling = Sampling(
-        **{"temperature": d.temperature, "top_p": d.top_p, "seed": d.seed, **sampling_given}
-    )
     models = [m.strip() for m in args.models.split(",") if m.strip()]
     agents = homogeneous_agents(models, args.agents, args.corrupt, revision=args.revision)
     if args.corrupt_seats:
@@ -222,7 +214,7 @@ def _config(args) -> tuple[RunConfig, object | None]:
         if not seats <= set(range(args.agents)):
             raise RRError(f"--corrupt-seats must be between 0 and {args.agents - 1}")
         agents = tuple(AgentSpec(a.model, i in seats, a.revision) for i, a in enumerate(agents))
-    return RunConfig(agents=agents, sampling=sampling, **settings), None
+    return INTERACTIVE_DEFAULTS.run_config(agents, **given, **sampling_given), None
 
 
 def _question(args, seed: int):

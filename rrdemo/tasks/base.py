@@ -27,7 +27,13 @@ class Task(Protocol):
     """A benchmark: prompt format, answer extraction and corruption target for its questions."""
 
     name: str
+    title: str  # the benchmark as people call it, e.g. "GSM8K"
     kind: AnswerKind
+
+    def for_question(self, question: Question) -> Task:
+        """The task that reads this question's answers: itself for a benchmark; for `custom`
+        and `demo`, the letter / number / math task that fits the question."""
+        ...
 
     def prompt(self, question: Question) -> str:
         """The user message: the question, a zero-shot chain-of-thought cue and the final-answer format."""

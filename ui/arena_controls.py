@@ -1,0 +1,271 @@
+"""The Arena's controls: one small builder per group, and the helpers that follow them.
+
+`build_controls(default)` lays the groups out (ensemble, corruption, protocol, settings beyond the
+paper, question) and returns every control by its `ArenaRequest` field name, with the live helper
+texts beside them (rho, the silent-agent warning, the question preview). `wire_controls` makes the
+helpers follow the controls and shows only the controls the current choices use.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import astuple, dataclass
+from html import escape
+
+import gradio as gr
+
+from rrdemo.config import ADVERSARIES, EOS_POLICIES, ORDERS, PROMPT_STYLES, STRENGTHS
+from rrdemo.corruption import TEMPLATES
+from rrdemo.errors import RRError
+from rrdemo.models import REGISTRY
+from rrdemo.speakers import silence_warning
+from rrdemo.tasks import get_task, load_questions
+from rrdemo.turns import TURN_POLICIES
+from ui import render
+from ui.choices import SWEEP_TASK_CHOICES
+from ui.state import ARENA_FIELDS, CUSTOM, ArenaRequest, build_run, pick_question
+
+MAX_AGENTS_UI = 9
+
+Components = dict[str, gr.components.Component]
+
+
+# -- the helper texts -----------------------------------------------------------------------------
+def _preview(task_name: str, index: float, text: str, gold: str) -> str:
+    """The picked question with its gold answer, or why it cannot be picked."""
+    try:
+        task, question = pick_question(task_name, int(index or 0), text, gold)
+    except RRError as exc:
+        return f'<div style="color:#b91c1c">{escape(str(exc))}</div>'
+    return render.render_question(task.title, question.text, question.gold, question.qid)
+
+
+def _random_index(task_name: str) -> int:
+    if task_name == CUSTOM:
+        return 0
+    return random.randrange(len(load_questions(get_task(task_name))))
+
+
+def _rho_text(ensemble: str, n: float, c: float, agents: str) -> str:
+    if ensemble == "per agent":
+        lines = [line for line in (agents or "").splitlines() if line.split("#")[0].strip()]
+        n = len(lines)
+        c = sum("corrupt" in line.lower() for line in lines)
+    n, c = int(n or 0), int(c or 0)
+    if n < 1 or not 0 <= c <= n:
+        return f"c must be between 0 and N = {n}"
+    return f"**{c}c{n - c}t** · rho = c/N = **{c / n:.2f}**"
+
+
+def _silence_text(*values) -> str:  # type: ignore[no-untyped-def]
+    """A warning naming the agents that can never write an RR chunk with these controls, or ""."""
+    try:
+        request = ArenaRequest(**dict(zip(ARENA_FIELDS, values, strict=True)))
+        prepared = build_run(request)
+    except (RRError, TypeError, ValueError):
+        return ""  # an invalid control is reported when the user presses Run
+    warning = silence_warning(prepared.config, [prepared.question.qid])
+    return f"⚠ **Silent agents**: {warning}" if warning else ""
+
+
+# -- the groups -----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Controls:
+    """Every control by its `ArenaRequest` field, and the helpers shown beside them."""
+
+    fields: Components
+    rho: gr.Markdown
+    silence: gr.Markdown
+    preview: gr.HTML
+    shuffle: gr.Button
+
+    @property
+    def inputs(self) -> list[gr.components.Component]:
+        """The controls in the order `ArenaRequest` takes them."""
+        return [self.fields[name] for name in ARENA_FIELDS]
+
+
+def _ensemble(default: ArenaRequest, c: Components) -> gr.Markdown:
+    c["ensemble"] = gr.Radio(
+        ["same", "per agent"],
+        value=default.ensemble,
+        label="Ensemble",
+        info="one model for all N agents, or model and role per agent",
+    )
+    c["model"] = gr.Dropdown(
+        list(REGISTRY),
+        value=default.model,
+        label="Model (all agents)",
+        allow_custom_value=True,
+        info="offline: smollm2, gemma3-270m; others need the hub",
+    )
+    with gr.Row():
+        c["n"] = gr.Slider(1, MAX_AGENTS_UI, value=default.n, step=1, label="N agents")
+        c["c"] = gr.Slider(0, MAX_AGENTS_UI, value=default.c, step=1, label="c corrupted")
+    rho = gr.Markdown(_rho_text(default.ensemble, default.n, default.c, default.agents))
+    c["agents"] = gr.Textbox(
+        value="smollm2, corrupted\nsmollm2, corrupted\nsmollm2, honest",
+        lines=3,
+        visible=default.ensemble == "per agent",
+        label="Per-agent ensemble (one line per agent: model, honest|corrupted)",
+    )
+    return rho
+
+
+def _corruption(default: ArenaRequest, c: Components) -> None:
+    c["strength"] = gr.Radio(list(STRENGTHS), value=default.strength, label="Corruption strength")
+    c["custom_template"] = gr.Textbox(
+        value="",
+        label="Custom injection (must contain {target})",
+        placeholder=TEMPLATES["moderate"],
+        visible=default.strength == "custom",
+    )
+    c["target"] = gr.Textbox(
+        value="", label="Target answer (empty: a wrong answer picked by the seed)"
+    )
+
+
+def _protocol(default: ArenaRequest, c: Components) -> None:
+    with gr.Row():
+        c["k"] = gr.Slider(1, 256, value=default.k, step=1, label="K tokens per turn")
+        c["m"] = gr.Slider(
+            0, MAX_AGENTS_UI, value=default.m, step=1, label="M trajectories (0 = N)"
+        )
+    with gr.Row():
+        c["max_tokens"] = gr.Slider(
+            8, 1024, value=default.max_tokens, step=8, label="L max new tokens"
+        )
+        c["order"] = gr.Radio(
+            list(ORDERS),
+            value=default.order,
+            label="Speaking order",
+            info="shuffled: a seeded order per trajectory; fixed: seat order",
+        )
+    with gr.Row():
+        c["temperature"] = gr.Slider(
+            0, 1.5, value=default.temperature, step=0.05, label="Temperature"
+        )
+    with gr.Row():
+        c["seed"] = gr.Number(value=default.seed, precision=0, label="Seed")
+        c["eos_policy"] = gr.Dropdown(
+            list(EOS_POLICIES),
+            value=default.eos_policy,
+            label="End of sequence: ends the trajectory (end) or the turn (pass)",
+        )
+
+
+# Settings beyond the paper (docs/adversary.md, docs/turns.md): field, choices, label, what they do.
+_BEYOND_THE_PAPER = (
+    (
+        "adversary",
+        ADVERSARIES,
+        "Adversary",
+        "static: the injection (paper); contextual: argues against the shared text; "
+        "last-word: a corrupted agent writes the last turn",
+    ),
+    (
+        "prompt_style",
+        PROMPT_STYLES,
+        "Prompt style",
+        "direct: the task prompt (paper); step-by-step: asks for reasoning steps before the answer",
+    ),
+    (
+        "turn_policy",
+        TURN_POLICIES,
+        "Turn length",
+        "fixed: K tokens; sentence: to a sentence end; uncertainty: until the writer is unsure "
+        "(both after K/4 tokens, at most K; docs/turns.md)",
+    ),
+)
+
+
+def _beyond_the_paper(default: ArenaRequest, c: Components) -> None:
+    with gr.Row():
+        for name, choices, label, info in _BEYOND_THE_PAPER:
+            value = getattr(default, name)
+            c[name] = gr.Dropdown(list(choices), value=value, label=label, info=info)
+
+
+def _question(default: ArenaRequest, c: Components) -> tuple[gr.Button, gr.HTML]:
+    with gr.Row():
+        c["task"] = gr.Dropdown(
+            [*SWEEP_TASK_CHOICES, (CUSTOM, CUSTOM)], value=default.task, label="Task"
+        )
+        c["question_index"] = gr.Number(
+            value=default.question_index, precision=0, label="Question #"
+        )
+        shuffle = gr.Button("Random", size="sm", min_width=60, scale=0)
+    typed = default.task == CUSTOM
+    c["custom_question"] = gr.Textbox(
+        lines=3, label="Your question (list options as (A) ...)", visible=typed
+    )
+    c["custom_gold"] = gr.Textbox(label="Correct answer of your question (optional)", visible=typed)
+    shown = gr.HTML(_preview(default.task, default.question_index, "", ""))
+    return shuffle, shown
+
+
+def build_controls(default: ArenaRequest) -> Controls:
+    """Two columns of grouped controls, set to `default`."""
+    c: Components = {}
+    with gr.Row(equal_height=False):
+        with gr.Column(scale=1, min_width=320):
+            with gr.Group():
+                rho = _ensemble(default, c)
+            with gr.Group():
+                _corruption(default, c)
+        with gr.Column(scale=1, min_width=320):
+            with gr.Group():
+                _protocol(default, c)
+                _beyond_the_paper(default, c)
+                silence = gr.Markdown(_silence_text(*astuple(default)), elem_id="rr-silence")
+            with gr.Group():
+                shuffle, shown = _question(default, c)
+    return Controls(c, rho, silence, shown, shuffle)
+
+
+# -- what follows what ------------------------------------------------------------------------------
+def _on_change(triggers, fn, inputs, outputs) -> None:  # type: ignore[no-untyped-def]
+    for trigger in triggers:
+        trigger.change(fn, inputs, outputs, queue=False, api_visibility="private")
+
+
+def _show_what_is_used(c: Components) -> None:
+    """Show only the controls the current choices use."""
+    _on_change(
+        [c["ensemble"]],
+        lambda mode: (
+            [gr.update(visible=(mode == "same"))] * 3 + [gr.update(visible=(mode == "per agent"))]
+        ),
+        c["ensemble"],
+        [c["model"], c["n"], c["c"], c["agents"]],
+    )
+    _on_change(
+        [c["strength"]],
+        lambda strength: gr.update(visible=(strength == "custom")),
+        c["strength"],
+        c["custom_template"],
+    )
+    _on_change(
+        [c["task"]],
+        lambda task: [gr.update(visible=(task == CUSTOM))] * 2,
+        c["task"],
+        [c["custom_question"], c["custom_gold"]],
+    )
+
+
+def wire_controls(controls: Controls) -> None:
+    """The helpers follow the controls; hidden controls appear when a choice needs them."""
+    c = controls.fields
+    question = [c["task"], c["question_index"], c["custom_question"], c["custom_gold"]]
+    _on_change(question, _preview, question, controls.preview)
+    controls.shuffle.click(
+        _random_index, c["task"], c["question_index"], queue=False, api_visibility="private"
+    )
+    _show_what_is_used(c)
+    # The silent-agent warning follows every control that changes who gets a turn
+    # ("last-word" reseats a corrupted agent).
+    silence = ("ensemble", "model", "n", "c", "agents", "k", "m", "max_tokens", "order")
+    silence += ("adversary", "seed", "task", "question_index", "custom_question")
+    _on_change([c[name] for name in silence], _silence_text, controls.inputs, controls.silence)
+    ensemble = [c["ensemble"], c["n"], c["c"], c["agents"]]
+    _on_change(ensemble, _rho_text, ensemble, controls.rho)
