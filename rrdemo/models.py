@@ -18,13 +18,13 @@ import importlib.metadata
 import logging
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 
 from rrdemo.backends.base import Backend
-from rrdemo.config import BACKENDS, RunConfig
+from rrdemo.config import BACKENDS, AgentSpec, RunConfig
 from rrdemo.errors import RRError
 from rrdemo.paths import cache_dir
 
@@ -352,7 +352,7 @@ def _load_llamacpp(info: ModelInfo, revision: str | None, backend_options: dict)
         eos_token_ids=info.eos_token_ids,
         **options,
     )
-    backend.loaded_from = LOCAL if info.gguf else SHIPPED  # type: ignore[attr-defined]
+    backend.loaded_from = LOCAL if info.gguf else SHIPPED
     return backend
 
 
@@ -399,7 +399,7 @@ def load_backend(
         eos_token_ids=info.eos_token_ids,
         **backend_options,
     )
-    backend.loaded_from = source  # type: ignore[attr-defined]
+    backend.loaded_from = source
     return backend
 
 
@@ -442,13 +442,28 @@ class ModelPool:
                     )
             return self._backends[key]
 
+    def ensure(self, specs: Iterable[AgentSpec]) -> Iterator[str]:
+        """Load every distinct (model, revision, engine) the agents `specs` name, yielding each
+        model's name just before a load (none for what is loaded already). An unknown name fails
+        with the list of known models."""
+        for spec in {(s.model, s.revision, s.backend): s for s in specs}.values():
+            if not self._has(spec.model, spec.revision, spec.backend):
+                yield resolve(spec.model).name
+            self.get(spec.model, spec.revision, spec.backend)
+
+    def _has(self, name: str, revision: str | None, backend: str) -> bool:
+        keys = ((name, revision, None), (name, revision, backend))
+        return any(key in self._backends for key in keys) or (
+            (resolve(name).name, revision, backend) in self._backends
+        )
+
     def loaded(self) -> list[str]:
         return [key[0] for key in self._backends]
 
     def sources(self) -> dict[str, str]:
         """Each loaded model and where it came from ("shipped file" | "hub" | "local folder" | ...)."""
         return {
-            name: getattr(backend, "loaded_from", None) or "served / built in"
+            name: backend.loaded_from or "served / built in"
             for (name, *_), backend in list(self._backends.items())
         }
 

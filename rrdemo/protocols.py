@@ -171,7 +171,7 @@ def _conclude(
     extracted with that key (trajectory order, so deterministic). The decision's answer is the
     winning key's answer, scored with `is_correct` against the gold exactly as each trajectory is.
     """
-    key = getattr(task, "vote_key", lambda a: a)
+    key = task.vote_key
     target_key = key(target) if target else None
     keys: list[str | None] = []
     shown: dict[str, str] = {}  # vote key -> the first answer extracted with that key
@@ -374,14 +374,11 @@ def run_question(
     `interleave=True` alternates the two methods' events (the side-by-side demo); otherwise MAJ
     runs to completion first. Closing the generator stops the run and frees its caches.
     """
-    if hasattr(
-        task, "for_question"
-    ):  # a custom task hands over the extractor that fits this question
-        task = task.for_question(question)
+    task = task.for_question(question)  # a custom task hands over the one that fits the question
     for spec in config.agents:  # unknown or unloadable models fail before anything else happens
         backend_for(models, spec)
     target = target if target is not None else choose_target(task, question, config)
-    shown = getattr(task, "format_target", lambda t: t)(target) if target else None
+    shown = task.format_target(target) if target else None
     injection = make_injection(config.strength, shown, config.custom_template) if config.c else None
     injection = get_strategy(config.adversary).wrap_injection(injection)  # e.g. "contextual"
     user_message = styled_prompt(task.prompt(question), config.prompt_style)

@@ -99,6 +99,8 @@ class Backend(ABC):
 
     name: str  # registry name or hub id, as shown in events and logs
     revision: str | None = None
+    max_context: int | None = None  # tokens one sequence holds (prompt + new); None: not known
+    loaded_from: str | None = None  # where the weights came from ("shipped file", "hub", ...)
 
     @abstractmethod
     def render_prompt(self, user: str, system: str | None = None) -> str:

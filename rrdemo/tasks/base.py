@@ -29,6 +29,11 @@ class Task(Protocol):
     name: str
     kind: AnswerKind
 
+    def for_question(self, question: Question) -> Task:
+        """The task that reads this question's answers: itself for a benchmark; for `custom`
+        and `demo`, the letter / number / math task that fits the question."""
+        ...
+
     def prompt(self, question: Question) -> str:
         """The user message: the question, a zero-shot chain-of-thought cue and the final-answer format."""
         ...

@@ -61,6 +61,10 @@ class LetterTask:
     letters: str = LETTERS  # the option letters questions of this task can have
     kind: AnswerKind = "letter"
 
+    def for_question(self, question: Question) -> LetterTask:
+        """Itself: every question of this task is read the same way."""
+        return self
+
     def prompt(self, question: Question) -> str:
         """Question with its options, CoT cue and 'The answer is (X).' format."""
         return build_prompt(question.text, "letter")
@@ -101,6 +105,10 @@ class NumberTask:
     title: str
     kind: AnswerKind = "number"
 
+    def for_question(self, question: Question) -> NumberTask:
+        """Itself: every question of this task is read the same way."""
+        return self
+
     def prompt(self, question: Question) -> str:
         """Question, CoT cue and 'The answer is N.' format."""
         return build_prompt(question.text, "number")
@@ -140,6 +148,10 @@ class MathTask:
     name: str
     title: str
     kind: AnswerKind = "math"
+
+    def for_question(self, question: Question) -> MathTask:
+        """Itself: every question of this task is read the same way."""
+        return self
 
     def prompt(self, question: Question) -> str:
         """Problem, CoT cue and 'The answer is $\\boxed{ANSWER}$.' format."""
