@@ -16,8 +16,10 @@ import threading
 import gradio as gr
 
 from rrdemo.agents import ModelSource
+from rrdemo.engines.choice import BACKEND_CHOICES, DEFAULT_BACKEND, choose_backend
+from rrdemo.engines.pool import ModelPool
+from rrdemo.engines.registry import DEFAULT_MODEL
 from rrdemo.errors import RRError
-from rrdemo.models import BACKEND_CHOICES, DEFAULT_BACKEND, DEFAULT_MODEL, ModelPool, choose_backend
 
 log = logging.getLogger("rrdemo.app")
 

@@ -62,7 +62,7 @@ class _One:
 
 def load(engine: str, model: str):
     """(backend, seconds to load) for `engine`."""
-    from rrdemo.models import load_backend  # noqa: PLC0415
+    from rrdemo.engines.loading import load_backend
 
     start = time.perf_counter()
     backend = load_backend(model, backend=engine)

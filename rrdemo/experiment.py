@@ -81,7 +81,7 @@ DEFAULTS: dict[str, Any] = {
     "top_p": PAPER_DEFAULTS.top_p,
     "order": PAPER_DEFAULTS.order,  # "shuffled": a seeded speaking order per trajectory
     "source": "auto",
-    # engine of local GGUF models: transformers, llamacpp or auto (rrdemo.models.choose_backend);
+    # engine of local GGUF models: transformers, llamacpp or auto (rrdemo.engines.choice.choose_backend);
     # the CLI and the app ask for auto. Left out of the logged sweep when transformers.
     "backend": "transformers",
     # Settings added later; the normalised sweep (the log header) names them only when they differ
@@ -330,7 +330,8 @@ def plan_sweep(raw: dict[str, Any], served: Collection[str] = ()) -> Plan:
     """Validate a sweep (unknown task, n larger than the set, a config that does not add up, ...)
     and expand it into conditions. Loads question data, never models. `served` names models
     answered by servers of an ensemble file (not in the model registry)."""
-    from rrdemo.models import resolve, with_backends  # noqa: PLC0415
+    from rrdemo.engines.choice import with_backends
+    from rrdemo.engines.registry import resolve
     from rrdemo.tasks import get_task, load_questions  # noqa: PLC0415
 
     sweep = normalize_sweep(raw)

@@ -15,6 +15,8 @@ import os
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from rrdemo.engines.choice import choose_device_dtype
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 # ZeroGPU duration estimate (seconds). GPU speeds are not measured here: these are deliberately
@@ -71,8 +73,6 @@ def prepare() -> None:
 
 def describe_hardware() -> str:
     """One line for the About tab: where generation runs and in which precision."""
-    from rrdemo.models import choose_device_dtype  # noqa: PLC0415
-
     if on_zero_gpu():
         return "ZeroGPU (a GPU attached per run via `spaces.GPU`; models in bfloat16)"
     import torch  # noqa: PLC0415

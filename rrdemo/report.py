@@ -20,20 +20,17 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rrdemo.analysis import (
-    Estimate,
+from rrdemo.analysis.pools import Estimate, Outcome
+from rrdemo.analysis.speaking import SpeakerRow, final_speaker, speaker_mix
+from rrdemo.analysis.tables import (
     KPoint,
     MainRow,
-    Outcome,
     ScalingPoint,
-    SpeakerRow,
     asymmetric_yield,
-    final_speaker,
     k_ablation,
     m_scaling,
     main_table,
     rho_curve,
-    speaker_mix,
 )
 from rrdemo.errors import RRError
 from rrdemo.paper.beside import INTRO, beside_csv, beside_markdown

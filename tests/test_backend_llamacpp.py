@@ -11,8 +11,10 @@ import pytest
 from rrdemo.backends.base import Backend, Delta, Finished, GenerationRequest
 from rrdemo.backends.llamacpp import available, incomplete_tail, sample_token
 from rrdemo.config import AgentSpec, RunConfig, Sampling
+from rrdemo.engines import choice
+from rrdemo.engines.choice import choose_backend, with_backends
+from rrdemo.engines.registry import _OFFLINE_FILES
 from rrdemo.errors import RRError
-from rrdemo.models import _OFFLINE_FILES, choose_backend, with_backends
 from rrdemo.protocols import run_question
 from rrdemo.tasks import get_task
 
@@ -69,9 +71,7 @@ def test_transformers_is_chosen_for_hub_models_and_when_asked():
 
 
 def test_without_llama_cpp_auto_falls_back_and_an_explicit_request_is_refused(monkeypatch):
-    import rrdemo.models as models
-
-    monkeypatch.setattr(models, "llama_cpp_missing", lambda: "ImportError: no llama_cpp")
+    monkeypatch.setattr(choice, "llama_cpp_missing", lambda: "ImportError: no llama_cpp")
     assert choose_backend("smollm2", "auto") == "transformers"
     with pytest.raises(RRError, match="needs llama-cpp-python.*make llama"):
         choose_backend("smollm2", "llamacpp")
@@ -93,7 +93,7 @@ def test_the_engine_is_in_the_hash_and_the_default_keeps_old_hashes():
 # -- the real GGUF files --------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def llama_pool():
-    from rrdemo.models import ModelPool
+    from rrdemo.engines.pool import ModelPool
 
     return ModelPool()
 

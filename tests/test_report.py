@@ -197,7 +197,7 @@ def test_real_run_reports_and_exports(tmp_path, real_pool):
 
 
 def test_report_counts_mixed_trajectories_and_tests_final_speaker_on_them_only(log, tmp_path):
-    from rrdemo.analysis import final_speaker, speaker_mix  # noqa: PLC0415
+    from rrdemo.analysis.speaking import final_speaker, speaker_mix
     from rrdemo.speakers import chunk_roles  # noqa: PLC0415
 
     # Ground truth from the log's own chunks, per condition.

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from rrdemo.analysis import asymmetric_yield, main_table
+from rrdemo.analysis.tables import asymmetric_yield, main_table
 from rrdemo.config import AgentSpec, homogeneous_agents
 from rrdemo.experiment import ensemble_name, plan_sweep, run_plan
 from rrdemo.report import read_run

@@ -14,11 +14,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from rrdemo.backends.base import Delta, Finished, GenerationRequest
-from rrdemo.backends.openai import Endpoint, OpenAIBackend, free_port
+from rrdemo.backends.endpoint import Endpoint
+from rrdemo.backends.llamacpp_server import free_port
+from rrdemo.backends.openai import OpenAIBackend
 from rrdemo.config import RunConfig, Sampling, homogeneous_agents
+from rrdemo.engines.pool import ModelPool
 from rrdemo.errors import RRError
 from rrdemo.events import ChunkWritten, Decision
-from rrdemo.models import ModelPool
 from rrdemo.protocols import run_question
 from tests.fakes import QUESTION, FakeTask
 

@@ -27,9 +27,10 @@ from rrdemo.config import (
     STRENGTHS,
 )
 from rrdemo.corruption import TEMPLATES
+from rrdemo.engines.choice import with_backends
+from rrdemo.engines.registry import DEFAULT_MODEL, REGISTRY, resolve
 from rrdemo.errors import RRError
 from rrdemo.hardware import gpu_duration, on_gpu
-from rrdemo.models import DEFAULT_MODEL, REGISTRY, resolve, with_backends
 from rrdemo.protocols import run_question
 from rrdemo.speakers import silence_warning
 from rrdemo.tasks import get_task, load_questions

@@ -24,8 +24,8 @@ import plotly.graph_objects as go
 from rrdemo.adversary_report import adversary_table_md, main_table_by_adversary
 from rrdemo.agents import ModelSource
 from rrdemo.config import ADVERSARIES, LATER_FIELDS
+from rrdemo.engines.registry import DEFAULT_MODEL, REGISTRY
 from rrdemo.errors import RRError
-from rrdemo.models import DEFAULT_MODEL, REGISTRY
 from rrdemo.paper.beside import INTRO, cell_text
 from rrdemo.paper.settings import SettingResult, settings_beside
 from rrdemo.paths import data_dir
