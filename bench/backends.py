@@ -285,7 +285,7 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
-    from rrdemo.backends.llamacpp import available  # noqa: PLC0415
+    from rrdemo.backends.llamacpp_native import available  # noqa: PLC0415
 
     if available() is not None:
         print(

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from rrdemo.backends.base import Backend, Delta, Finished, GenerationRequest
-from rrdemo.backends.llamacpp import available, incomplete_tail, sample_token
+from rrdemo.backends.llamacpp_native import available, sample_token
+from rrdemo.backends.tokens import common_prefix, incomplete_tail
 from rrdemo.config import AgentSpec, RunConfig, Sampling
 from rrdemo.engines import choice
 from rrdemo.engines.choice import choose_backend, with_backends
@@ -171,17 +172,15 @@ KNOWN_NEAR_TIE = pytest.mark.xfail(
 @needs_llama
 @pytest.mark.parametrize("name", ["smollm2", pytest.param("gemma3-270m", marks=KNOWN_NEAR_TIE)])
 def test_kv_reuse_across_a_boundary_that_retokenizes_equals_prefill_from_scratch(llama_pool, name):
-    from rrdemo.backends.llamacpp import _common_prefix
-
     backend = _twin(_llama(llama_pool, name))
     scratch = _twin(backend, share_prefixes=False)
     key = ("reuse", name)
     first_turn = backend.render_prompt("Is this statement true? Answer briefly.") + "It is def"
     _finish(backend, key, first_turn, 1)
-    cached = backend._seqs[key].ids
+    cached = backend._seqs.cached[key].ids
     next_turn = first_turn + "initely true, because"  # "def" + "initely" re-tokenizes
     ids = backend.encode(next_turn)
-    assert _common_prefix(cached, ids) < len(cached), "the boundary must re-tokenize"
+    assert common_prefix(cached, ids) < len(cached), "the boundary must re-tokenize"
     reused = _finish(backend, key, next_turn, 8)
     fresh = _finish(scratch, key, next_turn, 8)
     assert reused.text == fresh.text and reused.n_tokens == fresh.n_tokens

@@ -6,6 +6,7 @@ import logging
 from dataclasses import replace
 from functools import cache
 
+from rrdemo.backends.llamacpp_native import available
 from rrdemo.config import BACKENDS, RunConfig
 from rrdemo.engines.registry import REGISTRY, gguf_path, resolve
 from rrdemo.errors import RRError
@@ -18,8 +19,6 @@ DEFAULT_BACKEND = "auto"  # llama.cpp for GGUF models when it is installed, else
 @cache
 def llama_cpp_missing() -> str | None:
     """Why llama-cpp-python cannot be used here (one line, logged once), or None when it can."""
-    from rrdemo.backends.llamacpp import available  # needs numpy; keeps startup light
-
     reason = available()
     if reason:
         log.warning(
