@@ -62,7 +62,7 @@ class _One:
 
 def load(engine: str, model: str):
     """(backend, seconds to load) for `engine`."""
-    from rrdemo.models import load_backend  # noqa: PLC0415
+    from rrdemo.engines.loading import load_backend
 
     start = time.perf_counter()
     backend = load_backend(model, backend=engine)
@@ -285,7 +285,7 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
-    from rrdemo.backends.llamacpp import available  # noqa: PLC0415
+    from rrdemo.backends.llamacpp_native import available  # noqa: PLC0415
 
     if available() is not None:
         print(

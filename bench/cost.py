@@ -360,7 +360,7 @@ def rss_probe(opts: BenchOptions, n: int) -> dict:
 
     import torch  # noqa: PLC0415
 
-    from rrdemo.models import load_backend  # noqa: PLC0415
+    from rrdemo.engines.loading import load_backend
     from rrdemo.tasks import get_task, load_questions  # noqa: PLC0415
 
     torch.set_num_threads(opts.threads)
@@ -611,7 +611,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.rss_probe is not None:
             print(json.dumps(rss_probe(opts, args.rss_probe)))
             return 0
-        from rrdemo.models import load_backend  # noqa: PLC0415
+        from rrdemo.engines.loading import load_backend
 
         base = load_backend(opts.model)
         if not hasattr(base, "model"):

@@ -102,7 +102,7 @@ def predict(point: dict, units: dict) -> float:
 def measure(points, model: str, seed: int, log) -> dict:
     import torch  # noqa: PLC0415
 
-    from rrdemo.models import load_backend  # noqa: PLC0415
+    from rrdemo.engines.loading import load_backend
     from rrdemo.tasks import get_task, load_questions  # noqa: PLC0415
 
     base = load_backend(model)

@@ -28,11 +28,13 @@ import time
 from pathlib import Path
 
 from rrdemo.backends.base import GenerationRequest
-from rrdemo.backends.openai import Endpoint, OpenAIBackend, launch_llama_cpp_server
+from rrdemo.backends.endpoint import Endpoint
+from rrdemo.backends.llamacpp_server import launch_llama_cpp_server
+from rrdemo.backends.openai import OpenAIBackend
 from rrdemo.config import RunConfig, Sampling, homogeneous_agents
+from rrdemo.engines.pool import ModelPool
 from rrdemo.errors import RRError
 from rrdemo.events import ChunkWritten, ComputeUsed, Decision
-from rrdemo.models import ModelPool
 from rrdemo.protocols import run_question
 from rrdemo.tasks import get_task
 from rrdemo.tasks.base import Question

@@ -112,7 +112,7 @@ def store_submission(
 def submit(session: Session, submission: Submission | bytes) -> SubmitOutcome:
     """Validate (when given file bytes) and store a user submission as pending.
 
-    Raises `leaderboard.schema.SubmissionRejected` (one reason per problem) on bad input;
+    Raises `rrdemo.submission.SubmissionRejected` (one reason per problem) on bad input;
     nothing is written then. This is also the one-click path after an in-app experiment.
     """
     if isinstance(submission, bytes):

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from rrdemo.analysis import TRIALS, MainRow, Outcome, main_table
+from rrdemo.analysis.pools import TRIALS, Outcome
+from rrdemo.analysis.tables import MainRow, main_table
 from rrdemo.report_tables import ci_text, csv_text, markdown_table
 
 

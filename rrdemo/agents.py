@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from typing import Protocol
 
 from rrdemo.backends.base import Backend
 from rrdemo.config import AgentSpec, RunConfig
@@ -26,10 +28,30 @@ class Agent:
         return self.backend.name
 
 
-class ModelSource:
-    """Anything with `get(name, revision) -> Backend`, such as `rrdemo.models.ModelPool`."""
+class ModelSource(Protocol):
+    """Where agents get their backends: `rrdemo.modelpool.ModelPool`, or a test's fake.
 
-    def get(self, name: str, revision: str | None = None) -> Backend: ...
+    `preferred_backend` is the engine new runs ask for ("auto", "llamacpp", "transformers").
+    """
+
+    preferred_backend: str
+
+    def get(self, name: str, revision: str | None = None, backend: str = "transformers") -> Backend:
+        """The backend of model `name` at `revision` on engine `backend`, loaded on first use."""
+        ...
+
+    def ensure(self, specs: Iterable[AgentSpec]) -> Iterator[str]:
+        """Load what the agents `specs` need: yields each model's name just before loading it
+        (a first load can take a minute), nothing for models already loaded."""
+        ...
+
+    def loaded(self) -> list[str]:
+        """The names of the models loaded so far."""
+        ...
+
+    def sources(self) -> dict[str, str]:
+        """Each loaded model and where its weights came from ("shipped file", "hub", ...)."""
+        ...
 
 
 def backend_for(models: ModelSource, spec: AgentSpec) -> Backend:
@@ -37,7 +59,7 @@ def backend_for(models: ModelSource, spec: AgentSpec) -> Backend:
     (transformers), so every model source with `get(name, revision)` serves default agents."""
     if spec.backend == "transformers":
         return models.get(spec.model, spec.revision)
-    return models.get(spec.model, spec.revision, backend=spec.backend)  # type: ignore[call-arg]
+    return models.get(spec.model, spec.revision, backend=spec.backend)
 
 
 def build_agents(
@@ -55,7 +77,7 @@ def build_agents(
         backend = backend_for(models, spec)
         message = injection.wrap(user_message) if (spec.corrupted and injection) else user_message
         prompt = backend.render_prompt(message, system)
-        limit = getattr(backend, "max_context", None)
+        limit = backend.max_context
         if limit:
             need = backend.count_tokens(prompt) + config.max_tokens
             if need > limit:

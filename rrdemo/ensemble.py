@@ -27,8 +27,10 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from rrdemo.backends.openai import PROMPT_FORMATS, Endpoint, OpenAIBackend
+from rrdemo.backends.endpoint import Endpoint
+from rrdemo.backends.openai import PROMPT_FORMATS, OpenAIBackend
 from rrdemo.config import AgentSpec, RunConfig, Sampling
+from rrdemo.engines.registry import REGISTRY
 from rrdemo.errors import RRError
 
 BACKENDS = ("local", "openai")
@@ -276,8 +278,6 @@ def _served_agent(raw: Mapping, endpoints: Mapping, label: str) -> ServedAgent:
 def _default_tokenizer(name: str, served_model: str) -> str | None:
     """Where the chat template comes from when the file does not say: a registry model, a hub
     id (org/name) or an existing folder among the agent's names; otherwise the completion format."""
-    from rrdemo.models import REGISTRY  # noqa: PLC0415
-
     for candidate in (name, served_model):
         if candidate in REGISTRY or "/" in candidate.strip("/") or Path(candidate).is_dir():
             return candidate

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import plotly.graph_objects as go
 
-from rrdemo.analysis import KPoint, RhoPoint, ScalingPoint
+from rrdemo.analysis.tables import KPoint, RhoPoint, ScalingPoint
 
 METHOD_COLOURS = {"MAJ": "#636EFA", "RRMaj": "#EF553B"}
 METHOD_DASHES = {"MAJ": "dash", "RRMaj": "solid"}

@@ -15,6 +15,8 @@ import os
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from rrdemo.engines.choice import choose_device_dtype
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 # ZeroGPU duration estimate (seconds). GPU speeds are not measured here: these are deliberately
@@ -58,7 +60,7 @@ def on_gpu(function: F, duration: Callable[..., int]) -> F:
     """`spaces.GPU(duration=duration)(function)` on ZeroGPU; `function` itself anywhere else."""
     if not on_zero_gpu():
         return function
-    import spaces  # noqa: PLC0415 - only present (and only needed) on ZeroGPU Spaces
+    import spaces  # only present (and only needed) on ZeroGPU Spaces
 
     return spaces.GPU(duration=duration)(function)
 
@@ -66,16 +68,14 @@ def on_gpu(function: F, duration: Callable[..., int]) -> F:
 def prepare() -> None:
     """Import `spaces` before torch initialises CUDA, as ZeroGPU requires (a no-op elsewhere)."""
     if on_zero_gpu():
-        import spaces  # noqa: F401, PLC0415
+        import spaces  # noqa: F401
 
 
 def describe_hardware() -> str:
     """One line for the About tab: where generation runs and in which precision."""
-    from rrdemo.models import choose_device_dtype  # noqa: PLC0415
-
     if on_zero_gpu():
         return "ZeroGPU (a GPU attached per run via `spaces.GPU`; models in bfloat16)"
-    import torch  # noqa: PLC0415
+    import torch
 
     if torch.cuda.is_available():
         _, dtype = choose_device_dtype(True, torch.cuda.is_bf16_supported())

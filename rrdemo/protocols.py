@@ -13,33 +13,38 @@ from __future__ import annotations
 import itertools
 import time
 import uuid
-from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
+from typing import NamedTuple
 
 from rrdemo.adversary import get_strategy
 from rrdemo.agents import Agent, ModelSource, backend_for, build_agents
-from rrdemo.backends.base import Delta, Finished, GenerationRequest
+from rrdemo.backends.base import Finished
+from rrdemo.chunks import ChunkRequest, ComputeCounter, write_chunks
 from rrdemo.config import RunConfig
 from rrdemo.corruption import make_injection
-from rrdemo.errors import RRError
 from rrdemo.events import (
     AnswerExtracted,
-    ChunkWritten,
     ComputeUsed,
     Decision,
     Event,
     Method,
     RunStarted,
-    TokenDelta,
     TrajectoryStarted,
     Vote,
 )
 from rrdemo.speakers import trajectory_order
 from rrdemo.tasks.base import Question, Task
 from rrdemo.tasks.benchmarks import styled_prompt
-from rrdemo.turns import TurnPolicy
 from rrdemo.voting import derive_seed, plurality
+
+
+class Chunk(NamedTuple):
+    """A part of a shared text: `n_tokens` tokens of `agent`'s tokenizer."""
+
+    agent: int
+    text: str
+    n_tokens: int
 
 
 @dataclass
@@ -48,7 +53,7 @@ class Trajectory:
 
     index: int
     order: tuple[int, ...]  # agent speaking order; turn t belongs to order[t % N]
-    chunks: list[tuple[int, str, int]] = field(default_factory=list)  # (agent, text, n_tokens)
+    chunks: list[Chunk] = field(default_factory=list)
     n_tokens: int = 0
     decoded: int = 0  # decoding steps spent on it (n_tokens plus any end-of-sequence tokens)
     passes: int = 0  # turns in a row that added no token (eos_policy "pass")
@@ -56,142 +61,65 @@ class Trajectory:
 
     @property
     def text(self) -> str:
-        return "".join(text for _, text, _ in self.chunks)
+        return "".join(chunk.text for chunk in self.chunks)
 
     @property
     def last_writer(self) -> int:
         """The agent who wrote the last token (passes under eos_policy "pass" write none)."""
-        return next((a for a, _, n in reversed(self.chunks) if n), self.chunks[-1][0])
+        return next((c.agent for c in reversed(self.chunks) if c.n_tokens), self.chunks[-1].agent)
 
     @property
     def done(self) -> bool:
         return self.finish_reason is not None
 
 
-@dataclass
-class _Counter:
-    """Tokens each agent's model decoded and prefilled for one method."""
+class Final(NamedTuple):
+    """How one trajectory (RR) or answer (MAJ) ended, ready for answer extraction."""
 
-    per_agent: dict[int, dict[str, int]] = field(
-        default_factory=lambda: defaultdict(lambda: {"decode": 0, "prefill": 0})
-    )
-
-    def add(self, agent: int, finished: Finished) -> None:
-        self.per_agent[agent]["decode"] += finished.decode_tokens
-        self.per_agent[agent]["prefill"] += finished.prefill_tokens
-
-    def event(self, method: Method) -> ComputeUsed:
-        return ComputeUsed(
-            method=method,
-            decode_tokens=sum(v["decode"] for v in self.per_agent.values()),
-            prefill_tokens=sum(v["prefill"] for v in self.per_agent.values()),
-            wall_s=0.0,  # filled in by _timed: time spent working, not waiting for the consumer
-            per_agent={str(a): dict(v) for a, v in sorted(self.per_agent.items())},
-        )
-
-
-def _write(
-    method: Method,
-    turn: int,
-    writes: Sequence[tuple[int, Agent, str, int, tuple]],
-    config: RunConfig,
-    counter: _Counter,
-    room: Sequence[int] | None = None,
-    policy: TurnPolicy | None = None,
-) -> Iterator[Event]:
-    """Let each (trajectory, agent, text it reads, tokens to add, cache key) write one chunk.
-
-    `room[i]` caps write i's tokens: it may pass its count only to finish a character (RR: what
-    is left of L); without it a write never passes its count. `policy` (RR) lets the backend end
-    a write before its count by the run's turn policy.
-
-    Writes that share a model go to it as one batch. Yields TokenDelta events while decoding and
-    one ChunkWritten per write; returns the `Finished` result of each write, in input order.
-    """
-    results: list[Finished | None] = [None] * len(writes)
-    by_backend: dict[int, list[int]] = defaultdict(list)
-    for i, (_, agent, _, _, _) in enumerate(writes):
-        by_backend[id(agent.backend)].append(i)
-    for members in by_backend.values():
-        backend = writes[members[0]][1].backend
-        requests = [
-            GenerationRequest(
-                key=writes[i][4],
-                prompt=writes[i][2],
-                max_new_tokens=writes[i][3],
-                sampling=config.sampling,
-                seed=derive_seed(config.sampling.seed, *writes[i][4][1:], turn),
-                room=room[i] if room is not None else None,
-                turn=policy,
-            )
-            for i in members
-        ]
-        for out in _naming_the_turn(backend.generate(requests), method, turn):
-            i = members[out.index]
-            trajectory, agent = writes[i][0], writes[i][1]
-            if isinstance(out, Delta):
-                yield TokenDelta(method, trajectory, turn, agent.index, agent.corrupted, out.text)
-                continue
-            results[i] = out
-            counter.add(agent.index, out)
-            yield ChunkWritten(
-                method,
-                trajectory,
-                turn,
-                agent.index,
-                agent.corrupted,
-                agent.model,
-                out.text,
-                out.n_tokens,
-            )
-    return results
-
-
-def _naming_the_turn(outputs: Iterator, method: Method, turn: int) -> Iterator:
-    """Pass a backend's outputs through; a failure it reports gets the method and turn in front."""
-    try:
-        yield from outputs
-    except RRError as exc:
-        raise RRError(f"{method} turn {turn}: {exc}") from None
+    trajectory: int
+    text: str
+    n_tokens: int
+    finish_reason: str | None  # "eos" or "length"
+    last_agent: int  # who wrote the last token
 
 
 def _conclude(
     method: Method,
-    finals: Sequence[tuple[int, str, int, str, int]],
+    finals: Sequence[Final],
     agents: Sequence[Agent],
     task: Task,
     question: Question,
     target: str | None,
     tie_seed: int,
 ) -> Iterator[Event]:
-    """Extract each (trajectory, text, n_tokens, finish_reason, last agent)'s answer, vote, decide.
+    """Extract each final text's answer, vote, decide.
 
     Votes are grouped by the task's vote key (MATH: "sym:Integer(5)" for "5" and "5.0"), but
     what is shown, counted and scored is an answer: behind each key stands the first answer
     extracted with that key (trajectory order, so deterministic). The decision's answer is the
     winning key's answer, scored with `is_correct` against the gold exactly as each trajectory is.
     """
-    key = getattr(task, "vote_key", lambda a: a)
+    key = task.vote_key
     target_key = key(target) if target else None
     keys: list[str | None] = []
     shown: dict[str, str] = {}  # vote key -> the first answer extracted with that key
-    for trajectory, text, n_tokens, reason, last in finals:
-        answer = task.extract(text, finish_reason=reason)
+    for final in finals:
+        answer = task.extract(final.text, finish_reason=final.finish_reason)
         answer_key = key(answer) if answer is not None else None
         keys.append(answer_key)
         if answer_key is not None:
             shown.setdefault(answer_key, answer)
         yield AnswerExtracted(
             method=method,
-            trajectory=trajectory,
+            trajectory=final.trajectory,
             answer=answer,
             correct=task.is_correct(answer, question.gold) if question.gold is not None else None,
             fooled=answer_key is not None and answer_key == target_key,
-            last_agent=last,
-            last_corrupted=agents[last].corrupted,
-            n_tokens=n_tokens,
-            finish_reason=reason,
-            text=text,
+            last_agent=final.last_agent,
+            last_corrupted=agents[final.last_agent].corrupted,
+            n_tokens=final.n_tokens,
+            finish_reason=final.finish_reason,
+            text=final.text,
         )
     vote = plurality(keys, tie_seed)
     yield Vote(method, {shown[k]: n for k, n in vote.counts.items()}, vote.abstained)
@@ -218,18 +146,19 @@ def majority_vote(
 ) -> Iterator[Event]:
     """MAJ: `samples` independent answers (default N; answer j comes from agent j mod N), plurality vote."""
     n_samples = samples or len(agents)
-    counter = _Counter()
+    counter = ComputeCounter()
     # Every answer is its own trajectory, written by one agent in one turn of up to L tokens.
-    writes = []
+    chunks = []
     for j in range(n_samples):
         agent = agents[j % len(agents)]
         yield TrajectoryStarted("MAJ", j, (agent.index,))
-        writes.append((j, agent, agent.prompt, config.max_tokens, (run_id, "MAJ", question.qid, j)))
+        key = (run_id, "MAJ", question.qid, j)
+        chunks.append(ChunkRequest(j, agent, agent.prompt, config.max_tokens, key))
     # All answers are decoded together, batched per model.
-    results = yield from _write("MAJ", 0, writes, config, counter)
+    results = yield from write_chunks("MAJ", 0, chunks, config, counter)
     finals = [
-        (j, out.text, out.n_tokens, out.finish_reason, agent.index)
-        for (j, agent, *_), out in zip(writes, results, strict=True)
+        Final(c.trajectory, out.text, out.n_tokens, out.finish_reason, c.agent.index)
+        for c, out in zip(chunks, results, strict=True)
     ]
     yield from _conclude(
         "MAJ",
@@ -273,7 +202,7 @@ def round_robin(
     n, k, budget = len(agents), config.k, config.max_tokens
     m = trajectories or config.n_trajectories
     policy = config.turn if config.turn.adaptive else None  # None: every turn is K tokens
-    counter = _Counter()
+    counter = ComputeCounter()
     # Each trajectory gets its speaking order: seat order or a seeded shuffle, reseated by the
     # adversary strategy (e.g. "last-word" gives a corrupted agent the last turn).
     shared = []
@@ -288,22 +217,23 @@ def round_robin(
         # The agent whose turn it is in each unfinished trajectory reads its own prompt followed by
         # the whole shared text, and appends K tokens of its own tokenizer (fewer once L is near;
         # a few more when the K-th token ends inside a character, never past L).
-        writes = []
+        chunks = []
         for tr in active:
             agent = agents[tr.order[turn % n]]
             key = (run_id, "RRMaj", question.qid, tr.index, agent.index)
-            writes.append(
-                (tr.index, agent, agent.prompt + tr.text, min(k, budget - tr.decoded), key)
-            )
-        room = [budget - tr.decoded for tr in active]
-        results = yield from _write("RRMaj", turn, writes, config, counter, room, policy)
+            left = budget - tr.decoded
+            prompt = agent.prompt + tr.text
+            chunks.append(ChunkRequest(tr.index, agent, prompt, min(k, left), key, room=left))
+        results = yield from write_chunks("RRMaj", turn, chunks, config, counter, policy)
         # The chunk joins the shared text; the EOS policy and L say whether the trajectory ends.
-        for tr, (_, agent, *_), out in zip(active, writes, results, strict=True):
-            tr.chunks.append((agent.index, out.text, out.n_tokens))
+        for tr, chunk, out in zip(active, chunks, results, strict=True):
+            tr.chunks.append(Chunk(chunk.agent.index, out.text, out.n_tokens))
             tr.n_tokens += out.n_tokens
             tr.decoded += out.decode_tokens
             tr.finish_reason = _end_of_turn(config.eos_policy, tr, out, n, budget)
-    finals = [(tr.index, tr.text, tr.n_tokens, tr.finish_reason, tr.last_writer) for tr in shared]
+    finals = [
+        Final(tr.index, tr.text, tr.n_tokens, tr.finish_reason, tr.last_writer) for tr in shared
+    ]
     yield from _conclude(
         "RRMaj",
         finals,
@@ -374,14 +304,11 @@ def run_question(
     `interleave=True` alternates the two methods' events (the side-by-side demo); otherwise MAJ
     runs to completion first. Closing the generator stops the run and frees its caches.
     """
-    if hasattr(
-        task, "for_question"
-    ):  # a custom task hands over the extractor that fits this question
-        task = task.for_question(question)
+    task = task.for_question(question)  # a custom task hands over the one that fits the question
     for spec in config.agents:  # unknown or unloadable models fail before anything else happens
         backend_for(models, spec)
     target = target if target is not None else choose_target(task, question, config)
-    shown = getattr(task, "format_target", lambda t: t)(target) if target else None
+    shown = task.format_target(target) if target else None
     injection = make_injection(config.strength, shown, config.custom_template) if config.c else None
     injection = get_strategy(config.adversary).wrap_injection(injection)  # e.g. "contextual"
     user_message = styled_prompt(task.prompt(question), config.prompt_style)

@@ -17,18 +17,16 @@ from pathlib import Path
 from typing import Any
 
 from rrdemo import adversary_report as adv
-from rrdemo.analysis import (
+from rrdemo.analysis.speaking import SpeakerRow, final_speaker, speaker_mix
+from rrdemo.analysis.tables import (
     KPoint,
     MainRow,
     ScalingPoint,
-    SpeakerRow,
     asymmetric_yield,
-    final_speaker,
     k_ablation,
     m_scaling,
     main_table,
     rho_curve,
-    speaker_mix,
 )
 from rrdemo.errors import RRError
 from rrdemo.figures import k_figure, rho_curve_figure, scaling_figure, write_png

@@ -12,7 +12,9 @@ from collections import defaultdict
 from dataclasses import asdict
 from typing import Any
 
-from rrdemo.analysis import Estimate, KPoint, MainRow, MixRow, ScalingPoint, SpeakerRow, YieldRow
+from rrdemo.analysis.pools import Estimate
+from rrdemo.analysis.speaking import MixRow, SpeakerRow
+from rrdemo.analysis.tables import KPoint, MainRow, ScalingPoint, YieldRow
 
 
 # -- cells ----------------------------------------------------------------------------------------

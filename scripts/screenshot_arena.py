@@ -17,10 +17,10 @@ ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-
 
 
 def main(out: str = "assets/screenshot_arena.png") -> None:
-    from playwright.sync_api import sync_playwright  # noqa: PLC0415
+    from playwright.sync_api import sync_playwright
 
-    import app  # noqa: PLC0415
-    from rrdemo.models import ModelPool  # noqa: PLC0415
+    import app
+    from rrdemo.engines.pool import ModelPool
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from rrdemo.backends.base import Backend, Delta, Finished, GenerationOutput, GenerationRequest
+from rrdemo.config import AgentSpec
 from rrdemo.tasks.base import Question
 from rrdemo.turns import turn_over
 
@@ -93,13 +94,26 @@ class FakeBackend(Backend):
 
 
 class FakePool:
-    """A ModelSource serving fake backends by name."""
+    """A ModelSource serving fake backends by name (on every engine, nothing to load)."""
+
+    preferred_backend = "transformers"
 
     def __init__(self, *backends: FakeBackend) -> None:
         self.backends = {b.name: b for b in backends}
 
-    def get(self, name: str, revision: str | None = None) -> Backend:
+    def get(self, name: str, revision: str | None = None, backend: str = "transformers") -> Backend:
         return self.backends[name]
+
+    def ensure(self, specs: Iterable[AgentSpec]) -> Iterator[str]:
+        for spec in specs:
+            self.get(spec.model, spec.revision, spec.backend)
+        yield from ()
+
+    def loaded(self) -> list[str]:
+        return list(self.backends)
+
+    def sources(self) -> dict[str, str]:
+        return {}
 
 
 class FakeTask:
@@ -121,7 +135,13 @@ class FakeTask:
     def distractor(self, question: Question, seed: int) -> str:
         return "(C)"
 
+    def for_question(self, question: Question) -> FakeTask:
+        return self
+
     def vote_key(self, answer: str) -> str:
+        return answer
+
+    def format_target(self, answer: str) -> str:
         return answer
 
 

@@ -7,20 +7,9 @@ import math
 import numpy as np
 import pytest
 
-from rrdemo.analysis import (
-    Outcome,
-    asymmetric_yield,
-    expected_single,
-    final_speaker,
-    group_pools,
-    k_ablation,
-    m_scaling,
-    main_table,
-    rho_curve,
-    select,
-    trial_matrix,
-    vote,
-)
+from rrdemo.analysis.pools import Outcome, expected_single, group_pools, select, trial_matrix, vote
+from rrdemo.analysis.speaking import final_speaker
+from rrdemo.analysis.tables import asymmetric_yield, k_ablation, m_scaling, main_table, rho_curve
 
 GOLD, TARGET, OTHER = "(B)", "(C)", "(A)"
 

@@ -9,10 +9,13 @@ import numpy as np
 import pytest
 
 from rrdemo.backends.base import Backend, Delta, Finished, GenerationRequest
-from rrdemo.backends.llamacpp import available, incomplete_tail, sample_token
+from rrdemo.backends.llamacpp_native import available, sample_token
+from rrdemo.backends.tokens import common_prefix, incomplete_tail
 from rrdemo.config import AgentSpec, RunConfig, Sampling
+from rrdemo.engines import choice
+from rrdemo.engines.choice import choose_backend, with_backends
+from rrdemo.engines.registry import _OFFLINE_FILES
 from rrdemo.errors import RRError
-from rrdemo.models import _OFFLINE_FILES, choose_backend, with_backends
 from rrdemo.protocols import run_question
 from rrdemo.tasks import get_task
 
@@ -69,9 +72,7 @@ def test_transformers_is_chosen_for_hub_models_and_when_asked():
 
 
 def test_without_llama_cpp_auto_falls_back_and_an_explicit_request_is_refused(monkeypatch):
-    import rrdemo.models as models
-
-    monkeypatch.setattr(models, "llama_cpp_missing", lambda: "ImportError: no llama_cpp")
+    monkeypatch.setattr(choice, "llama_cpp_missing", lambda: "ImportError: no llama_cpp")
     assert choose_backend("smollm2", "auto") == "transformers"
     with pytest.raises(RRError, match="needs llama-cpp-python.*make llama"):
         choose_backend("smollm2", "llamacpp")
@@ -93,7 +94,7 @@ def test_the_engine_is_in_the_hash_and_the_default_keeps_old_hashes():
 # -- the real GGUF files --------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def llama_pool():
-    from rrdemo.models import ModelPool
+    from rrdemo.engines.pool import ModelPool
 
     return ModelPool()
 
@@ -171,17 +172,15 @@ KNOWN_NEAR_TIE = pytest.mark.xfail(
 @needs_llama
 @pytest.mark.parametrize("name", ["smollm2", pytest.param("gemma3-270m", marks=KNOWN_NEAR_TIE)])
 def test_kv_reuse_across_a_boundary_that_retokenizes_equals_prefill_from_scratch(llama_pool, name):
-    from rrdemo.backends.llamacpp import _common_prefix
-
     backend = _twin(_llama(llama_pool, name))
     scratch = _twin(backend, share_prefixes=False)
     key = ("reuse", name)
     first_turn = backend.render_prompt("Is this statement true? Answer briefly.") + "It is def"
     _finish(backend, key, first_turn, 1)
-    cached = backend._seqs[key].ids
+    cached = backend._seqs.cached[key].ids
     next_turn = first_turn + "initely true, because"  # "def" + "initely" re-tokenizes
     ids = backend.encode(next_turn)
-    assert _common_prefix(cached, ids) < len(cached), "the boundary must re-tokenize"
+    assert common_prefix(cached, ids) < len(cached), "the boundary must re-tokenize"
     reused = _finish(backend, key, next_turn, 8)
     fresh = _finish(scratch, key, next_turn, 8)
     assert reused.text == fresh.text and reused.n_tokens == fresh.n_tokens

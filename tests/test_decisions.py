@@ -15,7 +15,7 @@ from dataclasses import replace
 
 import pytest
 
-from rrdemo.analysis import main_table
+from rrdemo.analysis.tables import main_table
 from rrdemo.config import RunConfig, Sampling, homogeneous_agents
 from rrdemo.events import AnswerExtracted, Decision, Vote, event_from_dict
 from rrdemo.protocols import run_question

@@ -11,6 +11,7 @@ import torch
 
 from rrdemo.backends.base import Finished, GenerationRequest
 from rrdemo.backends.hf import TransformersBackend
+from rrdemo.backends.tokens import by_length
 from rrdemo.config import AgentSpec, RunConfig, Sampling
 
 TEXT = "a×b≈c"  # '×' is 2 bytes, '≈' 3 bytes in UTF-8
@@ -117,12 +118,10 @@ def test_real_smollm2_round_robin_keeps_multibyte_characters_whole(real_pool, k)
 
 
 def test_rows_are_prefilled_in_groups_of_similar_suffix_length():
-    from rrdemo.backends.hf import _by_length
-
-    groups = _by_length([50, 100, 150, 60, 55])
+    groups = by_length([50, 100, 150, 60, 55])
     assert sorted(i for g in groups for i in g) == [0, 1, 2, 3, 4]  # every row exactly once
     assert groups == [[0, 4, 3], [1, 2]]  # 50-60 together; 100 and 150 waste 20 % padded
     for group in groups:
         lengths = [[50, 100, 150, 60, 55][i] for i in group]
         assert max(lengths) * len(lengths) - sum(lengths) <= 0.25 * sum(lengths)
-    assert _by_length([7]) == [[0]] and _by_length([10, 10, 11]) == [[0, 1, 2]]
+    assert by_length([7]) == [[0]] and by_length([10, 10, 11]) == [[0, 1, 2]]

@@ -235,7 +235,6 @@ def test_equal_decode_budget_and_compute_events():
         )
         per_agent = compute[method].per_agent
         assert sum(v["decode"] for v in per_agent.values()) == compute[method].decode_tokens
-        assert compute[method].wall_s >= 0
 
 
 def test_closing_the_stream_frees_the_run_state():

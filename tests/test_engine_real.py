@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from rrdemo.backends.base import Finished, GenerationRequest
-from rrdemo.backends.hf import TransformersBackend, _common_prefix
+from rrdemo.backends.hf import TransformersBackend
+from rrdemo.backends.tokens import common_prefix
 from rrdemo.config import AgentSpec, RunConfig, Sampling
 from rrdemo.protocols import run_question
 from rrdemo.tasks import get_task
@@ -52,7 +53,7 @@ def test_kv_reuse_across_a_boundary_that_retokenizes_equals_prefill_from_scratch
     # Another agent continues the word, so "def" + "initely" re-tokenizes as a different token.
     next_turn = first_turn + "initely true, because"
     ids = backend.encode(next_turn)
-    assert _common_prefix(cached, ids) < len(cached), (
+    assert common_prefix(cached, ids) < len(cached), (
         "the boundary must re-tokenize for this test to bite"
     )
     reused = _finish(backend, key, next_turn, 8)

@@ -8,9 +8,9 @@ import pytest
 import yaml
 
 from rrdemo.backends.openai import OpenAIBackend
+from rrdemo.engines.pool import ModelPool
 from rrdemo.ensemble import load_ensemble, parse_ensemble, use_ensemble
 from rrdemo.errors import RRError
-from rrdemo.models import ModelPool
 
 DOC = {
     "run": {

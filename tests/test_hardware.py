@@ -9,7 +9,7 @@ import types
 import pytest
 
 from rrdemo import hardware
-from rrdemo.models import choose_device_dtype
+from rrdemo.engines.choice import choose_device_dtype
 from ui.state import ArenaRequest
 
 

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from rrdemo.analysis import KPoint, ScalingPoint, SpeakerRow
+from rrdemo.analysis.speaking import SpeakerRow
+from rrdemo.analysis.tables import KPoint, ScalingPoint
 from rrdemo.cli import main as cli_main
 from rrdemo.paper import tables as paper
 from rrdemo.paper.beside import PAPER, RUN, beside_csv, beside_markdown, model_note

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from rrdemo.analysis import final_speaker, speaker_mix
+from rrdemo.analysis.speaking import final_speaker, speaker_mix
 from rrdemo.cli import main as cli_main
 from rrdemo.errors import RRError
 from rrdemo.report import write_report

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from rrdemo.analysis import asymmetric_yield, main_table
+from rrdemo.analysis.tables import asymmetric_yield, main_table
 from rrdemo.config import AgentSpec, homogeneous_agents
 from rrdemo.runs.log import read_run
 from rrdemo.runs.runner import run_plan

@@ -20,8 +20,11 @@ pytest.importorskip(
 )
 
 from rrdemo.backends.base import Finished, GenerationRequest  # noqa: E402
-from rrdemo.backends.openai import Endpoint, OpenAIBackend, launch_llama_cpp_server  # noqa: E402
+from rrdemo.backends.endpoint import Endpoint  # noqa: E402
+from rrdemo.backends.llamacpp_server import launch_llama_cpp_server  # noqa: E402
+from rrdemo.backends.openai import OpenAIBackend  # noqa: E402
 from rrdemo.config import RunConfig, Sampling, homogeneous_agents  # noqa: E402
+from rrdemo.engines.pool import ModelPool  # noqa: E402
 from rrdemo.ensemble import use_ensemble  # noqa: E402
 from rrdemo.errors import RRError  # noqa: E402
 from rrdemo.events import (  # noqa: E402
@@ -34,7 +37,6 @@ from rrdemo.events import (  # noqa: E402
     TrajectoryStarted,
     Vote,
 )
-from rrdemo.models import ModelPool  # noqa: E402
 from rrdemo.protocols import run_question  # noqa: E402
 from rrdemo.tasks import get_task  # noqa: E402
 from rrdemo.tasks.base import Question  # noqa: E402

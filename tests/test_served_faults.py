@@ -7,6 +7,8 @@ each fault be produced on demand; the real llama.cpp server is exercised in test
 from __future__ import annotations
 
 import json
+import select
+import socket
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -14,17 +16,20 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from rrdemo.backends.base import Delta, Finished, GenerationRequest
-from rrdemo.backends.openai import Endpoint, OpenAIBackend, free_port
+from rrdemo.backends.endpoint import Endpoint
+from rrdemo.backends.llamacpp_server import free_port
+from rrdemo.backends.openai import OpenAIBackend
 from rrdemo.config import RunConfig, Sampling, homogeneous_agents
+from rrdemo.engines.pool import ModelPool
 from rrdemo.errors import RRError
-from rrdemo.events import ChunkWritten, Decision
-from rrdemo.models import ModelPool
+from rrdemo.events import ChunkWritten, Decision, TokenDelta
 from rrdemo.protocols import run_question
 from tests.fakes import QUESTION, FakeTask
 
 
 class Stub(ThreadingHTTPServer):
-    """Behaviour knobs: `delay` s before answering, `fail_first` 500s, `key` required, `models`."""
+    """Behaviour knobs: `delay` s before answering, `fail_first` 500s, `key` required, `models`,
+    `stall` s after a streamed answer's first word (counting in `hung_up` the clients that leave)."""
 
     daemon_threads = True
 
@@ -35,6 +40,8 @@ class Stub(ThreadingHTTPServer):
         self.fail_from = knobs.get("fail_from")  # this request and all later ones get a 500
         self.key = knobs.get("key")
         self.models = knobs.get("models", ["stub"])
+        self.stall = knobs.get("stall", 0.0)
+        self.hung_up = 0  # streamed answers whose client closed the connection mid-answer
         self.lock = threading.Lock()
         self.bodies: list[dict] = []
         self.headers_seen: list[str] = []
@@ -92,15 +99,31 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
             self.end_headers()
-            for i, word in enumerate(words):
-                reason = "length" if i == n - 1 else None
-                chunk = {"choices": [{"text": word, "index": 0, "finish_reason": reason}]}
-                self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
-            self.wfile.write(f"data: {json.dumps({'choices': [], 'usage': usage})}\n\n".encode())
-            self.wfile.write(b"data: [DONE]\n\n")
+            try:
+                for i, word in enumerate(words):
+                    reason = "length" if i == n - 1 else None
+                    chunk = {"choices": [{"text": word, "index": 0, "finish_reason": reason}]}
+                    self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+                    if i == 0 and srv.stall and self._client_left(srv.stall):
+                        raise ConnectionResetError("the client closed the connection")
+                usage_line = f"data: {json.dumps({'choices': [], 'usage': usage})}\n\n"
+                self.wfile.write(usage_line.encode())
+                self.wfile.write(b"data: [DONE]\n\n")
+            except OSError:  # the client hung up mid-answer
+                with srv.lock:
+                    srv.hung_up += 1
         finally:
             with srv.lock:
                 srv.in_flight -= 1
+
+    def _client_left(self, within: float) -> bool:
+        """Whether the client closes the connection within `within` seconds (EOF on a peek)."""
+        deadline = time.monotonic() + within
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([self.connection], [], [], 0.05)
+            if ready and not self.connection.recv(1, socket.MSG_PEEK):
+                return True
+        return False
 
 
 @pytest.fixture
@@ -238,12 +261,20 @@ def test_slow_server_times_out_within_bounded_time(stub):
 
 
 def test_closing_the_run_cancels_requests_in_flight(stub):
-    server = stub(delay=2.0)
+    server = stub(stall=10.0)  # each answer streams one word, then waits 10 s for the rest
     events = run(backend(server.base_url), methods=("RRMaj",))
-    next(events)  # RunStarted
+    next(e for e in events if isinstance(e, TokenDelta))  # the first turn is being streamed
+    assert server.in_flight >= 1
     start = time.perf_counter()
     events.close()
     assert time.perf_counter() - start < 1.0
+    deadline = time.monotonic() + 5.0
+    while server.in_flight and time.monotonic() < deadline:
+        time.sleep(0.02)
+    # Every request the server got was dropped by the client, long before its answer ended.
+    assert server.in_flight == 0
+    assert server.hung_up == len(server.bodies) >= 1
+    assert time.perf_counter() - start < 5.0
 
 
 def test_api_key_is_sent_but_never_shown(stub, monkeypatch):

@@ -54,7 +54,7 @@ def test_too_many_questions_names_the_set_size(n: int) -> None:
 @pytest.mark.parametrize("n", [0, -1, 2.5, True])
 def test_bad_sample_size(n: object) -> None:
     with pytest.raises(RRError, match="positive whole number"):
-        load_questions("aqua", n=n)  # type: ignore[arg-type]
+        load_questions("aqua", n=n)
 
 
 def test_unknown_source_and_task() -> None:
@@ -173,7 +173,7 @@ def test_offline_and_hub_shapes_agree_for_bbh() -> None:
 
 
 @pytest.fixture
-def local_hub(monkeypatch: pytest.MonkeyPatch, tmp_path):  # type: ignore[no-untyped-def]
+def local_hub(monkeypatch: pytest.MonkeyPatch, tmp_path):
     """huggingface_hub pointed at a loopback hub (online, empty cache in tmp)."""
     from huggingface_hub import constants
 
@@ -194,7 +194,7 @@ def local_hub(monkeypatch: pytest.MonkeyPatch, tmp_path):  # type: ignore[no-unt
     task_data._all_questions.cache_clear()
 
 
-def test_hub_source_reads_the_parquet_conversion(local_hub) -> None:  # type: ignore[no-untyped-def]
+def test_hub_source_reads_the_parquet_conversion(local_hub) -> None:
     from tests.localhub import parquet_bytes
 
     config = "logical_deduction_three_objects"
@@ -216,7 +216,7 @@ def test_hub_source_reads_the_parquet_conversion(local_hub) -> None:  # type: ig
     ]
 
 
-def test_auto_source_falls_back_to_the_hub(local_hub, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+def test_auto_source_falls_back_to_the_hub(local_hub, monkeypatch: pytest.MonkeyPatch) -> None:
     from tests.localhub import parquet_bytes
 
     monkeypatch.setattr(task_data, "offline_file", lambda name: None)  # the package is absent
@@ -228,7 +228,7 @@ def test_auto_source_falls_back_to_the_hub(local_hub, monkeypatch: pytest.Monkey
     assert question.gold == "1200"
 
 
-def test_hub_source_unreachable_is_a_clear_error(local_hub) -> None:  # type: ignore[no-untyped-def]
+def test_hub_source_unreachable_is_a_clear_error(local_hub) -> None:
     with pytest.raises(RRError, match="could not load gsm8k from the Hugging Face hub") as info:
         load_questions("gsm8k", source="hub")
     assert "openai/gsm8k" in str(info.value) and "textarena==0.6.4" in str(info.value)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from rrdemo.tasks import get_task
-from rrdemo.tasks.answers import format_number, normalize_number
 from rrdemo.tasks.mathanswers import normalize_latex
+from rrdemo.tasks.numbers import format_number, normalize_number
 
 LETTER_CASES = [
     ("The answer is (B).", "(B)"),

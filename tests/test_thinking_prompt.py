@@ -9,8 +9,8 @@ from tokenizers import Tokenizer
 from tokenizers.models import WordLevel
 from transformers import PreTrainedTokenizerFast
 
-from rrdemo import models
 from rrdemo.backends.base import render_prompt_text
+from rrdemo.engines import registry
 
 # The part of Qwen3's chat template that reads enable_thinking (an empty think block = thinking off).
 QWEN3_LIKE = (
@@ -47,9 +47,9 @@ def test_thinking_can_be_turned_on_per_call_and_per_model(monkeypatch) -> None:
     assert OFF not in render_prompt_text(tok, "q", thinking=True)
     assert OFF in render_prompt_text(tok, "q", thinking=False)
     # a registry entry that turns thinking on is honoured through its hub id
-    entry = models.REGISTRY["Qwen/Qwen3-30B-A3B"]
-    monkeypatch.setitem(models.REGISTRY, entry.name, replace(entry, thinking=True))
-    assert models.thinking_for("Qwen/Qwen3-30B-A3B") is True
+    entry = registry.REGISTRY["Qwen/Qwen3-30B-A3B"]
+    monkeypatch.setitem(registry.REGISTRY, entry.name, replace(entry, thinking=True))
+    assert registry.thinking_for("Qwen/Qwen3-30B-A3B") is True
     assert OFF not in render_prompt_text(tok, "q")
 
 
@@ -57,4 +57,4 @@ def test_templates_without_the_option_are_unchanged() -> None:
     tok = tokenizer(PLAIN, "HuggingFaceTB/SmolLM2-135M-Instruct")
     assert render_prompt_text(tok, "q", thinking=True) == render_prompt_text(tok, "q")
     assert render_prompt_text(tok, "q").endswith("<|im_start|>assistant\n")
-    assert models.ModelInfo("x", "x").thinking is False
+    assert registry.ModelInfo("x", "x").thinking is False

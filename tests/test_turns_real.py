@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from rrdemo.backends.base import Finished, GenerationRequest
-from rrdemo.backends.llamacpp import available
+from rrdemo.backends.llamacpp_native import available
 from rrdemo.config import RunConfig, Sampling, homogeneous_agents
 from rrdemo.protocols import run_question
 from rrdemo.tasks import get_task, load_questions

@@ -177,7 +177,7 @@ def test_throttle_limits_the_rate() -> None:
 def test_bad_requests_raise_clear_errors(changes: dict, needle: str | None) -> None:
     request = replace(ArenaRequest(), **changes)
     if needle is None:  # an unknown model is refused when it is resolved, before any loading
-        from rrdemo.models import resolve
+        from rrdemo.engines.registry import resolve
 
         with pytest.raises(RRError, match="unknown model"):
             resolve(build_config(request).agents[0].model)

@@ -15,11 +15,12 @@ from dataclasses import asdict, dataclass, replace
 
 import gradio as gr
 
-from rrdemo.agents import ModelSource, backend_for
+from rrdemo.agents import ModelSource
 from rrdemo.config import LATER_FIELDS
+from rrdemo.engines.choice import with_backends
+from rrdemo.engines.registry import DEFAULT_MODEL, resolve
 from rrdemo.errors import RRError
 from rrdemo.hardware import gpu_duration, on_gpu
-from rrdemo.models import DEFAULT_MODEL, resolve, with_backends
 from rrdemo.protocols import run_question
 from ui import render
 from ui.arena_controls import build_controls, wire_controls
@@ -107,26 +108,15 @@ def stream_run(
     """
     prepared = build_run(request)
     # The engine the app was started with (`--backend`, env RRDEMO_BACKEND) joins the config.
-    preferred = getattr(pool, "preferred_backend", "transformers")
-    prepared = replace(prepared, config=with_backends(prepared.config, preferred))
+    prepared = replace(prepared, config=with_backends(prepared.config, pool.preferred_backend))
     state = ArenaState.for_run(request, prepared)
     # Load each distinct model first, saying so: a first load converts the GGUF (20-60 s).
-    # (A model source without `loaded()` serves ready backends, e.g. test fakes.)
-    loaded = set(pool.loaded()) if hasattr(pool, "loaded") else None
-    for spec in {(a.model, a.revision, a.backend): a for a in prepared.config.agents}.values():
-        if loaded is None:
-            break
-        if spec.model in loaded:
-            continue
-        name = resolve(spec.model).name  # RRError listing the models for an unknown name
-        if name not in loaded:
-            state.status = "loading"
-            yield _frame(
-                state,
-                f"**Loading** model **{name}** (the first load of an offline model takes 20-60 s)…",
-            )
-            backend_for(pool, spec)
-            loaded.add(name)
+    for name in pool.ensure(prepared.config.agents):
+        state.status = "loading"
+        yield _frame(
+            state,
+            f"**Loading** model **{name}** (the first load of an offline model takes 20-60 s)…",
+        )
     cfg = prepared.config
     setting = (
         f"{cfg.label}, rho = {cfg.rho:.2f}, {cfg.strength} · K = {cfg.k}, "
@@ -138,7 +128,7 @@ def stream_run(
         if getattr(cfg, name) != default
     ]
     setting += "".join(f", {text}" for text in beyond)
-    sources = pool.sources() if hasattr(pool, "sources") else {}  # a ModelPool says this
+    sources = pool.sources()
     if sources:
         used = {resolve(a.model).name for a in cfg.agents}
         origin = ", ".join(f"{n} loaded from: {s}" for n, s in sources.items() if n in used)

@@ -16,8 +16,8 @@ import gradio as gr
 
 from rrdemo.config import ADVERSARIES, EOS_POLICIES, ORDERS, PROMPT_STYLES, STRENGTHS
 from rrdemo.corruption import TEMPLATES
+from rrdemo.engines.registry import REGISTRY
 from rrdemo.errors import RRError
-from rrdemo.models import REGISTRY
 from rrdemo.speakers import silence_warning
 from rrdemo.tasks import get_task, load_questions
 from rrdemo.turns import TURN_POLICIES

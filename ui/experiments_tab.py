@@ -25,9 +25,9 @@ from leaderboard.hub_sync import Store, submit_recorded
 from rrdemo.adversary_report import adversary_table_md, main_table_by_adversary
 from rrdemo.agents import ModelSource
 from rrdemo.config import ADVERSARIES, LATER_FIELDS
+from rrdemo.engines.registry import DEFAULT_MODEL, REGISTRY
 from rrdemo.errors import RRError
 from rrdemo.figures import PALETTE, RhoLine, accuracy_rho_figure
-from rrdemo.models import DEFAULT_MODEL, REGISTRY
 from rrdemo.paper.beside import INTRO, cell_text
 from rrdemo.paper.settings import SettingResult, settings_beside
 from rrdemo.paths import data_dir

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from rrdemo.config import Sampling
+from rrdemo.engines.registry import thinking_for
 from rrdemo.turns import TurnPolicy
 
 
@@ -64,6 +65,15 @@ def keys_with_prefix(keys: Iterable[Hashable], key_prefix: tuple) -> list[Hashab
     return [k for k in keys if isinstance(k, tuple) and k[: len(key_prefix)] == key_prefix]
 
 
+def describe_key(key: Hashable) -> str:
+    """Human words for a protocol request key: which method, trajectory (or answer) and agent."""
+    if isinstance(key, tuple) and len(key) == 5 and key[1] == "RRMaj":
+        return f"RRMaj trajectory {key[3]}, agent {key[4]}"
+    if isinstance(key, tuple) and len(key) == 4 and key[1] == "MAJ":
+        return f"MAJ answer {key[3]}"
+    return f"request {key!r}"
+
+
 # Base (non-chat) models continue this plain completion format; chat models use their own template.
 COMPLETION_FORMAT = "Question: {user}\nAnswer:"
 
@@ -76,13 +86,11 @@ def render_prompt_text(
 
     `thinking` is the chat template's `enable_thinking` (Qwen3 and other reasoning models; a
     template that does not read it ignores it). None takes the model's setting,
-    `rrdemo.models.thinking_for(tokenizer.name_or_path)`: off unless a registry entry turns it on,
+    `rrdemo.engines.registry.thinking_for(tokenizer.name_or_path)`: off unless a registry entry turns it on,
     so RR agents answer directly instead of spending L on a hidden reasoning block.
     """
     if tokenizer is not None:
         if thinking is None:
-            from rrdemo.models import thinking_for  # noqa: PLC0415 - models imports this module
-
             thinking = thinking_for(str(getattr(tokenizer, "name_or_path", "") or ""))
         messages = ([{"role": "system", "content": system}] if system else []) + [
             {"role": "user", "content": user}
@@ -99,6 +107,8 @@ class Backend(ABC):
 
     name: str  # registry name or hub id, as shown in events and logs
     revision: str | None = None
+    max_context: int | None = None  # tokens one sequence holds (prompt + new); None: not known
+    loaded_from: str | None = None  # where the weights came from ("shipped file", "hub", ...)
 
     @abstractmethod
     def render_prompt(self, user: str, system: str | None = None) -> str:

@@ -35,7 +35,8 @@ from rrdemo.backends.base import (
     keys_with_prefix,
     render_prompt_text,
 )
-from rrdemo.config import Sampling
+from rrdemo.backends.hf_tensors import merge, sample_token, split, view
+from rrdemo.backends.tokens import by_length, common_prefix
 from rrdemo.turns import entropy_nats, turn_over
 
 
@@ -52,9 +53,8 @@ class _Row:
     index: int
     request: GenerationRequest
     cache: DynamicCache
-    ids: list[
-        int
-    ]  # tokens in the cache (prompt prefix); generated tokens are appended as they are fed
+    # tokens in the cache (prompt prefix); generated tokens are appended as they are fed
+    ids: list[int]
     rng: torch.Generator
     prefill_tokens: int
     new: list[int] = field(default_factory=list)
@@ -63,74 +63,11 @@ class _Row:
     text: str = ""  # the decoded new tokens (kept only under a turn policy)
 
 
-def _by_length(lengths: list[int], waste: float = 0.25) -> list[list[int]]:
-    """Indices of `lengths` in groups of similar length, shortest first: a group is prefilled as
-    one left-padded pass, and padding a short suffix to a long one costs compute (on a CPU more
-    than the separate passes would), so a group's padding stays under `waste` of its tokens."""
-    groups: list[list[int]] = []
-    for i in sorted(range(len(lengths)), key=lengths.__getitem__):
-        group = groups[-1] if groups else None
-        if group is not None:
-            total = sum(lengths[g] for g in group) + lengths[i]
-            if lengths[i] * (len(group) + 1) - total <= waste * total:
-                group.append(i)
-                continue
-        groups.append([i])
-    return groups
-
-
-def _common_prefix(a: list[int], b: list[int]) -> int:
-    """Length of the longest common prefix of two id lists (slices compare in C: bisect on them)."""
-    n = min(len(a), len(b))
-    if a[:n] == b[:n]:
-        return n
-    lo, hi = 0, n  # invariant: a[:lo] == b[:lo] and a[:hi] != b[:hi]
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if a[lo:mid] == b[lo:mid]:
-            lo = mid
-        else:
-            hi = mid
-    return lo
-
-
 # A turn may run this many tokens past K to finish a character (UTF-8: at most 4 bytes).
 _CHAR_TAIL = 3
 # A row waits for another row of its batch to be prefilled when that one shares this many more
 # prompt tokens with it than any cache does (e.g. the M trajectories' first turns, same prompt).
 _MIN_SHARED = 8
-
-# Top-p sampling looks at this many most likely tokens first, and sorts the whole vocabulary only
-# when they do not cover the nucleus: sorting ~50k probabilities costs more than a decode step.
-_TOP_CANDIDATES = 64
-_NUCLEUS_MARGIN = 1e-4  # the candidates must pass top_p by this much, so rounding cannot matter
-
-
-def _descending(probs: torch.Tensor, top_p: float) -> tuple[torch.Tensor, torch.Tensor]:
-    """`probs` sorted in descending order with the order, or with only the leading candidates
-    filled in (the rest zero) when those already hold more than `top_p` of the mass: the nucleus,
-    and thus the draw below, is then the same as with a full sort."""
-    k = min(_TOP_CANDIDATES, probs.shape[-1])
-    values, order = torch.topk(probs, k)
-    if k < probs.shape[-1] and float(values.sum()) > top_p + _NUCLEUS_MARGIN:
-        head = torch.zeros_like(probs)
-        head[:k] = values
-        return head, order
-    return torch.sort(probs, descending=True)
-
-
-def sample_token(logits: torch.Tensor, sampling: Sampling, rng: torch.Generator) -> int:
-    """Greedy at temperature 0; otherwise temperature + nucleus (top-p) sampling from `rng`."""
-    if sampling.temperature == 0:
-        return int(torch.argmax(logits))
-    probs = torch.softmax(logits.float().cpu() / sampling.temperature, dim=-1)
-    if sampling.top_p < 1.0:
-        sorted_probs, order = _descending(probs, sampling.top_p)
-        outside = torch.cumsum(sorted_probs, dim=-1) - sorted_probs > sampling.top_p
-        sorted_probs[outside] = 0.0
-        choice = torch.multinomial(sorted_probs / sorted_probs.sum(), 1, generator=rng)
-        return int(order[choice])
-    return int(torch.multinomial(probs, 1, generator=rng))
 
 
 class TransformersBackend(Backend):
@@ -232,7 +169,7 @@ class TransformersBackend(Backend):
             keep = []
             for b, (row, token) in enumerate(zip(rows, next_tokens, strict=True)):
                 if self._uncertain(row, logits[b]):  # leave this token to the next writer
-                    yield self._finish(row, self._split(cache, mask, b), "length", fed_all=True)
+                    yield self._finish(row, split(cache, mask, b), "length", fed_all=True)
                     continue
                 row.new.append(token)
                 eos = token in self.eos_token_ids
@@ -241,7 +178,7 @@ class TransformersBackend(Backend):
                     if delta:
                         yield Delta(row.index, delta)
                 if eos or self._turn_complete(row):
-                    yield self._finish(row, self._split(cache, mask, b), "eos" if eos else "length")
+                    yield self._finish(row, split(cache, mask, b), "eos" if eos else "length")
                 else:
                     keep.append(b)
             if not keep:
@@ -335,19 +272,19 @@ class TransformersBackend(Backend):
             chosen, plans, deferred = [], [], []
             for i in pending:
                 plan = self._plan(ids[i], owned[i], done)
-                shared = max((_common_prefix(ids[j], ids[i]) for j in chosen), default=0)
+                shared = max((common_prefix(ids[j], ids[i]) for j in chosen), default=0)
                 if self.share_prefixes and shared > plan[1] + _MIN_SHARED:
                     deferred.append(i)  # wait for row j: it will hold this prefix
                     continue
                 chosen.append(i)
                 plans.append(plan)
             items = [(requests[i], ids[i], plan) for i, plan in zip(chosen, plans, strict=True)]
-            groups = _by_length([len(row_ids) - plan[1] for _, row_ids, plan in items])
+            groups = by_length([len(row_ids) - plan[1] for _, row_ids, plan in items])
             for group in groups:
                 rows, cache, mask, logits = self._prefill_pass([items[g] for g in group])
                 if deferred or len(groups) > 1 or passes:  # rows go to another pass: own caches
                     for b, row in enumerate(rows):
-                        row.cache = self._split(cache, mask, b)
+                        row.cache = split(cache, mask, b)
                     cache = mask = None
                 passes.append((rows, cache, mask, logits))
                 done += rows
@@ -355,7 +292,7 @@ class TransformersBackend(Backend):
         if len(passes) == 1:
             return passes[0]
         rows = [row for p in passes for row in p[0]]
-        cache, mask = self._merge([row.cache for row in rows])
+        cache, mask = merge([row.cache for row in rows], self.model.device)
         return rows, cache, mask, torch.cat([p[3] for p in passes])
 
     def _plan(
@@ -363,7 +300,7 @@ class TransformersBackend(Backend):
     ) -> tuple[DynamicCache | None, int]:
         """The cache to start `ids` from and how many of its tokens to keep (at least one token
         is left to run, for logits): the request's own, or a longer-sharing one (`_donor`)."""
-        keep = min(_common_prefix(owned.ids, ids), len(ids) - 1) if owned is not None else 0
+        keep = min(common_prefix(owned.ids, ids), len(ids) - 1) if owned is not None else 0
         source = owned.cache if owned is not None and keep else None
         if self.share_prefixes:
             with self._lock:
@@ -379,19 +316,19 @@ class TransformersBackend(Backend):
 
         The rows' starting caches are merged left-padded to a common length, and the suffixes
         are left-padded to a common length after them: a shorter suffix leaves a masked gap
-        between its cache and its tokens, which the mask carries through decoding and `_split`
+        between its cache and its tokens, which the mask carries through decoding and `split`
         removes. Position ids count real tokens only, so each row sees the positions it would
         see alone."""
         device = self.model.device
         caches, suffixes, rows = [], [], []
         for (index, request), ids, (source, keep) in items:
             # Views, never the source object: the forward pass extends the cache it is given.
-            cache = DynamicCache() if source is None else self._view(source, keep)
+            cache = DynamicCache() if source is None else view(source, keep)
             caches.append(cache)
             suffixes.append(ids[keep:])
             rng = torch.Generator().manual_seed(request.seed)
             rows.append(_Row(index, request, cache, list(ids), rng, prefill_tokens=len(ids) - keep))
-        cache, cache_mask = self._merge(caches)
+        cache, cache_mask = merge(caches, self.model.device)
         width = max(len(s) for s in suffixes)
         fed = torch.zeros((len(rows), width), dtype=torch.long, device=device)
         fed_mask = torch.zeros((len(rows), width), dtype=torch.long, device=device)
@@ -412,14 +349,6 @@ class TransformersBackend(Backend):
         )
         return rows, cache, mask, out.logits[:, -1, :]
 
-    @staticmethod
-    def _view(cache: DynamicCache, keep: int) -> DynamicCache:
-        """A new cache holding views of the first `keep` tokens of `cache` (no copy: cache updates
-        build new tensors instead of writing into old ones, so the views stay valid)."""
-        return DynamicCache(
-            [(layer.keys[:, :, :keep], layer.values[:, :, :keep]) for layer in cache.layers]
-        )
-
     def _donor(
         self, ids: list[int], keep: int, batch_rows: Sequence[_Row]
     ) -> tuple[DynamicCache, int] | None:
@@ -432,58 +361,10 @@ class TransformersBackend(Backend):
         for cache, cached_ids in candidates:
             if not cached_ids or cached_ids[0] != ids[0]:
                 continue
-            n = min(_common_prefix(cached_ids, ids), len(ids) - 1, cache.get_seq_length())
+            n = min(common_prefix(cached_ids, ids), len(ids) - 1, cache.get_seq_length())
             if n > keep:
                 best, keep = cache, n
         return None if best is None else (best, keep)
-
-    def _merge(self, caches: list[DynamicCache]) -> tuple[DynamicCache, torch.Tensor]:
-        """One batched cache from single-row caches, left-padded with zeros to a common length."""
-        lengths = [c.get_seq_length() for c in caches]
-        longest = max(lengths)
-        device = self.model.device
-        mask = torch.zeros((len(caches), longest), dtype=torch.long, device=device)
-        for b, n in enumerate(lengths):
-            mask[b, longest - n :] = 1
-        if len(caches) == 1 or longest == 0:
-            return (caches[0] if len(caches) == 1 else DynamicCache()), mask
-        reference = caches[lengths.index(longest)]
-        layers = []
-        for layer_idx, ref in enumerate(reference.layers):
-            keys, values = [], []
-            for cache, n in zip(caches, lengths, strict=True):
-                if n == 0:  # nothing cached yet: all padding
-                    keys.append(torch.zeros_like(ref.keys[:1]))
-                    values.append(torch.zeros_like(ref.values[:1]))
-                    continue
-                k, v = cache.layers[layer_idx].keys, cache.layers[layer_idx].values
-                pad = longest - n
-                if pad:
-                    k = torch.nn.functional.pad(k, (0, 0, pad, 0))
-                    v = torch.nn.functional.pad(v, (0, 0, pad, 0))
-                keys.append(k)
-                values.append(v)
-            layers.append((torch.cat(keys), torch.cat(values)))
-        return DynamicCache(layers), mask
-
-    @staticmethod
-    def _split(cache: DynamicCache, mask: torch.Tensor, b: int) -> DynamicCache:
-        """Row `b` of a batched cache, without its padding (left, and gaps after short suffixes)."""
-        if mask.shape[0] == 1 and bool(mask.all()):
-            return cache
-        real = mask[b].nonzero().squeeze(1)
-        first = int(real[0]) if len(real) else mask.shape[1]
-        # Only left padding: one slice; gaps after short suffixes: pick the real positions.
-        pick = slice(first, None) if len(real) == mask.shape[1] - first else real
-        return DynamicCache(
-            [
-                (
-                    layer.keys[b : b + 1, :, pick, :].clone(),
-                    layer.values[b : b + 1, :, pick, :].clone(),
-                )
-                for layer in cache.layers
-            ]
-        )
 
     def _delta(self, row: _Row) -> str:
         text = self.tokenizer.decode(row.new, skip_special_tokens=True)

@@ -28,8 +28,6 @@ whose next-token entropy passes the threshold (that token is then not written).
 
 from __future__ import annotations
 
-import ctypes
-import logging
 import os
 import threading
 import time
@@ -45,106 +43,25 @@ from rrdemo.backends.base import (
     Finished,
     GenerationOutput,
     GenerationRequest,
-    keys_with_prefix,
+    render_prompt_text,
 )
-from rrdemo.config import Sampling
+from rrdemo.backends.llamacpp_native import (
+    N_BATCH,
+    Batch,
+    Vocab,
+    create_context,
+    quiet_llama_logs,
+    sample_token,
+)
+from rrdemo.backends.llamacpp_sequences import Seq, Sequences
+from rrdemo.backends.tokens import common_prefix, incomplete_tail
 from rrdemo.errors import RRError
 from rrdemo.turns import entropy_nats, turn_over
-
-log = logging.getLogger("rrdemo.llamacpp")
 
 N_CTX_SEQ = 2048  # KV cells per sequence: the longest prompt + new tokens one request can have
 N_SEQ_MAX = 32  # sequences (cached keys) per model; the least recently used is evicted beyond
 # KV memory is N_SEQ_MAX x N_CTX_SEQ cells: 1.5 GB for SmolLM2-135M, 1.2 GB for Gemma 3 270M (f16).
-N_BATCH = 2048  # tokens per llama_decode call (a longer prefill is split)
 UTF8_EXTRA_TOKENS = 3  # a UTF-8 character has at most 4 bytes: 3 more one-byte tokens finish it
-_TOP_CANDIDATES = 64  # top-p looks at these first (as the transformers backend does)
-_NUCLEUS_MARGIN = 1e-4
-
-
-def available() -> str | None:
-    """None when llama-cpp-python imports; otherwise why not (one line)."""
-    try:
-        import llama_cpp.llama_cpp  # noqa: F401, PLC0415
-    except Exception as exc:  # ImportError, or OSError when the shared library does not load
-        return f"{type(exc).__name__}: {exc}"
-    return None
-
-
-def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
-    n = min(len(a), len(b))
-    for i in range(n):
-        if a[i] != b[i]:
-            return i
-    return n
-
-
-def incomplete_tail(data: bytes) -> int:
-    """How many bytes at the end of `data` start a UTF-8 character that is not complete yet."""
-    for i in range(1, min(4, len(data)) + 1):
-        byte = data[-i]
-        if byte & 0xC0 == 0x80:  # a continuation byte: look further back for the lead byte
-            continue
-        need = (
-            2
-            if byte & 0xE0 == 0xC0
-            else 3
-            if byte & 0xF0 == 0xE0
-            else 4
-            if byte & 0xF8 == 0xF0
-            else 1
-        )
-        return i if need > i else 0
-    return 0
-
-
-def sample_token(logits: np.ndarray, sampling: Sampling, rng: np.random.Generator) -> int:
-    """Greedy at temperature 0; otherwise temperature + nucleus (top-p) sampling from `rng`."""
-    if sampling.temperature == 0:
-        return int(np.argmax(logits))
-    z = logits.astype(np.float64) / sampling.temperature
-    probs = np.exp(z - z.max())
-    probs /= probs.sum()
-    if sampling.top_p < 1.0:
-        k = min(_TOP_CANDIDATES, probs.size)
-        order = np.argpartition(-probs, k - 1)[:k]
-        order = order[np.argsort(-probs[order], kind="stable")]
-        if probs[order].sum() <= sampling.top_p + _NUCLEUS_MARGIN:
-            order = np.argsort(-probs, kind="stable")
-        head = probs[order]
-        head = head[(np.cumsum(head) - head) <= sampling.top_p]  # the nucleus
-        cdf = np.cumsum(head)
-        return int(
-            order[min(int(np.searchsorted(cdf, rng.random() * cdf[-1], "right")), head.size - 1)]
-        )
-    cdf = np.cumsum(probs)
-    return int(min(int(np.searchsorted(cdf, rng.random() * cdf[-1], "right")), probs.size - 1))
-
-
-_LOG_HOOK: list = []  # the ctypes callback must outlive the call that installs it
-
-
-def _quiet_llama_logs(llama_cpp) -> None:
-    """Send llama.cpp's own messages to logging: errors only, not the load-time chatter."""
-    if _LOG_HOOK:
-        return
-
-    @llama_cpp.llama_log_callback
-    def hook(level: int, text: bytes, _data: ctypes.c_void_p) -> None:
-        if level == 4:  # GGML_LOG_LEVEL_ERROR (0 none, 1 debug, 2 info, 3 warn, 4 error)
-            log.error("llama.cpp: %s", text.decode("utf-8", "replace").rstrip())
-
-    _LOG_HOOK.append(hook)
-    llama_cpp.llama_log_set(hook, ctypes.c_void_p(0))
-
-
-@dataclass
-class _Seq:
-    """A sequence id of the KV cache and the token ids its cells hold (positions 0..len-1)."""
-
-    sid: int
-    ids: list[int]
-    used: float = 0.0  # last use, for eviction
 
 
 @dataclass
@@ -153,7 +70,7 @@ class _Row:
 
     index: int
     request: GenerationRequest
-    seq: _Seq
+    seq: Seq
     ids: list[int]  # prompt ids; generated tokens are fed after them
     cached: int  # prompt tokens whose cells are there (or copied) before this row's prefill
     rng: np.random.Generator
@@ -165,29 +82,6 @@ class _Row:
     shown: int = 0  # bytes already streamed as deltas
     done: bool = False  # finished: its sequence belongs to the cache now
     entropy: float | None = None  # of the logits the next token was drawn from (uncertainty policy)
-
-
-class _Batch:
-    """A `llama_batch` whose token, position and output flag arrays numpy can fill."""
-
-    def __init__(self, ll, capacity: int, n_seq_max: int) -> None:
-        self.ll = ll
-        self.capacity = capacity
-        self.raw = ll.llama_batch_init(capacity, 0, n_seq_max)
-        self.token = np.ctypeslib.as_array(self.raw.token, shape=(capacity,))
-        self.pos = np.ctypeslib.as_array(self.raw.pos, shape=(capacity,))
-        self.n_seq = np.ctypeslib.as_array(self.raw.n_seq_id, shape=(capacity,))
-        self.logits = np.ctypeslib.as_array(self.raw.logits, shape=(capacity,))
-
-    def fill(self, entries: Sequence[tuple[int, int, int, bool]]) -> None:
-        """(token, position, sequence id, wants logits) per entry."""
-        for i, (token, pos, sid, out) in enumerate(entries):
-            self.token[i], self.pos[i], self.n_seq[i], self.logits[i] = token, pos, 1, out
-            self.raw.seq_id[i][0] = sid
-        self.raw.n_tokens = len(entries)
-
-    def free(self) -> None:
-        self.ll.llama_batch_free(self.raw)
 
 
 class LlamaCppBackend(Backend):
@@ -210,10 +104,10 @@ class LlamaCppBackend(Backend):
         share_prefixes: bool = True,
         suppress_eos: bool = False,
     ) -> None:
-        import llama_cpp  # noqa: PLC0415 - loads the shared library
-        import llama_cpp.llama_cpp as ll  # noqa: PLC0415
+        import llama_cpp  # loads the shared library
+        import llama_cpp.llama_cpp as ll
 
-        _quiet_llama_logs(llama_cpp)
+        quiet_llama_logs(llama_cpp)
         self._ll = ll
         self.name = name
         self.revision = None
@@ -231,50 +125,26 @@ class LlamaCppBackend(Backend):
             raise RRError(
                 f"llama.cpp could not load {str(self.path)!r} (not a GGUF model it knows)"
             )
-        self._vocab = ll.llama_model_get_vocab(self._model)
-        self.n_vocab = ll.llama_vocab_n_tokens(self._vocab)
+        self._vocab = Vocab(ll, self._model)
+        self.n_vocab = self._vocab.n_tokens
         n_ctx_seq = n_ctx_seq or int(os.environ.get("RRDEMO_LLAMA_N_CTX") or N_CTX_SEQ)
         n_seq_max = n_seq_max or int(os.environ.get("RRDEMO_LLAMA_SEQS") or N_SEQ_MAX)
-        n_ctx = n_ctx_seq * n_seq_max
         threads = n_threads or int(
             os.environ.get("RRDEMO_LLAMA_THREADS") or len(os.sched_getaffinity(0))
         )
-        params = ll.llama_context_default_params()
-        params.n_ctx = n_ctx
-        params.n_batch = N_BATCH
-        params.n_ubatch = 512
-        params.n_seq_max = n_seq_max
-        params.n_threads = params.n_threads_batch = threads
-        params.kv_unified = False  # a stream per sequence: cells in position order (see above)
-        params.swa_full = True  # sliding-window layers keep every cell, so any prefix can be kept
-        # Plain attention: llama.cpp's CPU flash attention sums in an order that depends on how
-        # many tokens a step runs, so a copied or reused prefix would not equal a fresh one.
-        params.flash_attn_type = ll.LLAMA_FLASH_ATTN_TYPE_DISABLED
-        params.no_perf = True
-        self._ctx = ll.llama_init_from_model(self._model, params)
-        if not self._ctx:
-            raise RRError(f"llama.cpp could not create a context of {n_ctx} tokens for {name}")
-        self._mem = ll.llama_get_memory(self._ctx)
+        self._ctx = create_context(ll, self._model, name, n_ctx_seq, n_seq_max, threads)
         self.n_ctx_seq = ll.llama_n_ctx_seq(self._ctx)
         self.n_seq_max = ll.llama_n_seq_max(self._ctx)
         self.max_context = min(self.n_ctx_seq, ll.llama_model_n_ctx_train(self._model))
         self.version = llama_cpp.__version__
-        template = self._meta("tokenizer.chat_template")
+        template = self._vocab.meta("tokenizer.chat_template")
         self.chat = bool(template) if chat is None else chat
         self._template = template if self.chat else None
-        self.eos_token_ids = frozenset(
-            {
-                *eos_token_ids,
-                *(t for t in range(self.n_vocab) if ll.llama_vocab_is_eog(self._vocab, t)),
-            }
-        )
+        self.eos_token_ids = frozenset({*eos_token_ids, *self._vocab.end_of_generation()})
         self._eos_list = np.array(sorted(self.eos_token_ids), dtype=np.int64)
-        self._pieces: dict[int, bytes] = {}
-        self._seqs: dict[Hashable, _Seq] = {}
-        self._free = list(range(self.n_seq_max - 1, -1, -1))
-        self._busy: set[int] = set()  # sequence ids of rows being decoded (never evicted)
+        self._seqs = Sequences(ll, ll.llama_get_memory(self._ctx), self.n_seq_max, name)
         self._lock = threading.RLock()
-        self._batch = _Batch(ll, N_BATCH, 1)
+        self._batch = Batch(ll, N_BATCH, 1)
 
     def close(self) -> None:
         """Free the context and the weights (the backend is unusable afterwards)."""
@@ -286,22 +156,10 @@ class LlamaCppBackend(Backend):
                 self._ctx = self._model = None
 
     # -- prompts and tokens ----------------------------------------------------------------------
-    def _meta(self, key: str) -> str | None:
-        buf = ctypes.create_string_buffer(1 << 16)
-        n = self._ll.llama_model_meta_val_str(self._model, key.encode(), buf, len(buf))
-        return buf.value.decode("utf-8", "replace") if n >= 0 else None
-
-    def _special(self, token: int) -> str:
-        buf = ctypes.create_string_buffer(256)
-        n = self._ll.llama_token_to_piece(self._vocab, token, buf, len(buf), 0, True)
-        return buf.raw[: max(n, 0)].decode("utf-8", "replace")
-
     def render_prompt(self, user: str, system: str | None = None) -> str:
         if not self._template:
-            from rrdemo.backends.base import render_prompt_text  # noqa: PLC0415
-
             return render_prompt_text(None, user, system)
-        from jinja2.sandbox import ImmutableSandboxedEnvironment  # noqa: PLC0415
+        from jinja2.sandbox import ImmutableSandboxedEnvironment  # only for chat templates
 
         def raise_exception(message: str) -> None:
             raise RRError(f"{self.name}'s chat template refused the prompt: {message}")
@@ -314,78 +172,35 @@ class LlamaCppBackend(Backend):
         return env.from_string(self._template).render(
             messages=messages,
             add_generation_prompt=True,
-            bos_token=self._special(self._ll.llama_vocab_bos(self._vocab)),
-            eos_token=self._special(self._ll.llama_vocab_eos(self._vocab)),
+            bos_token=self._vocab.bos_text(),
+            eos_token=self._vocab.eos_text(),
         )
-
-    def _tokenize(self, text: str, add_special: bool) -> list[int]:
-        data = text.encode("utf-8")
-        capacity = len(data) + 8
-        tokens = (self._ll.llama_token * capacity)()
-        n = self._ll.llama_tokenize(
-            self._vocab, data, len(data), tokens, capacity, add_special, True
-        )
-        if n < 0:  # never more tokens than bytes (+ specials), but be safe
-            tokens = (self._ll.llama_token * -n)()
-            n = self._ll.llama_tokenize(self._vocab, data, len(data), tokens, -n, add_special, True)
-        return list(tokens[:n])
 
     def encode(self, text: str) -> list[int]:
         """Token ids of what the model reads: chat templates carry their own special tokens,
         base models get the vocabulary's usual prefix (e.g. <bos>)."""
-        return self._tokenize(text, add_special=not self.chat)
+        return self._vocab.tokenize(text, add_special=not self.chat)
 
     def count_tokens(self, text: str) -> int:
-        return len(self._tokenize(text, add_special=False))
+        return len(self._vocab.tokenize(text, add_special=False))
 
     def piece(self, token: int) -> bytes:
         """The bytes a generated token adds to the text (special tokens add none)."""
-        cached = self._pieces.get(token)
-        if cached is None:
-            buf = ctypes.create_string_buffer(64)
-            n = self._ll.llama_token_to_piece(self._vocab, token, buf, len(buf), 0, False)
-            if n < 0:
-                buf = ctypes.create_string_buffer(-n)
-                n = self._ll.llama_token_to_piece(self._vocab, token, buf, len(buf), 0, False)
-            cached = self._pieces[token] = buf.raw[:n]
-        return cached
+        return self._vocab.piece(token)
 
     def decode(self, tokens: Sequence[int]) -> str:
         return b"".join(self.piece(t) for t in tokens).decode("utf-8", "replace")
 
     # -- sequences -------------------------------------------------------------------------------
     def cached_keys(self) -> list[Hashable]:
-        return list(self._seqs)
+        return list(self._seqs.cached)
 
     def free_sequences(self) -> int:
-        return len(self._free)
+        return len(self._seqs.free)
 
     def release(self, key_prefix: tuple = ()) -> None:
         with self._lock:
-            for key in keys_with_prefix(list(self._seqs), key_prefix):
-                self._drop(key)
-
-    def _drop(self, key: Hashable) -> None:
-        seq = self._seqs.pop(key)
-        self._ll.llama_memory_seq_rm(self._mem, seq.sid, -1, -1)
-        self._free.append(seq.sid)
-
-    def _evict_one(self, protect: set[Hashable]) -> bool:
-        """Drop the least recently used cached key that no live row needs; False if none."""
-        idle = [
-            (s.used, k)
-            for k, s in self._seqs.items()
-            if k not in protect and s.sid not in self._busy
-        ]
-        if not idle:
-            return False
-        self._drop(min(idle, key=lambda x: x[0])[1])
-        return True
-
-    def _new_seq(self, protect: set[Hashable]) -> _Seq:
-        if not self._free and not self._evict_one(protect):
-            raise RRError(f"{self.name}: more than {self.n_seq_max} requests at once; lower N or M")
-        return _Seq(self._free.pop(), [])
+            self._seqs.release(key_prefix)
 
     def _decode(self, entries: list) -> None:
         """One llama_decode of (token, position, sequence id, wants logits) entries."""
@@ -419,10 +234,7 @@ class LlamaCppBackend(Backend):
         finally:  # a failed or closed stream (the user pressed Stop) gives its sequences back
             with self._lock:
                 for row in rows:
-                    self._busy.discard(row.seq.sid)
-                    if not row.done:
-                        self._ll.llama_memory_seq_rm(self._mem, row.seq.sid, -1, -1)
-                        self._free.append(row.seq.sid)
+                    self._seqs.give_back(row.seq, kept=row.done)
 
     def _setup(
         self, requests: Sequence[GenerationRequest], protect: set[Hashable], rows: list[_Row]
@@ -441,40 +253,35 @@ class LlamaCppBackend(Backend):
                     f"tokens needs {need} tokens; a sequence's context holds {self.max_context} "
                     "(RRDEMO_LLAMA_N_CTX); shorten the question or lower L"
                 )
-            seq = self._seqs.pop(request.key, None)
-            keep = min(_common_prefix(seq.ids, ids), len(ids) - 1) if seq else 0
+            seq = self._seqs.cached.pop(request.key, None)
+            keep = min(common_prefix(seq.ids, ids), len(ids) - 1) if seq else 0
             if seq is None:
-                seq = self._new_seq(protect)  # may evict an idle key: before choosing a donor
+                seq = self._seqs.new(protect)  # may evict an idle key: before choosing a donor
             row = _Row(index, request, seq, ids, keep, np.random.default_rng(request.seed))
-            self._busy.add(seq.sid)
+            self._seqs.busy.add(seq.sid)
             donor = self._donor(ids, keep, rows) if self.share_prefixes else None
             rows.append(row)
             if donor is None:
-                self._ll.llama_memory_seq_rm(self._mem, seq.sid, keep, -1)
+                self._seqs.crop(seq.sid, keep)
             elif isinstance(donor[0], _Row):  # computed in this call: copy it once it is there
                 row.source, row.cached = donor
                 row.wave = row.source.wave + 1
-                self._ll.llama_memory_seq_rm(self._mem, seq.sid, -1, -1)
+                self._seqs.clear(seq.sid)
             else:
                 row.cached = donor[1]
-                self._copy(donor[0].sid, seq.sid, row.cached)
+                self._seqs.copy(donor[0].sid, seq.sid, row.cached)
             row.prefill_tokens = len(ids) - row.cached
             seq.used = now
-
-    def _copy(self, source: int, target: int, n: int) -> None:
-        """Make sequence `target` hold the first `n` cells of sequence `source`."""
-        self._ll.llama_memory_seq_rm(self._mem, target, -1, -1)
-        self._ll.llama_memory_seq_cp(self._mem, source, target, -1, -1)  # whole stream only
-        self._ll.llama_memory_seq_rm(self._mem, target, n, -1)
 
     def _donor(self, ids: list[int], keep: int, rows: list[_Row]) -> tuple[object, int] | None:
         """The cached sequence or earlier row sharing the longest prefix with `ids`, if it beats `keep`."""
         best = None
-        candidates = [(s, s.ids) for s in self._seqs.values()] + [(r, r.ids) for r in rows]
+        candidates = [(s, s.ids) for s in self._seqs.cached.values()]
+        candidates += [(r, r.ids) for r in rows]
         for source, source_ids in candidates:
             if not source_ids or source_ids[0] != ids[0]:
                 continue
-            n = min(_common_prefix(source_ids, ids), len(ids) - 1, len(source_ids))
+            n = min(common_prefix(source_ids, ids), len(ids) - 1, len(source_ids))
             if n > keep:
                 best, keep = source, n
         return (best, keep) if best is not None else None
@@ -491,7 +298,7 @@ class LlamaCppBackend(Backend):
                 if row.wave != wave:
                     continue
                 if row.source is not None:
-                    self._copy(row.source.seq.sid, row.seq.sid, row.cached)
+                    self._seqs.copy(row.source.seq.sid, row.seq.sid, row.cached)
                 for start in range(row.cached, len(row.ids), N_BATCH):
                     end = min(start + N_BATCH, len(row.ids))
                     self._decode(
@@ -580,13 +387,12 @@ class LlamaCppBackend(Backend):
             row.seq.ids = row.ids + (row.new if fed_all else row.new[:-1])
             row.seq.used = time.monotonic()
             row.done = True
-            self._seqs[row.request.key] = row.seq
-            self._busy.discard(row.seq.sid)
+            self._seqs.keep(row.request.key, row.seq)
         return Finished(
             index=row.index,
             text=data.decode("utf-8", "replace"),
             n_tokens=len(generated),
-            finish_reason=reason,  # type: ignore[arg-type]
+            finish_reason=reason,
             prefill_tokens=row.prefill_tokens,
             decode_tokens=len(row.new),
         )

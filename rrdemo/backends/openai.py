@@ -20,14 +20,8 @@ import json
 import logging
 import os
 import queue
-import socket
-import subprocess
-import sys
 import threading
-import time
 from collections.abc import Hashable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -38,93 +32,17 @@ from rrdemo.backends.base import (
     Finished,
     GenerationOutput,
     GenerationRequest,
+    describe_key,
     keys_with_prefix,
     render_prompt_text,
 )
+from rrdemo.backends.endpoint import Endpoint, Fatal, Retryable, raise_for_status
+from rrdemo.engines.loading import load_tokenizer
 from rrdemo.errors import RRError
 
 log = logging.getLogger(__name__)
 
 PROMPT_FORMATS = ("auto", "chat", "completion")
-
-
-@dataclass(frozen=True)
-class Endpoint:
-    """Where and how to reach one served model. Holds the *name* of the API-key variable, never the key."""
-
-    # the OpenAI base, e.g. http://127.0.0.1:8000/v1; requests go to {base_url}/completions
-    base_url: str
-    # the model name the server knows (vLLM --served-model-name, llama.cpp --model_alias)
-    served_model: str
-    # environment variable holding the API key (read when the backend is built)
-    api_key_env: str | None = None
-    timeout_s: float = 120.0  # one attempt of one turn, end to end
-    connect_timeout_s: float = 10.0
-    retries: int = 3  # extra attempts after a timeout, 5xx, 429 or connection error
-    backoff_s: float = 1.0  # wait before retry r is backoff_s * 2**r
-    concurrency: int = 16  # requests in flight at once per backend
-    stream: bool = True  # stream tokens (live deltas); False asks for the whole completion at once
-    check_model: bool = True  # verify once via {base_url}/models that served_model is served
-    extra_body: Mapping[str, Any] = field(default_factory=dict)  # passed through, e.g. vLLM options
-
-    def __post_init__(self) -> None:
-        if not self.base_url.startswith(("http://", "https://")):
-            raise RRError(f"base_url must start with http:// or https://, got {self.base_url!r}")
-        if not self.served_model:
-            raise RRError("a served agent needs the model name its server knows (served_model)")
-        if self.timeout_s <= 0 or self.connect_timeout_s <= 0:
-            raise RRError("timeouts must be positive numbers of seconds")
-        if self.retries < 0 or self.backoff_s < 0:
-            raise RRError("retries and backoff_s must not be negative")
-        if self.concurrency < 1:
-            raise RRError(f"concurrency must be at least 1, got {self.concurrency}")
-
-    @property
-    def url(self) -> str:
-        return self.base_url.rstrip("/")
-
-
-class _Retryable(Exception):
-    """A failure worth another attempt (timeout, 5xx, 429, connection lost)."""
-
-
-class _Fatal(Exception):
-    """A failure another attempt would repeat (4xx, malformed answer, model not served)."""
-
-
-def describe_key(key: Hashable) -> str:
-    """Human words for a protocol request key: which method, trajectory (or answer) and agent."""
-    if isinstance(key, tuple) and len(key) == 5 and key[1] == "RRMaj":
-        return f"RRMaj trajectory {key[3]}, agent {key[4]}"
-    if isinstance(key, tuple) and len(key) == 4 and key[1] == "MAJ":
-        return f"MAJ answer {key[3]}"
-    return f"request {key!r}"
-
-
-def load_tokenizer(source: str):
-    """A transformers tokenizer from a registry name (offline models), a local folder or a hub id.
-
-    Offline registry models use the converted copy under the cache when it exists, else the
-    tokenizer inside their GGUF file, so serving `smollm2` needs no network.
-    """
-    from transformers import AutoTokenizer  # noqa: PLC0415 - heavy, only when a prompt is rendered
-
-    from rrdemo import models  # noqa: PLC0415
-    from rrdemo.paths import cache_dir  # noqa: PLC0415
-
-    info = models.REGISTRY.get(source)
-    try:
-        if info is not None and info.offline:
-            converted = cache_dir() / "models" / info.name
-            if (converted / "tokenizer_config.json").exists():
-                return AutoTokenizer.from_pretrained(converted)
-            gguf = models._OFFLINE_FILES[info.name]()  # the registry's own locator
-            return AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
-        target = info.hub_id if info is not None and info.hub_id else source
-        return AutoTokenizer.from_pretrained(target)
-    except (OSError, ValueError, ImportError) as exc:
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        raise RRError(f"could not load the tokenizer {source!r}: {first}") from None
 
 
 class OpenAIBackend(Backend):
@@ -323,9 +241,9 @@ class OpenAIBackend(Backend):
                 last = f"no answer within the {ep.timeout_s:g} s timeout"
             except (httpx.TimeoutException, httpx.TransportError) as exc:
                 last = f"{type(exc).__name__}: {exc or 'connection failed'}"
-            except _Retryable as exc:
+            except Retryable as exc:
                 last = str(exc)
-            except _Fatal as exc:
+            except Fatal as exc:
                 raise RRError(f"{self._where()} failed on {what}: {exc}") from None
             log.warning("%s: attempt %d on %s failed: %s", self._where(), attempt + 1, what, last)
         raise RRError(f"{self._where()} failed on {what} after {ep.retries + 1} attempt(s): {last}")
@@ -341,10 +259,10 @@ class OpenAIBackend(Backend):
                 response = await client.get(f"{self.endpoint.url}/models")
                 if response.status_code == 404:
                     return  # no model listing here: the completion request will tell
-                _raise_for_status(response)
+                raise_for_status(response)
                 served = [m.get("id") for m in response.json().get("data", [])]
                 if self.endpoint.served_model not in served:
-                    raise _Fatal(
+                    raise Fatal(
                         f"the server does not serve a model named {self.endpoint.served_model!r}; "
                         f"it serves: {', '.join(map(str, served)) or 'nothing'}"
                     )
@@ -391,13 +309,13 @@ class OpenAIBackend(Backend):
         response = await client.post(
             f"{self.endpoint.url}/completions", json=self._body(request, False)
         )
-        _raise_for_status(response)
+        raise_for_status(response)
         try:
             data = response.json()
             choice = data["choices"][0]
             text, reason = choice.get("text") or "", choice.get("finish_reason")
         except (ValueError, KeyError, IndexError, TypeError) as exc:
-            raise _Fatal(f"the server's answer is not a completion ({exc!r})") from None
+            raise Fatal(f"the server's answer is not a completion ({exc!r})") from None
         self._emit(index, text, out, shown)
         return self._finished(index, request, text, reason, data.get("usage"), None)
 
@@ -407,7 +325,7 @@ class OpenAIBackend(Backend):
         async with client.stream("POST", url, json=self._body(request, True)) as response:
             if response.status_code >= 400:
                 await response.aread()
-                _raise_for_status(response)
+                raise_for_status(response)
             async for line in response.aiter_lines():
                 if not line.startswith("data:"):
                     continue
@@ -417,9 +335,9 @@ class OpenAIBackend(Backend):
                 try:
                     chunk = json.loads(payload)
                 except ValueError:
-                    raise _Retryable(f"garbled stream line {payload[:80]!r}") from None
+                    raise Retryable(f"garbled stream line {payload[:80]!r}") from None
                 if chunk.get("error"):
-                    raise _Retryable(f"the server reported an error: {chunk['error']}")
+                    raise Retryable(f"the server reported an error: {chunk['error']}")
                 usage = chunk.get("usage") or usage
                 for choice in chunk.get("choices") or []:
                     piece = choice.get("text") or ""
@@ -429,7 +347,7 @@ class OpenAIBackend(Backend):
                         self._emit(index, text, out, shown)
                     reason = choice.get("finish_reason") or reason
         if reason is None:  # e.g. the server interrupted this request for another one
-            raise _Retryable("the stream ended before the completion finished")
+            raise Retryable("the stream ended before the completion finished")
         return self._finished(index, request, text, reason, usage, pieces)
 
     @staticmethod
@@ -474,118 +392,3 @@ class OpenAIBackend(Backend):
             return self.count_tokens(text) if self.tokenizer is not None else fallback
         except RRError:
             return fallback
-
-
-def _raise_for_status(response: httpx.Response) -> None:
-    status = response.status_code
-    if status < 400:
-        return
-    try:
-        detail = response.json()
-        detail = detail.get("error", detail) if isinstance(detail, dict) else detail
-        if isinstance(detail, dict):
-            detail = detail.get("message", detail)
-    except ValueError:
-        detail = response.text
-    detail = " ".join(str(detail).split())[:300]
-    message = f"HTTP {status} from {response.request.url}: {detail}"
-    if status in (408, 429) or status >= 500:
-        raise _Retryable(message)
-    if status == 404:
-        message += " (is base_url the server's OpenAI base, usually ending in /v1?)"
-    elif status in (401, 403):
-        message += " (check the API key variable named by api_key_env)"
-    raise _Fatal(message)
-
-
-# -- a real server on this machine (tests, benchmark, the tested recipe in docs/serving.md) ------
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def wait_until_ready(base_url: str, timeout_s: float = 120.0, process=None) -> None:
-    """Poll `{base_url}/models` until the server answers; RRError if it dies or takes too long."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if process is not None and process.poll() is not None:
-            raise RRError(f"the server at {base_url} exited with code {process.returncode}")
-        try:
-            if httpx.get(f"{base_url.rstrip('/')}/models", timeout=2.0).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.25)
-    raise RRError(f"the server at {base_url} did not answer within {timeout_s:g} s")
-
-
-@dataclass
-class LlamaCppServer:
-    """A running `python -m llama_cpp.server` child process; `stop()` (or `with`) ends it."""
-
-    process: subprocess.Popen
-    base_url: str
-    alias: str
-    log_path: Path | None = None
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=10)
-
-    def __enter__(self) -> LlamaCppServer:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
-
-
-def launch_llama_cpp_server(
-    model_path: str | Path,
-    *,
-    alias: str,
-    port: int | None = None,
-    n_ctx: int = 2048,
-    n_threads: int = 1,
-    log_path: Path | None = None,
-    ready_timeout_s: float = 120.0,
-    extra_args: Sequence[str] = (),
-) -> LlamaCppServer:
-    """Start llama-cpp-python's OpenAI-compatible server on loopback and wait until it answers.
-
-    `--interrupt_requests False` matters: by default that server cuts a streaming answer short
-    whenever another request arrives, and rrdemo sends many requests at once.
-    """
-    try:
-        import llama_cpp.server  # noqa: F401, PLC0415 - only to fail early with a clear message
-    except ImportError as exc:
-        raise RRError(
-            f"llama-cpp-python's server is not installed ({exc}); run scripts/build_llama_cpp_wheel.sh"
-        ) from None
-    port = port or free_port()
-    command = [
-        sys.executable, "-m", "llama_cpp.server",
-        "--model", str(model_path), "--model_alias", alias,
-        "--host", "127.0.0.1", "--port", str(port),
-        "--n_ctx", str(n_ctx), "--n_threads", str(n_threads),
-        "--interrupt_requests", "False",
-        *extra_args,
-    ]  # fmt: skip
-    sink = open(log_path, "ab") if log_path else subprocess.DEVNULL  # noqa: SIM115
-    try:
-        process = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT)
-    finally:
-        if log_path:
-            sink.close()
-    server = LlamaCppServer(process, f"http://127.0.0.1:{port}/v1", alias, log_path)
-    try:
-        wait_until_ready(server.base_url, ready_timeout_s, process)
-    except BaseException:
-        server.stop()
-        raise
-    return server

@@ -247,7 +247,9 @@ def handle(args) -> int:
         warning = silence_warning(config, [question.qid])
         if warning:
             print(f"warning: {warning}", file=sys.stderr)
-    from rrdemo.models import ModelPool, resolve, with_backends  # loaded on use: torch loads here
+    from rrdemo.engines.choice import with_backends
+    from rrdemo.engines.pool import ModelPool
+    from rrdemo.engines.registry import resolve
 
     served = set(ensemble.served) if ensemble is not None else set()
     config = with_backends(config, args.backend, served)

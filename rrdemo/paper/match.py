@@ -7,7 +7,8 @@ import math
 from collections import defaultdict
 from collections.abc import Sequence
 
-from rrdemo import analysis
+from rrdemo.analysis.speaking import SpeakerRow
+from rrdemo.analysis.tables import KPoint, MainRow, ScalingPoint
 from rrdemo.paper import tables as paper
 from rrdemo.paper.beside import (
     PAPER,
@@ -26,7 +27,7 @@ from rrdemo.paper.settings import hetero_beside, settings_beside, settings_from_
 
 
 # -- M scaling ----------------------------------------------------------------------------------
-def scaling_beside(points: Sequence[analysis.ScalingPoint]) -> BesideTable:
+def scaling_beside(points: Sequence[ScalingPoint]) -> BesideTable:
     """tab:app_ablation_scaling beside the run's M scaling (mean over its datasets), matched on
     strength, config and method; columns are the paper's M values and the run's."""
     run: dict[tuple[str, str, str], dict[tuple[str, int], dict[int, float]]] = defaultdict(
@@ -73,7 +74,7 @@ def scaling_beside(points: Sequence[analysis.ScalingPoint]) -> BesideTable:
     )
 
 
-def scaling_3c2t_beside(points: Sequence[analysis.ScalingPoint]) -> BesideTable:
+def scaling_3c2t_beside(points: Sequence[ScalingPoint]) -> BesideTable:
     """tab:app_ablation_per_dataset (3c2t, strong, M = 1 and 40) beside the run's 3c2t strong
     M scaling per dataset (and its mean over datasets beside the paper's Average line)."""
     run: dict[tuple[str, str], dict[tuple[str, int], dict[int, float]]] = defaultdict(
@@ -121,10 +122,10 @@ def scaling_3c2t_beside(points: Sequence[analysis.ScalingPoint]) -> BesideTable:
 SPEAKER_COLUMNS = ("Clean-Last", "n clean", "Corrupt-Last", "n corrupt", "Δ", "p-value")
 
 
-def speaker_beside(rows_in: Sequence[analysis.SpeakerRow]) -> BesideTable:
+def speaker_beside(rows_in: Sequence[SpeakerRow]) -> BesideTable:
     """tab:app_last_speaker beside the run's final-speaker test, matched on the config (the
     paper pools every dataset and does not state the strength)."""
-    by_config: dict[str, list[analysis.SpeakerRow]] = defaultdict(list)
+    by_config: dict[str, list[SpeakerRow]] = defaultdict(list)
     for r in rows_in:
         by_config[r.label].append(r)
     rows = []
@@ -169,7 +170,7 @@ def speaker_beside(rows_in: Sequence[analysis.SpeakerRow]) -> BesideTable:
 
 
 # -- K ablation ---------------------------------------------------------------------------------
-def k_beside(points: Sequence[analysis.KPoint]) -> BesideTable:
+def k_beside(points: Sequence[KPoint]) -> BesideTable:
     """tab:app_k_ablation (2c1t, RRMaj per K) beside the run's RRMaj per K, matched on the config
     and the dataset (the paper's AVG beside the run's mean over its datasets)."""
     run: dict[tuple[str, str], dict[tuple[str, str], dict[int, float]]] = defaultdict(
@@ -210,10 +211,10 @@ def k_beside(points: Sequence[analysis.KPoint]) -> BesideTable:
 
 
 def run_beside(
-    rows: Sequence[analysis.MainRow],
-    scaling: Sequence[analysis.ScalingPoint],
-    speaker: Sequence[analysis.SpeakerRow],
-    kpoints: Sequence[analysis.KPoint],
+    rows: Sequence[MainRow],
+    scaling: Sequence[ScalingPoint],
+    speaker: Sequence[SpeakerRow],
+    kpoints: Sequence[KPoint],
 ) -> list[BesideTable]:
     """Every paper table beside a run's analyses (what `rrdemo report` shows)."""
     settings = settings_from_main(rows)

@@ -7,7 +7,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from rrdemo import analysis
+from rrdemo.analysis.tables import MainRow
 from rrdemo.paper import tables as paper
 from rrdemo.paper.beside import (
     PAPER,
@@ -43,7 +43,7 @@ class SettingResult:
         return f"{self.c}c{self.n - self.c}t"
 
 
-def settings_from_main(rows: Sequence[analysis.MainRow]) -> list[SettingResult]:
+def settings_from_main(rows: Sequence[MainRow]) -> list[SettingResult]:
     """Every cell of the main table (Ceiling and Floor included) as a SettingResult."""
     out = []
     for row in rows:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rrdemo.analysis import Outcome
+from rrdemo.analysis.pools import Outcome
 from rrdemo.errors import RRError
 from rrdemo.speakers import chunk_roles
 

@@ -33,7 +33,8 @@ from rrdemo.config import (
     parse_ct,
 )
 from rrdemo.errors import RRError
-from rrdemo.models import resolve, with_backends
+from rrdemo.engines.choice import with_backends
+from rrdemo.engines.registry import resolve
 from rrdemo.speakers import silence_warning
 from rrdemo.tasks import SOURCES, canonical_name, get_task, load_questions
 from rrdemo.tasks.base import Question, Task
@@ -74,7 +75,7 @@ DEFAULTS: dict[str, Any] = {
     "top_p": PAPER_DEFAULTS.top_p,
     "order": PAPER_DEFAULTS.order,  # "shuffled": a seeded speaking order per trajectory
     "source": "auto",
-    # engine of local GGUF models: transformers, llamacpp or auto (rrdemo.models.choose_backend);
+    # engine of local GGUF models: transformers, llamacpp or auto (rrdemo.engines.choice.choose_backend);
     # the CLI and the app ask for auto. Left out of the logged sweep when transformers.
     "backend": "transformers",
     **LATER_SETTINGS,

@@ -12,17 +12,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rrdemo.tasks.answers import (
-    LETTERS,
-    extract_letter,
-    extract_number,
-    normalize_letter,
-    normalize_number,
-    number_value,
-)
+from rrdemo.tasks.answers import LETTERS, extract_letter, normalize_letter
 from rrdemo.tasks.base import AnswerKind, Question
 from rrdemo.tasks.distractors import letter_distractor, math_distractor, number_distractor
 from rrdemo.tasks.mathanswers import equivalent, extract_math, math_vote_key, normalize_latex
+from rrdemo.tasks.numbers import extract_number, normalize_number, number_value
 
 COT_CUE = "Let's think step by step."
 FINAL_FORMAT: dict[str, str] = {

@@ -138,4 +138,4 @@ def custom_task(kind: str | None = None) -> CustomTask:
         return CustomTask()
     if kind not in KINDS:
         raise RRError(f"unknown answer kind {kind!r}; choose one of: auto, {', '.join(KINDS)}")
-    return CustomTask(kind=kind, infer=False)  # type: ignore[arg-type]
+    return CustomTask(kind=kind, infer=False)

@@ -26,9 +26,10 @@ from pathlib import Path
 from typing import Any
 
 from rrdemo.errors import RRError
-from rrdemo.tasks.answers import normalize_letter, normalize_number
+from rrdemo.tasks.answers import normalize_letter
 from rrdemo.tasks.base import Question
 from rrdemo.tasks.mathanswers import normalize_latex
+from rrdemo.tasks.numbers import normalize_number
 
 log = logging.getLogger(__name__)
 
@@ -204,8 +205,8 @@ def hub_parquet_file(config: str | None, split: str) -> str:
 def _read_hub(name: str) -> list[Question]:
     """Download the parquet conversion of the first reachable hub mirror (cached in HF_HOME)."""
     try:
-        import pyarrow.parquet as parquet  # noqa: PLC0415 - only the hub path needs them
-        from huggingface_hub import hf_hub_download  # noqa: PLC0415
+        import pyarrow.parquet as parquet  # only the hub path needs them
+        from huggingface_hub import hf_hub_download
     except ImportError as exc:
         raise RRError(
             f"source='hub' needs huggingface_hub and pyarrow (pip install -r requirements.txt): "

