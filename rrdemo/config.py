@@ -273,14 +273,15 @@ PAPER_DEFAULTS = Defaults(
 """The paper's setting: K = 100 and L = 512 (the paper never states L; 512 >= N x K for N = 5),
 with a seeded shuffle of the speaking order per trajectory. `rrdemo experiment` starts here."""
 
-INTERACTIVE_DEFAULTS = replace(PAPER_DEFAULTS, k=8, max_tokens=256)
-"""The Arena's and `rrdemo run`'s start: K = 8, L = 256 (>= N x K up to N = 32).
+INTERACTIVE_DEFAULTS = replace(PAPER_DEFAULTS, k=4, max_tokens=256)
+"""The Arena's and `rrdemo run`'s start: K = 4, L = 256 (>= N x K up to N = 64).
 
 Why not the paper's K = 100: the offline default model (SmolLM2-135M) usually ends its answer
 (end-of-sequence) within 6-20 tokens, so with K = 100 an RR trajectory is one chunk by whichever
-agent opens it and the other agents never write. Measured on Logic3, 3c2t strong, seed 0, shuffled
-order, 20 trajectories (docs/app.md, "Defaults"): an honest agent wrote in 13-14 of 20 RR
-trajectories with K = 8, 12 with K = 16, 10 with K = 32 or 100 (only the honest openers).
+agent opens it and the other agents never write. The paper's K = 100 against answers of hundreds of
+tokens gives several turns per answer; K = 4 against a 6-20 token answer keeps that ratio. Measured
+on Logic3, 3c2t strong, seed 0, shuffled order, 20 questions x 5 trajectories (docs/app.md,
+"Defaults"): an honest agent wrote in 82 of 100 RR trajectories with K = 4 and 57 with K = 8.
 Pass `--k 100` (or move the K slider) for the paper's K.
 """
 
