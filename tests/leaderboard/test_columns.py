@@ -11,7 +11,7 @@ import pytest
 from leaderboard import cli, service
 from leaderboard.columns import CLI_COLUMNS, COLUMNS, STORED_COLUMNS, BoardRow
 from leaderboard.orm import Base
-from tests.leaderboard.samples import board_row
+from tests.support.samples import board_row
 
 
 def test_board_rows_have_a_field_per_stored_column_and_the_derived_ones() -> None:

@@ -17,7 +17,7 @@ from leaderboard.db import run_transaction
 from leaderboard.orm import AuditRecord, ResultRecord, SubmissionRecord
 from rrdemo.errors import RRError
 from rrdemo.submission import parse_submission
-from tests.leaderboard.samples import db_checksum, encode, submission
+from tests.support.samples import db_checksum, encode, submission
 
 
 def _user_rows(store: hub_sync.Store) -> tuple[int, int, list[str]]:

@@ -24,7 +24,7 @@ from leaderboard.db import (
 from leaderboard.orm import AuditRecord, Base, ResultRecord, SubmissionRecord
 from rrdemo.errors import RRError
 from rrdemo.submission import parse_submission
-from tests.leaderboard.samples import db_checksum, encode, result_row, submission
+from tests.support.samples import db_checksum, encode, result_row, submission
 
 TABLES = {"submissions", "results", "audit_log", "alembic_version"}
 

@@ -14,7 +14,7 @@ gr = pytest.importorskip("gradio")
 gradio_client = pytest.importorskip("gradio_client")
 
 from leaderboard.paper_seed import MODEL_IDS  # noqa: E402
-from tests.leaderboard.samples import encode, result_row, submission  # noqa: E402
+from tests.support.samples import encode, result_row, submission  # noqa: E402
 
 
 def _free_port() -> int:
