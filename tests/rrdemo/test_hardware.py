@@ -36,9 +36,9 @@ def _fake_spaces(monkeypatch: pytest.MonkeyPatch) -> list:
     module = types.ModuleType("spaces")
     module.__spec__ = importlib.machinery.ModuleSpec("spaces", None)
 
-    def gpu(duration):  # type: ignore[no-untyped-def]
-        def wrap(function):  # type: ignore[no-untyped-def]
-            def wrapped(*args, **kwargs):  # type: ignore[no-untyped-def]
+    def gpu(duration):
+        def wrap(function):
+            def wrapped(*args, **kwargs):
                 calls.append(duration(*args, **kwargs))  # what ZeroGPU does before scheduling
                 return function(*args, **kwargs)
 
@@ -46,7 +46,7 @@ def _fake_spaces(monkeypatch: pytest.MonkeyPatch) -> list:
 
         return wrap
 
-    module.GPU = gpu  # type: ignore[attr-defined]
+    module.GPU = gpu
     monkeypatch.setitem(sys.modules, "spaces", module)
     return calls
 

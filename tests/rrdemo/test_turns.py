@@ -156,7 +156,7 @@ def test_maj_answers_ignore_the_turn_policy():
 
 
 def test_the_served_backend_refuses_adaptive_turns():
-    from rrdemo.backends.openai import OpenAIBackend  # noqa: PLC0415
+    from rrdemo.backends.openai import OpenAIBackend
 
     backend = OpenAIBackend.__new__(OpenAIBackend)
     backend.name = "served"
@@ -206,7 +206,7 @@ def test_run_cli_flags_reach_the_config():
 
 
 def test_experiment_cli_and_sweep_expand_turn_policies():
-    from rrdemo.cli.experiment import sweep_from_args  # noqa: PLC0415
+    from rrdemo.cli.experiment import sweep_from_args
 
     args = build_parser().parse_args(
         ["experiment", "--turn-policies", "fixed,sentence", "--k-min", "2", "--out", "x.jsonl"]
@@ -237,7 +237,7 @@ def test_speakers_bound_turns_by_k_min_for_adaptive_policies():
 
 # --- the Arena ------------------------------------------------------------------------------------
 def test_the_arena_turn_length_control_reaches_the_config():
-    from ui.state import ArenaRequest, build_config  # noqa: PLC0415
+    from ui.state import ArenaRequest, build_config
 
     config = build_config(ArenaRequest(k=8, turn_policy="sentence"))
     assert config.turn == TurnPolicy("sentence", 2, 8)
@@ -248,13 +248,13 @@ def test_the_arena_turn_length_control_reaches_the_config():
 
 # --- the report -----------------------------------------------------------------------------------
 def test_the_report_splits_the_main_table_and_k_ablation_by_turn_policy(tmp_path):
-    from rrdemo.report import build_report  # noqa: PLC0415
-    from rrdemo.runs.log import read_run  # noqa: PLC0415
-    from rrdemo.runs.runner import run_plan  # noqa: PLC0415
-    from rrdemo.runs.spec import Condition, Plan  # noqa: PLC0415
+    from rrdemo.report import build_report
+    from rrdemo.runs.log import read_run
+    from rrdemo.runs.runner import run_plan
+    from rrdemo.runs.spec import Condition, Plan
     from tests.support.fakes import (
-        QUESTIONS,  # noqa: PLC0415
-        obeys_injection,  # noqa: PLC0415
+        QUESTIONS,
+        obeys_injection,
     )
 
     conditions = []

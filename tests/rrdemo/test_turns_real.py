@@ -51,7 +51,7 @@ def test_uncertainty_turns_differ_from_fixed_and_the_cache_stays_right(real_pool
         return
     # The next turn of the same key reads its cache (all tokens fed, the uncertain one not
     # written): it must continue exactly as a backend without caches does.
-    from rrdemo.backends.hf import TransformersBackend  # noqa: PLC0415
+    from rrdemo.backends.hf import TransformersBackend
 
     follow = prompt + first.text
     cached = _one(backend, key, follow, 6, None)

@@ -63,7 +63,7 @@ def _parse(path: str) -> tuple[str, str, list[str]]:
 
 def _handler(hub: LocalHub) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args) -> None:  # type: ignore[no-untyped-def]
+        def log_message(self, *args) -> None:
             pass  # quiet test output
 
         def _send(self, status: int, body: bytes, headers: dict[str, str], head: bool) -> None:
@@ -123,10 +123,10 @@ def _handler(hub: LocalHub) -> type[BaseHTTPRequestHandler]:
             }
             self._send(200, data, headers, head)
 
-        def do_HEAD(self) -> None:  # noqa: N802 - http.server's naming
+        def do_HEAD(self) -> None:  # http.server's naming
             self._answer(head=True)
 
-        def do_GET(self) -> None:  # noqa: N802
+        def do_GET(self) -> None:
             self._answer(head=False)
 
     return Handler

@@ -65,7 +65,7 @@ def _top_level(dist: importlib.metadata.Distribution) -> set[str]:
 def build(target: Path, requirements: Path) -> tuple[Path, set[str]]:
     """Create the venv at `target`; returns its python and the distributions it holds."""
     subprocess.run(
-        [sys._base_executable, "-m", "venv", "--without-pip", "--symlinks", str(target)],  # type: ignore[attr-defined]
+        [sys._base_executable, "-m", "venv", "--without-pip", "--symlinks", str(target)],
         check=True,
     )
     source = Path(sysconfig.get_paths()["purelib"])

@@ -76,7 +76,7 @@ def test_bad_sweeps_are_refused_before_anything_runs(changes: dict, needle: str)
         list(run_sweep(_settings(**changes), pool, threading.Event()))
 
 
-def _two_strategy_sweep():  # type: ignore[no-untyped-def]
+def _two_strategy_sweep():
     pool = FakePool(FakeBackend("smollm2", obeys_injection))
     settings = _settings(n=1, adversaries=["static", "last-word"])
     return list(run_sweep(settings, pool, threading.Event(), every=0.05))[-1][2]

@@ -23,7 +23,7 @@ from ui.experiments_tab import (
 )
 
 
-def _sweep(configs: str = "0c5t,3c2t", k: int = 4):  # type: ignore[no-untyped-def]
+def _sweep(configs: str = "0c5t,3c2t", k: int = 4):
     settings = sweep_settings(["logic3"], "smollm2", configs, ["strong"], k, 16, 2, 0)
     pool = FakePool(FakeBackend("smollm2", obeys_injection))
     steps = list(run_sweep(settings, pool, threading.Event(), every=0.05))
@@ -65,7 +65,7 @@ def test_a_sweep_the_paper_has_nothing_for_says_so() -> None:
 
 
 @contextlib.contextmanager
-def _served_tab():  # type: ignore[no-untyped-def]
+def _served_tab():
     """The Experiments tab alone, on a real gradio server over scripted agents: a client."""
     from gradio_client import Client
 

@@ -54,7 +54,7 @@ def test_submit_without_a_leaderboard_is_refused():
 def test_every_click_uses_the_one_store_and_opens_no_engine(store, monkeypatch):
     import leaderboard.db
 
-    def no_engine(*args, **kwargs):  # type: ignore[no-untyped-def]
+    def no_engine(*args, **kwargs):
         raise AssertionError("a click opened a new database engine")
 
     monkeypatch.setattr(leaderboard.db, "create_engine", no_engine)

@@ -176,7 +176,7 @@ def test_requirements_venv_has_no_offline_packages(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_space_runs_the_default_arena_from_the_hub(space) -> None:  # type: ignore[no-untyped-def]
+def test_space_runs_the_default_arena_from_the_hub(space) -> None:
     from gradio_client import Client
 
     url, hub, log = space

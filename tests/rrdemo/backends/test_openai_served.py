@@ -19,15 +19,15 @@ pytest.importorskip(
     reason="llama-cpp-python's server is not installed: run scripts/build_llama_cpp_wheel.sh",
 )
 
-from rrdemo.backends.base import Finished, GenerationRequest  # noqa: E402
-from rrdemo.backends.endpoint import Endpoint  # noqa: E402
-from rrdemo.backends.llamacpp_server import launch_llama_cpp_server  # noqa: E402
-from rrdemo.backends.openai import OpenAIBackend  # noqa: E402
-from rrdemo.config import RunConfig, Sampling, homogeneous_agents  # noqa: E402
-from rrdemo.engines.pool import ModelPool  # noqa: E402
-from rrdemo.ensemble import use_ensemble  # noqa: E402
-from rrdemo.errors import RRError  # noqa: E402
-from rrdemo.events import (  # noqa: E402
+from rrdemo.backends.base import Finished, GenerationRequest
+from rrdemo.backends.endpoint import Endpoint
+from rrdemo.backends.llamacpp_server import launch_llama_cpp_server
+from rrdemo.backends.openai import OpenAIBackend
+from rrdemo.config import RunConfig, Sampling, homogeneous_agents
+from rrdemo.engines.pool import ModelPool
+from rrdemo.ensemble import use_ensemble
+from rrdemo.errors import RRError
+from rrdemo.events import (
     AnswerExtracted,
     ChunkWritten,
     ComputeUsed,
@@ -37,9 +37,9 @@ from rrdemo.events import (  # noqa: E402
     TrajectoryStarted,
     Vote,
 )
-from rrdemo.protocols import run_question  # noqa: E402
-from rrdemo.tasks import get_task  # noqa: E402
-from rrdemo.tasks.base import Question  # noqa: E402
+from rrdemo.protocols import run_question
+from rrdemo.tasks import get_task
+from rrdemo.tasks.base import Question
 
 pytestmark = pytest.mark.slow
 

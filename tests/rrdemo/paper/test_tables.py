@@ -43,7 +43,7 @@ def test_m_scaling_averages(tex: str) -> None:
     config = strength = ""
     for row in rows[1:]:
         if len(row) == 1:  # "Critical Corruption (3c2t): ..."
-            config = re.search(r"\((\dc\dt)\)", row[0]).group(1)  # type: ignore[union-attr]
+            config = re.search(r"\((\dc\dt)\)", row[0]).group(1)
             continue
         strength = row[0].lower() or strength
         method = {"Δ(RRMaj-MAJ)": "Delta"}.get(row[1], row[1])

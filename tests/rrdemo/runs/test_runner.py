@@ -14,15 +14,15 @@ from pathlib import Path
 import pytest
 
 from rrdemo.cli import main as cli_main
-from rrdemo.config import RunConfig, Sampling, homogeneous_agents
 from rrdemo.errors import RRError
 from rrdemo.runs.log import read_log
 from rrdemo.runs.runner import run_plan
-from rrdemo.runs.spec import Condition, Plan, normalize_sweep, parse_ensemble, plan_sweep
-from rrdemo.tasks.base import Question
-from tests.support.fakes import QUESTIONS, fake_plan, fake_pool
+from rrdemo.runs.spec import Plan, normalize_sweep, parse_ensemble, plan_sweep
+from tests.support.fakes import fake_plan, fake_pool
 
 ROOT = Path(__file__).resolve().parents[3]
+
+
 def records(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines()]
 
