@@ -37,7 +37,7 @@ ENGINES = ("transformers", "llamacpp")
 
 def arena_setting(k: int, max_tokens: int):
     """The Arena's default request with the every-agent-speaks order: (config, question, task)."""
-    from ui.state import ArenaRequest, build_run  # noqa: PLC0415 - no gradio in ui.state
+    from ui.state import ArenaRequest, build_run  # no gradio in ui.state
 
     prepared = build_run(ArenaRequest(k=k, max_tokens=max_tokens))
     return prepared.config.with_(order="shuffled"), prepared.question, prepared.task
@@ -45,7 +45,7 @@ def arena_setting(k: int, max_tokens: int):
 
 def build_arena_config(model: str):
     """The Arena's default run exactly as a visitor starts it (only the model may differ)."""
-    from ui.state import ArenaRequest, build_run  # noqa: PLC0415 - no gradio in ui.state
+    from ui.state import ArenaRequest, build_run  # no gradio in ui.state
 
     return build_run(ArenaRequest(model=model)).config
 
@@ -72,7 +72,7 @@ def load(engine: str, model: str):
 def run(backend, config, question, task, methods, interleave=False, budget=True) -> dict:
     """One run_question pass: wall time and the engine's own token counts. `budget`: every
     answer and trajectory decodes exactly L tokens (end-of-sequence suppressed)."""
-    from rrdemo.protocols import run_question  # noqa: PLC0415
+    from rrdemo.protocols import run_question
 
     backend.suppress_eos = budget  # both engines read it at every step (benchmark-only option)
     start = time.perf_counter()
@@ -187,7 +187,7 @@ def _load() -> str:
 
 
 def machine() -> dict:
-    import torch  # noqa: PLC0415
+    import torch
 
     info = {
         "cpu": platform.processor() or platform.machine(),
@@ -200,7 +200,7 @@ def machine() -> dict:
         "load_average_start": _load(),
     }
     try:
-        import llama_cpp  # noqa: PLC0415
+        import llama_cpp
 
         info["llama_cpp"] = llama_cpp.__version__
     except ImportError:
@@ -285,7 +285,7 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
-    from rrdemo.backends.llamacpp_native import available  # noqa: PLC0415
+    from rrdemo.backends.llamacpp_native import available
 
     if available() is not None:
         print(
@@ -294,7 +294,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 2
     if opts.threads:  # torch now; llama.cpp reads the variable when its model loads
-        import torch  # noqa: PLC0415
+        import torch
 
         torch.set_num_threads(opts.threads)
         os.environ["RRDEMO_LLAMA_THREADS"] = str(opts.threads)

@@ -79,7 +79,7 @@ class BenchOptions:
 
     def config(self, n: int | None = None, c: int | None = None):
         """The RunConfig measured (N and c overridable for the memory probe)."""
-        from rrdemo.config import RunConfig, Sampling, homogeneous_agents  # noqa: PLC0415
+        from rrdemo.config import RunConfig, Sampling, homogeneous_agents
 
         n = self.n if n is None else n
         c = self.c if c is None else c
@@ -97,7 +97,7 @@ class BenchOptions:
 # -- engine plumbing ---------------------------------------------------------------------------
 def twin(base, **options):
     """Another TransformersBackend over the same weights and tokenizer (no second copy)."""
-    from rrdemo.backends.hf import TransformersBackend  # noqa: PLC0415
+    from rrdemo.backends.hf import TransformersBackend
 
     return TransformersBackend(
         base.name,
@@ -122,7 +122,7 @@ class _Fixed:
 
 def run_pass(backend, config, task, questions, method: str) -> dict:
     """Run one method on every question; wall time, engine counters and who wrote what."""
-    from rrdemo.protocols import run_question  # noqa: PLC0415
+    from rrdemo.protocols import run_question
 
     decode = prefill = 0
     engine_wall = 0.0
@@ -152,9 +152,9 @@ def run_pass(backend, config, task, questions, method: str) -> dict:
 
 def agent_prompts(backend, config, task, question) -> list[str]:
     """Each agent's rendered prompt (corruption included), built as `run_question` builds it."""
-    from rrdemo.agents import build_agents  # noqa: PLC0415
-    from rrdemo.corruption import make_injection  # noqa: PLC0415
-    from rrdemo.protocols import choose_target  # noqa: PLC0415
+    from rrdemo.agents import build_agents
+    from rrdemo.corruption import make_injection
+    from rrdemo.protocols import choose_target
 
     target = choose_target(task, question, config)
     shown = task.format_target(target) if target else None
@@ -274,10 +274,10 @@ def measure_throughput(backend, prompts: list[str], opts: BenchOptions, log) -> 
     Both decode exactly L tokens per prompt (EOS suppressed). Decode throughput is
     B x (L - 1) / (time for L tokens - time for 1 token), so prompt prefill is left out of both.
     """
-    import torch  # noqa: PLC0415
+    import torch
 
-    from rrdemo.backends.base import GenerationRequest  # noqa: PLC0415
-    from rrdemo.config import Sampling  # noqa: PLC0415
+    from rrdemo.backends.base import GenerationRequest
+    from rrdemo.config import Sampling
 
     tok, model, length = backend.tokenizer, backend.model, opts.max_tokens
     greedy = Sampling(temperature=0.0, seed=opts.seed)
@@ -356,12 +356,12 @@ def rss_probe(opts: BenchOptions, n: int) -> dict:
     Loading the weights peaks above what the run needs, which would hide the difference between
     1 and N agents: after loading, the kernel's peak counter (VmHWM) is reset, so `run_peak_rss_mb`
     is the peak while the agents run, the resident weights included."""
-    import resource  # noqa: PLC0415
+    import resource
 
-    import torch  # noqa: PLC0415
+    import torch
 
     from rrdemo.engines.loading import load_backend
-    from rrdemo.tasks import get_task, load_questions  # noqa: PLC0415
+    from rrdemo.tasks import get_task, load_questions
 
     torch.set_num_threads(opts.threads)
     base = load_backend(opts.model)
@@ -435,8 +435,8 @@ def _argv(opts: BenchOptions) -> list[str]:
 
 
 def machine_info(threads: int) -> dict:
-    import torch  # noqa: PLC0415
-    import transformers  # noqa: PLC0415
+    import torch
+    import transformers
 
     cpu = platform.processor() or "unknown"
     try:
@@ -463,9 +463,9 @@ def machine_info(threads: int) -> dict:
 
 def run_benchmark(opts: BenchOptions, base, log=print) -> dict:
     """Every measurement on `base` (a TransformersBackend); the dict written to results.json."""
-    import torch  # noqa: PLC0415
+    import torch
 
-    from rrdemo.tasks import get_task, load_questions  # noqa: PLC0415
+    from rrdemo.tasks import get_task, load_questions
 
     opts.validate()
     torch.set_num_threads(opts.threads)

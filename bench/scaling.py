@@ -57,10 +57,10 @@ def parse_points(text: str) -> list[tuple[int, int, int]]:
 def unit_costs(backend, prompt: str, batches: list[int], log) -> dict:
     """Seconds per prefilled token (one 200-token suffix after a cached prompt, batch 1) and
     seconds per decode step at each batch size (32 steps after a short prompt)."""
-    import torch  # noqa: PLC0415
+    import torch
 
-    from rrdemo.backends.base import GenerationRequest  # noqa: PLC0415
-    from rrdemo.config import Sampling  # noqa: PLC0415
+    from rrdemo.backends.base import GenerationRequest
+    from rrdemo.config import Sampling
 
     greedy = Sampling(temperature=0.0)
     words = " ".join(["the shared text grows as agents take turns"] * 25)
@@ -100,10 +100,10 @@ def predict(point: dict, units: dict) -> float:
 
 
 def measure(points, model: str, seed: int, log) -> dict:
-    import torch  # noqa: PLC0415
+    import torch
 
     from rrdemo.engines.loading import load_backend
-    from rrdemo.tasks import get_task, load_questions  # noqa: PLC0415
+    from rrdemo.tasks import get_task, load_questions
 
     base = load_backend(model)
     backend = twin(base, suppress_eos=True)
@@ -168,7 +168,7 @@ def render(results: dict) -> str:
 
 def figure(results: dict, out: Path) -> list[Path]:
     """Measured and predicted RRMaj / MAJ per point (HTML; PNG when kaleido works)."""
-    import plotly.graph_objects as go  # noqa: PLC0415
+    import plotly.graph_objects as go
 
     names = [f"N={r['n']} K={r['k']} L={r['L']}" for r in results["points"]]
     fig = go.Figure(
@@ -193,7 +193,7 @@ def figure(results: dict, out: Path) -> list[Path]:
     try:
         fig.write_image(out.with_suffix(".png"), width=900, height=450)
         written.append(out.with_suffix(".png"))
-    except Exception as exc:  # noqa: BLE001 - kaleido needs a browser; the HTML is enough
+    except Exception as exc:  # kaleido needs a browser; the HTML is enough
         print(f"no PNG ({exc.__class__.__name__}: {exc})", file=sys.stderr)
     return written
 
@@ -210,7 +210,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         points = parse_points(args.points)
-        import torch  # noqa: PLC0415
+        import torch
 
         torch.set_num_threads(args.threads)
         results = measure(points, args.model, args.seed, lambda m: print(m, file=sys.stderr))

@@ -54,7 +54,7 @@ def create_db_engine(url: str | None = None) -> Engine:
     memory = _is_memory(url)
 
     @event.listens_for(engine, "connect")
-    def _on_connect(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-def]
+    def _on_connect(dbapi_connection, _record) -> None:
         # Let SQLAlchemy's "begin" event issue BEGIN itself (pysqlite would defer it).
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
@@ -66,14 +66,14 @@ def create_db_engine(url: str | None = None) -> Engine:
         cursor.close()
 
     @event.listens_for(engine, "begin")
-    def _on_begin(connection) -> None:  # type: ignore[no-untyped-def]
+    def _on_begin(connection) -> None:
         # Take the write lock up front: two writers never both read, then both try to upgrade.
         connection.exec_driver_sql("BEGIN IMMEDIATE")
 
     return engine
 
 
-def _alembic_config():  # type: ignore[no-untyped-def]
+def _alembic_config():
     from alembic.config import Config
 
     config = Config()

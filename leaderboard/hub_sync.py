@@ -193,7 +193,7 @@ def restore_from_hub(target: Path) -> Path | None:
     return target
 
 
-def start_hub_sync(journal: Journal, hf_api: Any = None):  # type: ignore[no-untyped-def]
+def start_hub_sync(journal: Journal, hf_api: Any = None):
     """Push the journal folder to the dataset repo every few minutes when configured."""
     repo = _repo()
     if repo is None:

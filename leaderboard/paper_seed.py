@@ -80,9 +80,9 @@ def paper_lines(strength: str) -> list[PaperLine]:
                 paper_model=model,
                 paper_dataset=cells[0],
                 ceiling=cells[1],
-                maj=tuple(g[0] for g in groups),  # type: ignore[arg-type]
-                rrmaj=tuple(g[1] for g in groups),  # type: ignore[arg-type]
-                delta=tuple(g[2] for g in groups),  # type: ignore[arg-type]
+                maj=tuple(g[0] for g in groups),
+                rrmaj=tuple(g[1] for g in groups),
+                delta=tuple(g[2] for g in groups),
                 floor=cells[14],
             )
         )

@@ -128,7 +128,7 @@ def load_ensemble(path: str | Path) -> Ensemble:
         except ValueError as exc:
             raise RRError(f"ensemble file {path.name} is not valid JSON: {exc}") from None
     elif path.suffix.lower() in (".yaml", ".yml"):
-        import yaml  # noqa: PLC0415
+        import yaml
 
         try:
             data = yaml.safe_load(text)

@@ -216,7 +216,7 @@ def write_png(fig: go.Figure, path: Path) -> str:
         )
         path.write_bytes(png)
         return "kaleido"
-    except Exception as exc:  # noqa: BLE001 - any failure of the headless browser falls back
+    except Exception as exc:  # any failure of the headless browser falls back
         reason = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
     try:
         import matplotlib

@@ -94,7 +94,7 @@ def turn_over(
 
 def entropy_nats(logits) -> float:
     """Entropy (nats) of softmax(`logits`), for a 1-D numpy array or torch tensor of logits."""
-    import numpy as np  # noqa: PLC0415 - keep imports out of module import time
+    import numpy as np  # kept out of module import time
 
     z = np.asarray(
         logits.float().cpu().numpy() if hasattr(logits, "float") else logits, dtype=np.float64

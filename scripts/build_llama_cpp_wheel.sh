@@ -3,7 +3,7 @@
 # server extras) into the project venv. Later runs find the wheel and only install it.
 #
 # Why: llama-cpp-python ships as an sdist only; compiling it takes ~5 minutes on 2 cores.
-# The test suite (tests/test_served*.py) and bench/served.py use its OpenAI-compatible
+# The test suite (tests/rrdemo/backends/test_openai*.py) and bench/served.py use its OpenAI-compatible
 # server (python -m llama_cpp.server) as a real inference server on loopback.
 #
 # Usage: scripts/build_llama_cpp_wheel.sh [--build-only]

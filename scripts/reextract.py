@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout
 
-from rrdemo.tasks import get_task  # noqa: E402
+from rrdemo.tasks import get_task
 
 
 def reextract(path: Path) -> dict[tuple[str, str], Counter]:

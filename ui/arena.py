@@ -158,7 +158,7 @@ def _run_callback(pool: ModelSource):
     # On a ZeroGPU Space the whole run (loading included) holds a GPU; elsewhere this is stream_run.
     generate = on_gpu(lambda request: stream_run(request, pool), _gpu_seconds)
 
-    def run(*values):  # type: ignore[no-untyped-def]
+    def run(*values):
         request = ArenaRequest(**dict(zip(ARENA_FIELDS, values, strict=True)))
         try:
             yield from generate(request)

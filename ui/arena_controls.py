@@ -57,7 +57,7 @@ def _rho_text(ensemble: str, n: float, c: float, agents: str) -> str:
     return f"**{c}c{n - c}t** · rho = c/N = **{c / n:.2f}**"
 
 
-def _silence_text(*values) -> str:  # type: ignore[no-untyped-def]
+def _silence_text(*values) -> str:
     """A warning naming the agents that can never write an RR chunk with these controls, or ""."""
     try:
         request = ArenaRequest(**dict(zip(ARENA_FIELDS, values, strict=True)))
@@ -224,7 +224,7 @@ def build_controls(default: ArenaRequest) -> Controls:
 
 
 # -- what follows what ------------------------------------------------------------------------------
-def _on_change(triggers, fn, inputs, outputs) -> None:  # type: ignore[no-untyped-def]
+def _on_change(triggers, fn, inputs, outputs) -> None:
     for trigger in triggers:
         trigger.change(fn, inputs, outputs, queue=False, api_visibility="private")
 

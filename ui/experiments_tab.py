@@ -232,7 +232,7 @@ def run_sweep(
             finished.put("end")
         except _Stopped:
             finished.put("stopped")
-        except BaseException as exc:  # noqa: BLE001 - handed to the callback, shown to the user
+        except BaseException as exc:  # handed to the callback, shown to the user
             finished.put(exc)
 
     worker = threading.Thread(target=work, daemon=True, name="rrdemo-sweep")
@@ -321,7 +321,7 @@ def _sweep_view(done: int, total: int, path: Path) -> tuple:
 def _sweep_callback(pool: ModelSource) -> Callable[..., Iterator[tuple]]:
     """The Run button's callback: runs the sweep on `pool`, showing the results as they come."""
 
-    def sweep(  # type: ignore[no-untyped-def]
+    def sweep(
         tasks_,
         model_,
         configs_,
@@ -389,7 +389,7 @@ def build_experiments_tab(pool: ModelSource, leaderboard: Store | None = None) -
         submit_button = gr.Button("Submit this sweep to the leaderboard", scale=2)
     submit_status = gr.Markdown("")
 
-    def submit(path, name):  # type: ignore[no-untyped-def]
+    def submit(path, name):
         try:
             return submit_sweep(leaderboard, path, name)
         except RRError as exc:

@@ -99,7 +99,7 @@ def parse_agents(text: str) -> tuple[AgentSpec, ...]:
 
 def _whole(value: float | int | str | None, name: str) -> int:
     try:
-        number = float(value)  # type: ignore[arg-type]
+        number = float(value)
     except (TypeError, ValueError):
         number = float("nan")
     if not math.isfinite(number) or number != int(number):
@@ -120,19 +120,19 @@ def build_config(request: ArenaRequest) -> RunConfig:
     m = _whole(request.m, "M")
     return RunConfig(
         agents=agents,
-        strength=request.strength,  # type: ignore[arg-type]
+        strength=request.strength,
         custom_template=request.custom_template or None,
         k=_whole(request.k, "K"),
         m=m if m > 0 else None,
         max_tokens=_whole(request.max_tokens, "L"),
-        order=request.order,  # type: ignore[arg-type]
+        order=request.order,
         sampling=Sampling(
             temperature=float(request.temperature), seed=_whole(request.seed, "seed")
         ),
-        eos_policy=request.eos_policy,  # type: ignore[arg-type]
-        adversary=request.adversary,  # type: ignore[arg-type]
-        prompt_style=request.prompt_style,  # type: ignore[arg-type]
-        turn_policy=request.turn_policy,  # type: ignore[arg-type]
+        eos_policy=request.eos_policy,
+        adversary=request.adversary,
+        prompt_style=request.prompt_style,
+        turn_policy=request.turn_policy,
     )
 
 
@@ -142,7 +142,7 @@ def pick_question(
     """A benchmark question by its index in the data file, or the user's own typed question."""
     task = get_task(task_name)
     if task.name == CUSTOM:
-        return task, task.question(text, gold or None)  # type: ignore[attr-defined]
+        return task, task.question(text, gold or None)
     questions = load_questions(task)
     index = _whole(index, "question number")
     if not 0 <= index < len(questions):
@@ -155,7 +155,7 @@ def pick_question(
 def normalize_target(task: Task, question: Question, target: str) -> str:
     """The user's target answer in the task's normal form; it must be a wrong, well-formed answer."""
     concrete = task.for_question(question)
-    normal = concrete.normalize(target)  # type: ignore[attr-defined]
+    normal = concrete.normalize(target)
     if normal is None or (question.options and normal not in question.options):
         allowed = (
             ", ".join(question.options) if question.options else "an answer of the task's kind"

@@ -101,7 +101,7 @@ def bound_text(gamma_h: float, drift: float, k: int) -> str:
     return "\n\n".join(lines)
 
 
-def _update(gamma_h: float, drift_percent: float, k: float, k_max: float):  # type: ignore[no-untyped-def]
+def _update(gamma_h: float, drift_percent: float, k: float, k_max: float):
     try:
         drift = float(drift_percent) / 100
         k, k_max = int(k), max(int(k_max), int(k))

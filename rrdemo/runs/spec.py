@@ -32,9 +32,9 @@ from rrdemo.config import (
     homogeneous_agents,
     parse_ct,
 )
-from rrdemo.errors import RRError
 from rrdemo.engines.choice import with_backends
 from rrdemo.engines.registry import resolve
+from rrdemo.errors import RRError
 from rrdemo.speakers import silence_warning
 from rrdemo.tasks import SOURCES, canonical_name, get_task, load_questions
 from rrdemo.tasks.base import Question, Task
@@ -386,7 +386,7 @@ def load_sweep_file(path: Path | str) -> dict[str, Any]:
         raise RRError(f"cannot read the sweep file {path}: {exc}") from None
     try:
         data = json.loads(text) if path.suffix.lower() == ".json" else yaml.safe_load(text)
-    except Exception as exc:  # noqa: BLE001 - any parse error is the user's file, said plainly
+    except Exception as exc:  # any parse error is the user's file, said plainly
         raise RRError(
             f"the sweep file {path} cannot be parsed: {str(exc).splitlines()[0]}"
         ) from None

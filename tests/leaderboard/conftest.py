@@ -13,7 +13,7 @@ import pytest
 from sqlalchemy.orm import Session, sessionmaker
 
 from leaderboard.service import open_leaderboard
-from tests.latex_tables import read_paper
+from tests.support.latex_tables import read_paper
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ from leaderboard import service
 from leaderboard.db import create_db_engine, current_revision, downgrade, upgrade
 from leaderboard.orm import ResultRecord
 from rrdemo.submission import SubmissionRejected, parse_submission
-from tests.leaderboard.samples import encode, result_row, submission
+from tests.support.samples import encode, result_row, submission
 
 # Content hashes of two schema-1 files, computed by the schema-1 code (before `adversary` existed).
 V1_HASHES = {

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.leaderboard.samples import encode, result_row, submission
+from tests.support.samples import encode, result_row, submission
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -11,7 +11,7 @@ import pytest
 from leaderboard import cli, service
 from leaderboard.columns import CLI_COLUMNS, COLUMNS, STORED_COLUMNS, BoardRow
 from leaderboard.orm import Base
-from tests.leaderboard.samples import board_row
+from tests.support.samples import board_row
 
 
 def test_board_rows_have_a_field_per_stored_column_and_the_derived_ones() -> None:
@@ -21,7 +21,7 @@ def test_board_rows_have_a_field_per_stored_column_and_the_derived_ones() -> Non
     derived = {c.name: c.value(row) for c in COLUMNS if c.stored is None}
     assert derived == {"config": "3c2t", "rho": 0.6, "delta": 0.25}
     with pytest.raises(dataclasses.FrozenInstanceError):
-        row.model = "org/b"  # type: ignore[misc]
+        row.model = "org/b"
 
 
 def test_every_stored_column_is_a_column_of_the_orm_tables() -> None:

@@ -13,7 +13,7 @@ from sqlalchemy import func, select
 from leaderboard import service
 from leaderboard.db import run_transaction
 from leaderboard.orm import ResultRecord, SubmissionRecord
-from tests.leaderboard.samples import encode, result_row, submission
+from tests.support.samples import encode, result_row, submission
 
 THREADS = 8
 PER_THREAD = 50

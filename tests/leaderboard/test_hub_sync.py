@@ -17,13 +17,13 @@ from leaderboard.db import run_transaction
 from leaderboard.orm import AuditRecord, ResultRecord, SubmissionRecord
 from rrdemo.errors import RRError
 from rrdemo.submission import parse_submission
-from tests.leaderboard.samples import db_checksum, encode, submission
+from tests.support.samples import db_checksum, encode, submission
 
 
 def _user_rows(store: hub_sync.Store) -> tuple[int, int, list[str]]:
     """(submissions, result rows, statuses) of the non-paper content."""
 
-    def count(session):  # type: ignore[no-untyped-def]
+    def count(session):
         subs = session.scalars(
             select(SubmissionRecord).where(SubmissionRecord.source != "paper")
         ).all()
@@ -106,12 +106,12 @@ class RecordingApi(HfApi):
         super().__init__(token="hf_fake")
         self.commits: list[dict[str, bytes]] = []
 
-    def create_repo(self, repo_id: str, **kwargs):  # type: ignore[no-untyped-def, override]
+    def create_repo(self, repo_id: str, **kwargs):
         from huggingface_hub.hf_api import RepoUrl  # the real return type
 
         return RepoUrl(f"https://huggingface.co/datasets/{repo_id}")
 
-    def create_commit(self, repo_id: str, operations, **kwargs):  # type: ignore[no-untyped-def, override]
+    def create_commit(self, repo_id: str, operations, **kwargs):
         files = {}
         for operation in operations:
             source = operation.path_or_fileobj

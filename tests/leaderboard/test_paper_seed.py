@@ -26,7 +26,7 @@ ROUNDING_CASES = {
 }
 
 
-def _stored(factory):  # type: ignore[no-untyped-def]
+def _stored(factory):
     rows = run_transaction(factory, service.board_rows)
     return {
         (r.strength, r.model, r.dataset, r.config_label): r for r in rows if r.source == "paper"

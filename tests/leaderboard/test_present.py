@@ -11,7 +11,7 @@ import pytest
 
 from leaderboard import present
 from leaderboard.columns import BOARD_COLUMNS, CSV_COLUMNS
-from tests.leaderboard.samples import board_row as row
+from tests.support.samples import board_row as row
 
 """ + open("/tmp/present_test.py").read() + """
 

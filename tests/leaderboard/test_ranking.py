@@ -15,8 +15,8 @@ from leaderboard.ranking import (
     rank_models,
     score_model,
 )
-from tests.leaderboard.samples import MODEL_A
-from tests.leaderboard.samples import board_row as row
+from tests.support.samples import MODEL_A
+from tests.support.samples import board_row as row
 
 
 def test_score_of_a_model_by_hand() -> None:

@@ -24,7 +24,7 @@ from leaderboard.db import (
 from leaderboard.orm import AuditRecord, Base, ResultRecord, SubmissionRecord
 from rrdemo.errors import RRError
 from rrdemo.submission import parse_submission
-from tests.leaderboard.samples import db_checksum, encode, result_row, submission
+from tests.support.samples import db_checksum, encode, result_row, submission
 
 TABLES = {"submissions", "results", "audit_log", "alembic_version"}
 
@@ -124,7 +124,7 @@ def test_a_crash_after_the_first_row_leaves_no_partial_submission(
     real = service.result_record
     calls: list[int] = []
 
-    def crash_on_second_row(row):  # type: ignore[no-untyped-def]
+    def crash_on_second_row(row):
         calls.append(1)
         if len(calls) == 2:
             raise RuntimeError("injected crash")
@@ -210,7 +210,7 @@ def test_the_database_itself_refuses_inconsistent_rows(factory) -> None:
         factory, lambda s: service.submit(s, encode(submission()))
     ).submission_id
 
-    def bad_insert(session):  # type: ignore[no-untyped-def]
+    def bad_insert(session):
         record = service.result_record(parse_submission(encode(submission())).results[0])
         record.submission_id = sub_id
         record.n_truthful = 9  # c + t != N

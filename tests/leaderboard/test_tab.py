@@ -14,7 +14,7 @@ gr = pytest.importorskip("gradio")
 gradio_client = pytest.importorskip("gradio_client")
 
 from leaderboard.paper_seed import MODEL_IDS  # noqa: E402
-from tests.leaderboard.samples import encode, result_row, submission  # noqa: E402
+from tests.support.samples import encode, result_row, submission  # noqa: E402
 
 
 def _free_port() -> int:
@@ -32,7 +32,7 @@ def test_building_the_tab_reads_nothing() -> None:
             raise AssertionError(f"the tab used store.{name} while it was built")
 
     with gr.Blocks() as demo, gr.Tab("Leaderboard"):
-        build_leaderboard_tab(Untouchable())  # type: ignore[arg-type]
+        build_leaderboard_tab(Untouchable())
     assert {"leaderboard_refresh", "leaderboard_pending"} <= {d.api_name for d in demo.fns.values()}
 
 
@@ -55,7 +55,7 @@ def client(lb_env: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[object]:
         store.factory.kw["bind"].dispose()
 
 
-def _refresh(client, dataset="all", strength="all", band="all", source="all"):  # type: ignore[no-untyped-def]
+def _refresh(client, dataset="all", strength="all", band="all", source="all"):
     ranking, board, chart = client.predict(
         dataset, strength, band, source, api_name="/leaderboard_refresh"
     )
@@ -63,7 +63,7 @@ def _refresh(client, dataset="all", strength="all", band="all", source="all"):  
 
 
 @pytest.mark.slow
-def test_tab_lists_filters_submits_and_moderates(client, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_tab_lists_filters_submits_and_moderates(client, tmp_path: Path) -> None:
     ranking, board, chart = _refresh(client, "gsm8k", "strong")
     assert len(board["data"]) == 5 * 6  # 5 models x (ceiling, 4 configs, floor)
     top = dict(zip(ranking["headers"], ranking["data"][0], strict=True))

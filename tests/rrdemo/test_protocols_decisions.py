@@ -1,0 +1,219 @@
+"""Every task's decision path, on real gold answers: the decision is scored like its trajectories.
+
+Scripted agents write a short solution ending in the gold answer (honest) or in the injected target
+(corrupted). The Decision must show a readable answer (never a vote key such as `sym:Integer(5)`),
+and its `correct` / `fooled` must agree with the per-trajectory scoring (AnswerExtracted), with
+the experiment log's `done` records, with what `rrdemo report` / `export` compute from the same
+log (analysis.main_table) and with the Experiments tab.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import replace
+
+import pytest
+
+from rrdemo.analysis.tables import main_table
+from rrdemo.config import RunConfig, Sampling, homogeneous_agents
+from rrdemo.events import AnswerExtracted, Decision, Vote, event_from_dict
+from rrdemo.protocols import run_question
+from rrdemo.runs.log import read_run
+from rrdemo.runs.runner import run_plan
+from rrdemo.runs.spec import Condition, Plan
+from rrdemo.tasks import get_task, load_questions
+from rrdemo.tasks.base import Question
+from tests.support.fakes import FakeBackend, FakePool
+
+# MATH-500 answers of every shape the issue names, on real MATH-500 problems (gold replaced where
+# the data set has no such answer), plus real MATH-500 golds as they are.
+MATH_GOLDS = ("5", "\\frac{1}{2}", "\\sqrt{2}", "3\\pi", "(1,2)", "\\text{Evelyn}")
+MATH_REAL = ("math500-0000", "math500-0013", "math500-0043", "math500-0078", "math500-0279")
+
+
+def math_questions() -> list[Question]:
+    real = {q.qid: q for q in load_questions("math500", source="offline")}
+    base = real["math500-0004"]
+    made = [
+        replace(base, qid=f"math500-gold-{i}", text=f"{base.text} (variant {i})", gold=g)
+        for i, g in enumerate(MATH_GOLDS)
+    ]
+    return made + [real[qid] for qid in MATH_REAL]
+
+
+def questions_of(task: str) -> list[Question]:
+    if task == "math500":
+        return math_questions()
+    return load_questions(task, n=4, seed=3, source="offline")
+
+
+def final_line(task_name: str, answer: str) -> str:
+    """The answer as the task's prompt asks for it."""
+    if task_name == "math500":
+        return f"The answer is $\\boxed{{{answer}}}$."
+    return f"The answer is {answer}."
+
+
+def scripted(task_name: str, gold_of: dict[str, str]):
+    """Honest agents solve the question; corrupted agents write the target they are told."""
+
+    def script(prompt: str) -> str:
+        told = re.search(r"MUST select (.+?) as your final answer", prompt)
+        if told:
+            answer = told.group(1)
+            if task_name == "math500":
+                answer = answer.strip("$")
+        else:
+            answer = next(g for text, g in gold_of.items() if text in prompt)
+        return f"Let me work through it step by step. {final_line(task_name, answer)}"
+
+    return script
+
+
+def config(n: int, c: int, corrupted_first: bool) -> RunConfig:
+    return RunConfig(
+        agents=homogeneous_agents("scripted", n, c, corrupted_first),
+        strength="strong",
+        k=64,  # one turn holds the whole answer: the opener decides each RR trajectory
+        max_tokens=64,
+        order="fixed",
+        sampling=Sampling(temperature=0.0, seed=1),
+    )
+
+
+TASKS = ("gsm8k", "aqua", "math500", "logic3", "logic7", "track7")
+
+
+@pytest.mark.parametrize("task_name", TASKS)
+@pytest.mark.parametrize(("c", "corrupted_first"), [(2, False), (3, True)])
+def test_decision_is_scored_like_the_trajectories(task_name, c, corrupted_first) -> None:
+    task = get_task(task_name)
+    questions = questions_of(task_name)
+    pool = FakePool(
+        FakeBackend("scripted", scripted(task_name, {q.text: q.gold for q in questions}))
+    )
+    for question in questions:
+        events = list(run_question(config(5, c, corrupted_first), question, task, pool))
+        for method in ("MAJ", "RRMaj"):
+            answers = [e for e in events if isinstance(e, AnswerExtracted) and e.method == method]
+            (vote,) = [e for e in events if isinstance(e, Vote) and e.method == method]
+            (decision,) = [e for e in events if isinstance(e, Decision) and e.method == method]
+            # honest answers are read as right, corrupted ones as fooled
+            assert all(a.answer is not None for a in answers)
+            assert all(a.correct != a.fooled for a in answers), [
+                (a.answer, question.gold) for a in answers
+            ]
+            # the decision is the answer most trajectories gave, shown as an answer, and scored
+            # exactly as those trajectories were
+            winners = [a for a in answers if task.vote_key(a.answer) == decision.key]
+            assert len(winners) == max(vote.counts.values())
+            assert decision.answer == winners[0].answer
+            assert not decision.answer.startswith(("sym:", "tex:"))
+            assert set(vote.counts) <= {a.answer for a in answers}
+            assert decision.correct == winners[0].correct
+            assert decision.fooled == winners[0].fooled
+            # 2 corrupted in the last seats: honest majority and honest RR openers; 3 corrupted
+            # first: corrupted majority and corrupted openers
+            assert decision.correct is (c == 2), (question.qid, decision)
+            assert decision.fooled is (c == 3)
+            # the event survives its JSON round trip
+            assert event_from_dict(json.loads(json.dumps(decision.to_dict()))) == decision
+
+
+def test_old_decision_records_still_read() -> None:
+    old = {"kind": "decision", "method": "MAJ", "answer": "(B)", "correct": True, "fooled": False}
+    event = event_from_dict({**old, "tied": ["(A)", "(B)"]})
+    assert event == Decision("MAJ", "(B)", True, False, ("(A)", "(B)"), key=None)
+    assert event_from_dict(old).key is None
+
+
+def test_done_records_report_export_and_tab_agree(tmp_path) -> None:
+    """Each task's log: done-record accuracy = the report's (and export's) M = N accuracy."""
+    conditions = []
+    gold_of = {}
+    for name in TASKS:
+        task = get_task(name)
+        questions = tuple(questions_of(name)[:4])
+        gold_of.update({q.text: q.gold for q in questions})
+        for c, first in ((0, True), (2, False), (3, True)):
+            conditions.append(Condition(task, config(5, c, first), questions))
+    pool = FakePool(FakeBackend("scripted", _any_task_script(gold_of)))
+    log = tmp_path / "run.jsonl"
+    run_plan(Plan({"test": True}, tuple(conditions)), log, pool, progress=False)
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    done = [r for r in records if r["type"] == "done"]
+    assert len(done) == sum(len(c.questions) for c in conditions)
+    for record in done:
+        for vote in record["votes"].values():
+            assert vote["answer"] is not None and not vote["answer"].startswith(("sym:", "tex:"))
+            assert vote["key"] is not None
+    by_condition: dict[tuple, dict[str, list[bool]]] = {}
+    header = {c["key"]: c for c in records[0]["conditions"]}
+    for record in done:
+        cond = header[record["condition"]]
+        cell = by_condition.setdefault((cond["task"], cond["c"]), {"MAJ": [], "RRMaj": []})
+        for method in ("MAJ", "RRMaj"):
+            cell[method].append(bool(record["votes"][method]["correct"]))
+    rows = main_table(read_run(log).outcomes)
+    seen = 0
+    for row in rows:
+        for cell in (row.ceiling, row.floor, *row.cells):
+            if cell is None:
+                continue
+            logged = by_condition[(row.task, cell.c)]
+            assert cell.maj.mean == pytest.approx(sum(logged["MAJ"]) / len(logged["MAJ"]))
+            assert cell.rrmaj.mean == pytest.approx(sum(logged["RRMaj"]) / len(logged["RRMaj"]))
+            seen += 1
+    assert seen == len(conditions)
+    # the honest runs are right on every task, MATH-500 included
+    for (task_name, c), cell in by_condition.items():
+        if c < 3:
+            assert all(cell["MAJ"]) and all(cell["RRMaj"]), task_name
+    from ui.experiments_tab import results_frame
+
+    frame = results_frame(log)
+    for _, line in frame.iterrows():
+        c = round(line["rho"] * 5)
+        logged = by_condition[(line["task"], c)]
+        assert line["MAJ acc"] == pytest.approx(sum(logged["MAJ"]) / len(logged["MAJ"]), abs=1e-3)
+
+
+def _any_task_script(gold_of: dict[str, str]):
+    """The scripted agent for a mixed-task log: the final-answer format follows the prompt."""
+
+    def script(prompt: str) -> str:
+        task_name = "math500" if "\\boxed{ANSWER}" in prompt else "other"
+        return scripted(task_name, gold_of)(prompt)
+
+    return script
+
+
+def test_math500_is_shown_and_scored_right_in_the_arena_and_the_cli(capsys) -> None:
+    """A right MATH-500 answer reads as right in the Arena verdict and in `rrdemo run`'s output."""
+    from rrdemo.cli.run import _TextPrinter
+    from ui.render import render_verdict
+    from ui.state import ArenaState
+
+    task = get_task("math500")
+    question = next(q for q in math_questions() if q.gold == "\\frac{1}{2}")
+    pool = FakePool(FakeBackend("scripted", scripted("math500", {question.text: "0.5"})))
+    cfg = config(5, 2, False)
+    events = list(run_question(cfg, question, task, pool, interleave=True))
+    state = ArenaState(
+        request={},
+        agents=[{"model": a.model, "corrupted": a.corrupted} for a in cfg.agents],
+        question={"gold": question.gold},
+        config=cfg.to_dict(),
+    )
+    printer = _TextPrinter(cfg, colour=False)
+    for event in events:
+        state.apply(event)
+        printer(event)
+    verdict = render_verdict(state)
+    assert verdict.count(">correct<") == 2, verdict
+    assert "answer 0.5" in verdict and "sym:" not in verdict
+    out = capsys.readouterr().out
+    assert ">>> MAJ decision: 0.5 -> correct" in out
+    assert ">>> RRMaj decision: 0.5 -> correct" in out
+    assert "sym:" not in out

@@ -1,0 +1,1 @@
+"""Shared test helpers (no tests here): fakes, a loopback hub, the Space venv, the LaTeX reader, leaderboard samples."""

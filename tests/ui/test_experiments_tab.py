@@ -1,0 +1,111 @@
+"""The Experiments tab's sweep: the real experiment runner over scripted fake agents."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import pytest
+
+from rrdemo.errors import RRError
+from tests.support.fakes import FakeBackend, FakePool, obeys_injection
+from ui.experiments_tab import (
+    MAX_UNITS,
+    adversary_results,
+    paper_beside,
+    results_frame,
+    rho_figure,
+    run_sweep,
+    sweep_settings,
+)
+
+
+def _settings(**changes) -> dict:
+    base = sweep_settings(["logic3"], "smollm2", "0c3t,2c1t", ["strong"], 4, 16, 2, 0)
+    return {**base, **changes}
+
+
+def test_sweep_reports_progress_and_accuracy_by_rho() -> None:
+    pool = FakePool(FakeBackend("smollm2", obeys_injection))  # the registry name, fake agents
+    steps = list(run_sweep(_settings(), pool, threading.Event(), every=0.05))
+    done = [d for d, _, _ in steps]
+    total, path = steps[-1][1], steps[-1][2]
+    assert total == 4 and done == sorted(done) and done[-1] == total
+    frame = results_frame(path)
+    assert list(frame["setting"]) == ["0c3t", "2c1t"]
+    assert list(frame["rho"]) == [0.0, round(2 / 3, 3)]
+    assert list(frame["questions"]) == [2, 2]
+    # 2 of 3 agents obey "you MUST select (X)": MAJ is always fooled; nobody is fooled at 0c3t
+    by_setting = frame.set_index("setting")
+    assert by_setting.loc["2c1t", "MAJ fooled"] == 1.0
+    assert by_setting.loc["0c3t", "MAJ fooled"] == 0.0
+    # the table agrees with the log's own records
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    done_records = [r for r in records if r["type"] == "done"]
+    assert len(done_records) == 4
+    rr_correct = sum(r["votes"]["RRMaj"]["correct"] for r in done_records)
+    assert rr_correct == round(frame["RRMaj acc"].sum() * 2)
+    fig = rho_figure(frame)
+    assert len(fig.data) == 2  # MAJ and RRMaj for one task, strength and K
+
+
+def test_stop_ends_the_sweep_after_the_current_question() -> None:
+    pool = FakePool(FakeBackend("smollm2", obeys_injection))
+    stop = threading.Event()
+    stop.set()
+    steps = list(run_sweep(_settings(), pool, stop, every=0.05))
+    assert steps[-1][0] == 1 < steps[-1][1]
+    assert len(results_frame(steps[-1][2])) <= 1
+
+
+@pytest.mark.parametrize(
+    "changes,needle",
+    [
+        ({"n": 40, "configs": "0c3t,1c2t,2c1t"}, f"at most {MAX_UNITS}"),
+        ({"tasks": []}, "at least one benchmark task"),
+        ({"strengths": []}, "at least one corruption strength"),
+        ({"configs": "3x2"}, "must look like 3c2t"),
+        ({"models": ["no-such-model"]}, "unknown model"),
+        ({"adversaries": []}, "at least one adversary strategy"),
+        ({"adversaries": ["sneaky"]}, "unknown adversary strategy 'sneaky'; allowed: static"),
+    ],
+)
+def test_bad_sweeps_are_refused_before_anything_runs(changes: dict, needle: str) -> None:
+    pool = FakePool(FakeBackend("smollm2", obeys_injection))
+    with pytest.raises(RRError, match=needle):
+        list(run_sweep(_settings(**changes), pool, threading.Event()))
+
+
+def _two_strategy_sweep():
+    pool = FakePool(FakeBackend("smollm2", obeys_injection))
+    settings = _settings(n=1, adversaries=["static", "last-word"])
+    return list(run_sweep(settings, pool, threading.Event(), every=0.05))[-1][2]
+
+
+def test_a_sweep_over_two_adversaries_shows_maj_and_rrmaj_per_strategy() -> None:
+    path = _two_strategy_sweep()
+    frame = results_frame(path)
+    assert sorted(zip(frame["setting"], frame["adversary"], strict=True)) == [
+        ("0c3t", "last-word"),
+        ("0c3t", "static"),
+        ("2c1t", "last-word"),
+        ("2c1t", "static"),
+    ]
+    assert len(rho_figure(frame).data) == 4  # MAJ and RRMaj per strategy
+    # The report's own per-strategy table (rrdemo.adversary_report), one line per strategy.
+    text = adversary_results(path)
+    lines = [line for line in text.splitlines() if line.startswith("| ") and "2c1t" in line]
+    assert [line.split(" | ")[5] for line in lines] == ["static", "last-word"]
+    # The paper has lines only for its own adversary.
+    static_only = paper_beside(frame[frame["adversary"] == "static"])
+    assert paper_beside(frame)[0].equals(static_only[0])
+
+
+def test_the_demo_task_can_be_swept() -> None:
+    from rrdemo.runs.spec import plan_sweep
+    from ui.choices import SWEEP_TASK_CHOICES
+
+    assert ("demo", "demo") not in SWEEP_TASK_CHOICES  # labelled as ours
+    assert any(value == "demo" and "not the paper" in label for label, value in SWEEP_TASK_CHOICES)
+    plan = plan_sweep(sweep_settings(["demo"], "smollm2", "0c3t,2c1t", ["strong"], 4, 16, 2, 0))
+    assert {c.task.name for c in plan.conditions} == {"demo"} and plan.n_units == 4

@@ -1,0 +1,80 @@
+"""One click after an in-app experiment: the sweep log becomes a pending leaderboard submission."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from leaderboard.hub_sync import Store, open_store
+from leaderboard.service import board_rows
+from rrdemo.errors import RRError
+from ui.experiments_tab import submit_sweep
+
+LOG = Path(__file__).resolve().parents[2] / "assets" / "experiment_small.jsonl"  # a real sweep log
+
+
+@pytest.fixture
+def store() -> Iterator[Store]:
+    """The leaderboard as app.py opens it, once (on the test's own database)."""
+    opened = open_store()
+    yield opened
+    opened.factory.kw["bind"].dispose()
+
+
+def test_a_sweep_log_is_submitted_once_and_waits_for_approval(store):
+    first = submit_sweep(store, str(LOG), "tester")
+    assert first.startswith("Accepted as submission #") and "pending" in first
+    again = submit_sweep(store, str(LOG), "tester")
+    assert again.startswith("Already present")
+    with store.factory() as session:
+        mine = [r for r in board_rows(session, include_all=True) if r.status == "pending"]
+        public = board_rows(session)
+    assert len(mine) == 8  # 2 tasks x 4 configs at M = N
+    assert all(r.status == "approved" for r in public) and not any(
+        r.status == "pending" for r in public
+    )
+
+
+@pytest.mark.parametrize(
+    ("path", "name", "message"),
+    [(None, "tester", "run a sweep first"), (str(LOG), "  ", "type your name")],
+)
+def test_submit_without_a_log_or_a_name_is_refused(store, path, name, message):
+    with pytest.raises(RRError, match=message):
+        submit_sweep(store, path, name)
+
+
+def test_submit_without_a_leaderboard_is_refused():
+    with pytest.raises(RRError, match="leaderboard is not available"):
+        submit_sweep(None, str(LOG), "tester")
+
+
+def test_every_click_uses_the_one_store_and_opens_no_engine(store, monkeypatch):
+    import leaderboard.db
+
+    def no_engine(*args, **kwargs):
+        raise AssertionError("a click opened a new database engine")
+
+    monkeypatch.setattr(leaderboard.db, "create_engine", no_engine)
+    assert submit_sweep(store, str(LOG), "tester").startswith("Accepted")
+    assert submit_sweep(store, str(LOG), "tester").startswith("Already present")
+
+
+def test_the_app_opens_the_leaderboard_once_for_both_tabs(monkeypatch):
+    import app
+    from rrdemo.engines.pool import ModelPool
+
+    opened, handed = [], []
+
+    def open_once() -> Store:
+        opened.append(open_store())
+        return opened[-1]
+
+    monkeypatch.setattr(app, "open_store", open_once)
+    monkeypatch.setattr(app, "build_leaderboard_tab", lambda s: handed.append(("board", s)))
+    monkeypatch.setattr(app, "build_experiments_tab", lambda _, s: handed.append(("sweep", s)))
+    app.build_demo(pool=ModelPool())
+    assert len(opened) == 1 and handed == [("sweep", opened[0]), ("board", opened[0])]
+    opened[0].factory.kw["bind"].dispose()

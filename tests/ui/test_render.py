@@ -1,0 +1,293 @@
+"""Arena state and HTML rendering, driven by the real engine over scripted fake backends."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import astuple, replace
+
+import pytest
+
+from rrdemo.config import ADVERSARIES, LATER_FIELDS, PROMPT_STYLES, AgentSpec, RunConfig, Sampling
+from rrdemo.errors import RRError
+from rrdemo.events import ChunkWritten, Decision, RunStarted, TokenDelta
+from rrdemo.protocols import run_question
+from rrdemo.speakers import trajectory_order
+from rrdemo.tasks import get_task, load_questions
+from tests.support.fakes import QUESTION, FakeBackend, FakePool, FakeTask, obeys_injection
+from ui import render
+from ui.arena import Throttle, stream_run
+from ui.arena_controls import _silence_text
+from ui.state import ArenaRequest, ArenaState, build_config, build_run, parse_agents
+
+
+def _fake_run(config: RunConfig, pool: FakePool) -> tuple[ArenaState, list]:
+    state = ArenaState(
+        request={},
+        agents=[{"model": a.model, "corrupted": a.corrupted} for a in config.agents],
+        question={"gold": QUESTION.gold},
+        config=config.to_dict(),
+    )
+    events = list(run_question(config, QUESTION, FakeTask(), pool, interleave=True))
+    for event in events:
+        state.apply(event)
+    return state, events
+
+
+def _config(n: int = 3, c: int = 2, k: int = 3, L: int = 12) -> RunConfig:
+    agents = tuple(AgentSpec("fake", corrupted=i < c) for i in range(n))
+    return RunConfig(agents=agents, strength="strong", k=k, max_tokens=L, sampling=Sampling(seed=1))
+
+
+def test_state_follows_the_event_stream() -> None:
+    pool = FakePool(FakeBackend("fake", obeys_injection))
+    state, events = _fake_run(_config(), pool)
+    decisions = {e.method: e for e in events if isinstance(e, Decision)}
+    assert state.done
+    for method in ("MAJ", "RRMaj"):
+        summary = state.methods[method].summary()
+        assert summary["decision"]["answer"] == decisions[method].answer
+        assert summary["decision"]["fooled"] == decisions[method].fooled
+        written = [e for e in events if isinstance(e, ChunkWritten) and e.method == method]
+        assert summary["chunks"] == len(written)
+        # each trajectory's text is exactly the concatenation of its finished chunks
+        for j, tr in state.methods[method].trajectories.items():
+            expected = "".join(e.text for e in written if e.trajectory == j)
+            assert "".join(c.text for c in tr.chunks) == expected
+            assert all(c.done for c in tr.chunks)
+    # JSON-safe: string keys all the way down
+    assert all(isinstance(k, str) for k in state.summary()["methods"]["MAJ"]["answers"])
+
+
+def test_rrmaj_panel_colours_each_chunk_by_its_writer() -> None:
+    pool = FakePool(FakeBackend("fake", obeys_injection))
+    state, events = _fake_run(_config(n=3, c=2, k=2, L=12), pool)
+    html = render.render_rrmaj(state)
+    written = [e for e in events if isinstance(e, ChunkWritten) and e.method == "RRMaj"]
+    written.sort(key=lambda e: (e.trajectory, e.turn))  # the panel lists trajectory by trajectory
+    spans = re.findall(r'<span class="rr-chunk rr-(honest|corrupted)" data-agent="(\d+)"', html)
+    assert len(spans) == len(written)
+    assert [s[0] == "corrupted" for s in spans] == [e.corrupted for e in written]
+    assert [int(s[1]) for s in spans] == [e.agent for e in written]
+    assert sum(s[0] == "corrupted" for s in spans) == html.count(render.CORRUPTED_MARK + "A")
+    # a turn tag on every chunk: agent and turn, 1-based
+    for e in written:
+        assert f"A{e.agent + 1}·t{e.turn + 1}" in html
+    assert "rr-legend" in html and "corrupted" in html and "honest" in html
+
+
+def test_maj_panel_and_verdict_line() -> None:
+    pool = FakePool(FakeBackend("fake", obeys_injection))
+    state, events = _fake_run(_config(n=3, c=2), pool)
+    maj = render.render_maj(state)
+    assert maj.count('class="rr-trajectory"') == 3
+    decision = next(e for e in events if isinstance(e, Decision) and e.method == "MAJ")
+    assert decision.fooled  # 2 of 3 obey the injection: the consensus trap
+    verdict = render.render_verdict(state)
+    maj_part = verdict.split("|")[0]
+    assert "fooled" in maj_part and "decode" in maj_part and "prefill" in maj_part
+    assert "Vote" in maj and "(C): 2" in maj
+
+
+def test_every_model_and_user_string_is_escaped() -> None:
+    evil = "<script>alert(1)</script><img src=x onerror=alert(2)>"
+    pool = FakePool(FakeBackend("fake", lambda prompt: f"{evil} The answer is (B)."))
+    state, _ = _fake_run(_config(n=2, c=1, k=4, L=16), pool)
+    state.agents[0]["model"] = "<b>model</b>"
+    for html in (
+        render.render_maj(state),
+        render.render_rrmaj(state),
+        render.render_verdict(state),
+    ):
+        assert "<script>" not in html and "<img" not in html and "<b>model</b>" not in html
+    assert "&lt;script&gt;" in render.render_rrmaj(state)
+    question = render.render_question("T<i>", "Q <b>x</b>", "<gold>", "q&1")
+    assert "<b>x</b>" not in question and "&lt;gold&gt;" in question and "q&amp;1" in question
+
+
+def test_live_tokens_extend_the_open_chunk_then_the_final_text_wins() -> None:
+    state = ArenaState(agents=[{"model": "m", "corrupted": True}], question={})
+    state.apply(TokenDelta("RRMaj", 0, 0, 0, True, "Hel"))
+    state.apply(TokenDelta("RRMaj", 0, 0, 0, True, "lo"))
+    chunk = state.methods["RRMaj"].trajectories[0].chunks[0]
+    assert (chunk.text, chunk.done) == ("Hello", False)
+    assert "rr-live" in render.render_rrmaj(state)
+    state.apply(ChunkWritten("RRMaj", 0, 0, 0, True, "m", "Hello!", 2))
+    state.apply(TokenDelta("RRMaj", 0, 1, 0, True, "Next"))
+    chunks = state.methods["RRMaj"].trajectories[0].chunks
+    assert [(c.text, c.done, c.turn) for c in chunks] == [("Hello!", True, 0), ("Next", False, 1)]
+
+
+def test_hues_separate_roles_and_agents() -> None:
+    agents = [{"model": "m", "corrupted": i % 2 == 0} for i in range(7)]
+    hues = [render.agent_hue(i, agents) for i in range(7)]
+    assert len(set(hues)) == 7
+    assert not set(render.HONEST_HUES) & set(render.CORRUPTED_HUES)
+    for i, hue in enumerate(hues):
+        palette = render.CORRUPTED_HUES if agents[i]["corrupted"] else render.HONEST_HUES
+        assert hue in palette
+
+
+def test_stream_run_frames_arrive_in_order_and_match_the_engine() -> None:
+    # The real logic3 task and question, fake agents that obey the strong injection.
+    request = ArenaRequest(model="fake", n=3, c=2, k=4, max_tokens=16, task="logic3", seed=3)
+    pool = FakePool(FakeBackend("fake", obeys_injection))
+    frames = list(stream_run(request, pool, interval=0.0))
+    updates = [f[4]["updates"] for f in frames]
+    events = [f[4]["events"] for f in frames]
+    assert updates == sorted(set(updates)) and events == sorted(events)
+    final = frames[-1][4]
+    assert final["status"] == "done"
+    direct = build_run(request)
+    stream = list(run_question(direct.config, direct.question, direct.task, pool, interleave=True))
+    decisions = {e.method: e for e in stream if isinstance(e, Decision)}
+    assert set(decisions) == {"MAJ", "RRMaj"}
+    for method, decision in decisions.items():
+        assert final["methods"][method]["decision"]["answer"] == decision.answer
+    started = next(e for e in stream if isinstance(e, RunStarted))
+    assert final["question"]["target"] == started.target and started.target is not None
+
+
+def test_throttle_limits_the_rate() -> None:
+    throttle = Throttle(interval=60)
+    assert throttle.due() and not throttle.due() and throttle.due(force=True)
+
+
+@pytest.mark.parametrize(
+    "changes,needle",
+    [
+        ({"n": 3, "c": 4}, "c (corrupted agents)"),
+        ({"k": 0}, "K"),
+        ({"k": 64, "max_tokens": 32}, "at least K"),
+        ({"n": 2.5}, "whole number"),
+        ({"strength": "custom", "custom_template": "no slot"}, "{target}"),
+        ({"strength": "loud"}, "strength"),
+        ({"model": "no-such-model"}, None),
+        ({"task": "nonsense"}, "unknown task"),
+        ({"task": "logic3", "question_index": 100000}, "does not exist"),
+        ({"task": "custom", "custom_question": "   "}, "empty"),
+        ({"task": "logic3", "target": "Z"}, "not valid"),
+        ({"ensemble": "per agent", "agents": "smollm2, sneaky"}, "role"),
+        ({"ensemble": "per agent", "agents": ""}, "empty"),
+        ({"temperature": 9}, "temperature"),
+        ({"adversary": "sneaky"}, "unknown adversary strategy 'sneaky'; allowed: static"),
+        ({"prompt_style": "loud"}, "unknown prompt style 'loud'; allowed: direct"),
+        ({"eos_policy": "stop"}, "unknown end-of-sequence policy 'stop'; allowed: end"),
+    ],
+)
+def test_bad_requests_raise_clear_errors(changes: dict, needle: str | None) -> None:
+    request = replace(ArenaRequest(), **changes)
+    if needle is None:  # an unknown model is refused when it is resolved, before any loading
+        from rrdemo.engines.registry import resolve
+
+        with pytest.raises(RRError, match="unknown model"):
+            resolve(build_config(request).agents[0].model)
+        return
+    with pytest.raises(RRError, match=re.escape(needle)):
+        build_run(request)
+
+
+def test_target_must_be_a_wrong_option() -> None:
+    question = load_questions("logic3")[0]
+    gold = question.gold
+    with pytest.raises(RRError, match="correct answer"):
+        build_run(ArenaRequest(task="logic3", question_index=0, target=gold.strip("()")))
+    wrong = next(o for o in question.options if o != gold)
+    prepared = build_run(ArenaRequest(task="logic3", question_index=0, target=wrong.lower()))
+    assert prepared.target == wrong
+
+
+def test_per_agent_lines_and_custom_questions() -> None:
+    specs = parse_agents("smollm2, corrupted\n# a comment\ngemma3-270m\n  smollm2 , honest ")
+    assert [(s.model, s.corrupted) for s in specs] == [
+        ("smollm2", True),
+        ("gemma3-270m", False),
+        ("smollm2", False),
+    ]
+    prepared = build_run(
+        ArenaRequest(
+            ensemble="per agent",
+            agents="smollm2, corrupted\nsmollm2, honest",
+            task="custom",
+            custom_question="What is 2 + 3?",
+            custom_gold="5",
+        )
+    )
+    assert prepared.config.label == "1c1t"
+    assert prepared.question.gold == "5"
+    assert prepared.task.name == get_task("custom").name
+
+
+def test_rrmaj_cards_show_who_wrote_which_share_and_the_verdict_counts_honest_writers() -> None:
+    pool = FakePool(FakeBackend("fake", obeys_injection))
+    config = replace(_config(n=3, c=2, k=2, L=12), order="shuffled", m=4)
+    state, events = _fake_run(config, pool)
+    html = render.render_rrmaj(state)
+    written = [e for e in events if isinstance(e, ChunkWritten) and e.method == "RRMaj"]
+    cards = html.split('class="rr-trajectory"')[1:]
+    assert len(cards) == 4
+    honest_trajectories = 0
+    for j, card in enumerate(cards):
+        mine = [e for e in written if e.trajectory == j and e.n_tokens > 0]
+        tokens: dict[int, int] = {}
+        for e in mine:
+            tokens[e.agent] = tokens.get(e.agent, 0) + e.n_tokens
+        shares = re.findall(r'class="rr-share rr-(honest|corrupted)" data-agent="(\d+)"', card)
+        assert {int(a) for _, a in shares} == set(tokens)  # one segment per writer
+        roles = {e.corrupted for e in mine}
+        kind = "mixed" if len(roles) == 2 else ("honest only" if False in roles else "corrupted")
+        assert f'data-kind="{kind}' in card
+        for agent, n in tokens.items():
+            share = f"{n} tokens ({100 * n / sum(tokens.values()):.0f}%)"
+            assert re.search(
+                rf'data-agent="{agent}" title="A{agent + 1} [^"]*: {re.escape(share)}"', card
+            )
+        honest_trajectories += False in roles
+    verdict = render.render_verdict(state)
+    assert f"honest writer in <b>{honest_trajectories} of 4</b> trajectories" in verdict
+    assert state.summary()["speakers"]["with_honest_writer"] == honest_trajectories
+
+
+# -- settings beyond the paper: adversary strategy and prompt style ---------------------------------
+def test_adversary_and_prompt_style_reach_the_run_config() -> None:
+    default = build_config(ArenaRequest())
+    assert {name: getattr(default, name) for name in LATER_FIELDS} == LATER_FIELDS
+    assert not set(LATER_FIELDS) & set(default.to_dict())  # the paper's setting hashes as before
+    for adversary in ADVERSARIES:
+        for style in PROMPT_STYLES:
+            config = build_config(ArenaRequest(adversary=adversary, prompt_style=style))
+            assert (config.adversary, config.prompt_style) == (adversary, style)
+
+
+def test_silent_agents_warning_follows_the_last_word_reseating() -> None:
+    # Fixed order, L = 3K: seats 0-2 write; the corrupted agent sits in seat 4.
+    lines = "\n".join(["smollm2, honest"] * 4 + ["smollm2, corrupted"])
+    base = ArenaRequest(
+        ensemble="per agent", agents=lines, k=8, max_tokens=24, order="fixed", task="logic3"
+    )
+    static = _silence_text(*astuple(base))
+    assert "agent 3 (honest), agent 4 (corrupted) can never write" in static
+    # last-word seats the corrupted agent on the last turn (turn 2): seat 2 falls silent instead.
+    reseated = replace(base, adversary="last-word")
+    order = trajectory_order(build_run(reseated).config, "", 0)
+    assert order[2] == 4 and sorted(order) == [0, 1, 2, 3, 4]
+    last_word = _silence_text(*astuple(reseated))
+    assert "agent 2 (honest), agent 3 (honest) can never write" in last_word
+    assert "agent 4" not in last_word
+
+
+def test_a_last_word_arena_run_gives_every_full_trajectory_a_corrupted_last_writer() -> None:
+    request = ArenaRequest(
+        model="fake", n=3, c=1, k=4, max_tokens=12, task="logic3", seed=5, adversary="last-word"
+    )
+    chatty = FakePool(FakeBackend("fake", lambda prompt: "word " * 1000))  # runs to L
+    frames = list(stream_run(request, chatty, interval=0.0))
+    status, state = frames[-1][0], frames[-1][5]
+    assert "adversary last-word" in status and state.config["adversary"] == "last-word"
+    rr = state.methods["RRMaj"].trajectories
+    assert len(rr) == 3
+    for tr in rr.values():
+        last = tr.chunks[-1]
+        assert (last.turn, last.corrupted) == (2, True)
+    static = list(stream_run(replace(request, adversary="static"), chatty, interval=0.0))[-1][5]
+    last_writers = [tr.chunks[-1].corrupted for tr in static.methods["RRMaj"].trajectories.values()]
+    assert not all(last_writers)  # without the reseating an honest agent sometimes writes last
