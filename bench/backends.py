@@ -6,7 +6,7 @@
 Setting: the Arena's defaults (`ui.state.ArenaRequest`: SmolLM2, N = 5, 3c2t strong, M = N,
 temperature 0.7, seed 0, Logic3 question 0, shuffled speaking order). The equal-budget rows use
 K = 50, L = 256 (L >= N x K: each trajectory has 6 turns and every agent writes); the Arena row
-runs the Arena's own defaults unchanged (K = 8, L = 256, `INTERACTIVE_DEFAULTS`).
+runs the Arena's own defaults unchanged (K = 4, L = 256, `INTERACTIVE_DEFAULTS`).
 
 1. **MAJ and RRMaj at an equal decoding budget** on each engine: every answer and trajectory
    decodes exactly L tokens (`suppress_eos`), so both decode N x L tokens. Wall time, decode

@@ -69,8 +69,33 @@ class Sampling:
             raise RRError(f"top-p must be in (0, 1], got {self.top_p}")
 
 
+def ct_label(c: int, t: int) -> str:
+    """The paper's name of a corruption setting: c corrupted, t truthful agents -> `3c2t`."""
+    return f"{c}c{t}t"
+
+
+class Corruption:
+    """t, rho and the `3c2t` label of anything with N agents (`n`) of which `c` are corrupted."""
+
+    n: int
+    c: int
+
+    @property
+    def t(self) -> int:
+        return self.n - self.c
+
+    @property
+    def rho(self) -> float:
+        return self.c / self.n
+
+    @property
+    def label(self) -> str:
+        """The paper's name of the corruption setting, e.g. `3c2t`."""
+        return ct_label(self.c, self.t)
+
+
 @dataclass(frozen=True)
-class RunConfig:
+class RunConfig(Corruption):
     """A complete, hashable description of one MAJ / RR / RRMaj run."""
 
     agents: tuple[
@@ -154,19 +179,6 @@ class RunConfig:
     @property
     def c(self) -> int:
         return sum(a.corrupted for a in self.agents)
-
-    @property
-    def t(self) -> int:
-        return self.n - self.c
-
-    @property
-    def rho(self) -> float:
-        return self.c / self.n
-
-    @property
-    def label(self) -> str:
-        """The paper's name of the corruption setting, e.g. `3c2t`."""
-        return f"{self.c}c{self.t}t"
 
     @property
     def corrupted_agents(self) -> tuple[int, ...]:

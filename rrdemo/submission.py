@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 import rrdemo
 from rrdemo.adversary_report import main_table_by_adversary
-from rrdemo.config import ADVERSARIES, STRENGTHS
+from rrdemo.config import ADVERSARIES, STRENGTHS, ct_label
 from rrdemo.errors import RRError
 from rrdemo.runs.log import read_run
 from rrdemo.tasks import TASK_NAMES
@@ -90,7 +90,7 @@ class Setting:
     @property
     def config_label(self) -> str:
         """The paper's notation, e.g. `3c2t`."""
-        return f"{self.n_corrupted}c{self.n_truthful}t"
+        return ct_label(self.n_corrupted, self.n_truthful)
 
 
 class ResultRow(Setting, BaseModel):

@@ -65,7 +65,11 @@ M = 5, L = 160, K = 8 and 32, end-of-sequence policy `end` and `pass`) gives Cei
 intervals (best: K = 32, +3 points, interval -10 to +20). `pass` makes more trajectories mixed
 but not more accurate, so `end` stays the default, and the presets stay the paper's settings:
 to see the effect, load a hub model of a few billion parameters on a GPU (README, "Can the
-offline model show the effect?").
+offline model show the effect?"). The Arena's K is 4 (not the paper's 100) so that, with answers
+of 6-20 tokens, the honest agents get to write (82 of 100 Logic3 trajectories have an honest
+writer, against 57 at K = 8); at K = 4 on the demo questions RRMaj is again within the intervals
+of MAJ (two seeds: +13 and -7 points at 3c2t), and the three adversary strategies (static,
+contextual, last-word) do not separate either.
 
 ### An honest note on the models
 

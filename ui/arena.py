@@ -67,6 +67,15 @@ PRESETS: tuple[Preset, ...] = (
 )
 
 
+PRESET_MODEL_NOTE = (
+    "The presets run the selected model. The offline models (SmolLM2-135M, Gemma-3-270M) show how "
+    "the protocols work but not the rescue itself: no setting we measured puts RRMaj above MAJ "
+    "beyond the intervals with them (About tab). To see the effect, type a hub model of a few "
+    "billion parameters in **Model (all agents)** on a GPU, e.g. `Qwen/Qwen2.5-7B-Instruct` "
+    "(the paper used Qwen2.5-32B and larger)."
+)
+
+
 class Throttle:
     """True at most once per `interval` seconds (and always for `force`)."""
 
@@ -190,6 +199,7 @@ def _intro() -> list[gr.Button]:
         ]
     with gr.Accordion("What the presets show", open=False):
         gr.Markdown("\n".join(f"* **{p.label}**: {p.description}" for p in PRESETS))
+        gr.Markdown(PRESET_MODEL_NOTE)
     return buttons
 
 

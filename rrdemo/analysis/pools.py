@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from rrdemo.config import Corruption
 from rrdemo.voting import derive_seed
 
 TRIALS = 50  # pool-sampling trials (the paper's 50 bootstrap trials)
@@ -15,7 +16,7 @@ BOOT = 1000  # question bootstrap resamples for the 95% intervals
 
 
 @dataclass(frozen=True)
-class Outcome:
+class Outcome(Corruption):
     """One MAJ answer or one RR trajectory, with the condition it belongs to."""
 
     condition: str  # "task:config_hash", unique per condition
@@ -35,18 +36,6 @@ class Outcome:
     corrupted: bool  # MAJ: the answering agent is corrupted; RRMaj: the last speaker is
     mixed: bool | None = None  # RRMaj: both an honest and a corrupted agent wrote (None: unknown)
     adversary: str = "static"  # adversary strategy of the condition (rrdemo.adversary)
-
-    @property
-    def t(self) -> int:
-        return self.n - self.c
-
-    @property
-    def rho(self) -> float:
-        return self.c / self.n
-
-    @property
-    def label(self) -> str:
-        return f"{self.c}c{self.t}t"
 
 
 @dataclass(frozen=True)

@@ -19,9 +19,8 @@ from rrdemo.analysis.pools import (
     row_key,
     trial_matrix,
 )
+from rrdemo.paper.tables import SCALING_MS  # the paper's M grid (appendix D)
 from rrdemo.voting import derive_seed
-
-SCALING_MS: tuple[int, ...] = (1, 5, 10, 20, 30, 40)
 
 
 # -- the main table ---------------------------------------------------------------------------------

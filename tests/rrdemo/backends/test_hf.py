@@ -40,6 +40,7 @@ def test_offline_model_loads_and_generates(real_pool, name):
     done = _finish(backend, ("load", name), backend.render_prompt("Name a colour."), 5)
     assert 1 <= done.n_tokens <= 5 and done.text.strip()
     assert done.prefill_tokens == len(backend.encode(backend.render_prompt("Name a colour.")))
+    backend.release(("load",))  # the pool is shared by the session: leave no cache behind
 
 
 @pytest.mark.parametrize("name", MODELS)
