@@ -13,6 +13,10 @@ stop at different points, so by default every answer and every trajectory is for
 exactly L tokens (the backend's `suppress_eos`, like `generate(min_new_tokens=L)`). Then MAJ and
 RRMaj both decode N x L tokens per question. One extra pass with end-of-sequence allowed is
 reported per decoded token.
+
+Over 400 lines on purpose: it is one measurement (setting, timed rounds, variants, throughput,
+memory probe in child processes of this same module) whose parts share `BenchOptions` and the
+accounting; its table writer is apart (bench/report.py).
 """
 
 from __future__ import annotations
