@@ -6,10 +6,16 @@ key's next turn the full text it reads is tokenized again; the longest common to
 the sequence's ids is kept (`llama_memory_seq_rm` crops the rest) and only the new suffix is run.
 A key may also start from another sequence that shares a longer prefix: `llama_memory_seq_cp`
 copies that sequence's cells and the copy is cropped to the common prefix, so the prefix is not
-computed again. A prefix shared with another request of the same call is computed once, by the
-first of them; the others copy it in a second prefill wave. Each row's new suffix is prefilled in
-its own call (see `_prefill`), then every live row decodes one token per `llama_decode` step. Sampling
-(greedy, or temperature + top-p) runs in numpy with each request's own seeded generator.
+computed again. The donor may be a cached key, a row of another call that is still decoding (the
+Arena runs MAJ and RRMaj side by side: RRMaj's first turn copies the prompts MAJ has read), or
+a request of the same call: that prefix is computed once, by the first of them, and the others
+copy it in a second prefill wave. A cached donor whose cells the copy took almost all of is then
+dropped (in RR the next writer of the same prompt supersedes the last one), which keeps streams
+free. The rows of one call get consecutive sequence ids, so that a decode step over all of them is
+one micro-batch (`Sequences.block`; a row whose own cells sit elsewhere moves them). Each row's
+new suffix is prefilled in its own call (see `_prefill`), then every live row decodes one token
+per `llama_decode` step. Sampling (greedy, or temperature + top-p) runs in numpy with each
+request's own seeded generator.
 
 Why a stream per sequence (`kv_unified=False`) and no flash attention: in one shared cell pool a
 sequence's cells land wherever there is room, attention then sums them in another order, and
@@ -47,6 +53,7 @@ from rrdemo.backends.base import (
 )
 from rrdemo.backends.llamacpp_native import (
     N_BATCH,
+    N_UBATCH,
     Batch,
     Vocab,
     create_context,
@@ -62,6 +69,9 @@ N_CTX_SEQ = 2048  # KV cells per sequence: the longest prompt + new tokens one r
 N_SEQ_MAX = 32  # sequences (cached keys) per model; the least recently used is evicted beyond
 # KV memory is N_SEQ_MAX x N_CTX_SEQ cells: 1.5 GB for SmolLM2-135M, 1.2 GB for Gemma 3 270M (f16).
 UTF8_EXTRA_TOKENS = 3  # a UTF-8 character has at most 4 bytes: 3 more one-byte tokens finish it
+# A cached donor holding at most this many tokens beyond what its copy took (a re-tokenized turn
+# boundary) is dropped: the copy holds everything else it could give a later request.
+_DOMINATED = 2
 
 
 @dataclass
@@ -144,6 +154,7 @@ class LlamaCppBackend(Backend):
         self._eos_list = np.array(sorted(self.eos_token_ids), dtype=np.int64)
         self._seqs = Sequences(ll, ll.llama_get_memory(self._ctx), self.n_seq_max, name)
         self._lock = threading.RLock()
+        self._live: dict[int, _Row] = {}  # rows of calls still decoding, by id()
         self._batch = Batch(ll, N_BATCH, 1)
 
     def close(self) -> None:
@@ -230,19 +241,23 @@ class LlamaCppBackend(Backend):
                     raise RRError(f"{self.name}: the backend was closed")
                 self._setup(requests, protect, rows)
                 next_tokens = self._prefill(rows)
+                self._live.update((id(row), row) for row in rows)
             yield from self._decode_loop(rows, next_tokens)
         finally:  # a failed or closed stream (the user pressed Stop) gives its sequences back
             with self._lock:
                 for row in rows:
+                    self._live.pop(id(row), None)
                     self._seqs.give_back(row.seq, kept=row.done)
 
     def _setup(
         self, requests: Sequence[GenerationRequest], protect: set[Hashable], rows: list[_Row]
     ) -> None:
         """Give each request a sequence and the longest prefix of its ids that needs no compute:
-        its own cells, a copy of another cached sequence, or (next wave) of an earlier row's."""
-        now = time.monotonic()
-        for index, request in enumerate(requests):
+        its own cells, a copy of another cached or decoding sequence, or (next wave) of an earlier
+        row's. The rows get consecutive sequence ids (`Sequences.block`): a row whose own cells
+        sit elsewhere moves them."""
+        now, plans = time.monotonic(), []
+        for request in requests:  # refuse before touching any sequence
             ids = self.encode(request.prompt)
             if not ids:
                 raise ValueError("empty prompt")
@@ -253,52 +268,101 @@ class LlamaCppBackend(Backend):
                     f"tokens needs {need} tokens; a sequence's context holds {self.max_context} "
                     "(RRDEMO_LLAMA_N_CTX); shorten the question or lower L"
                 )
-            seq = self._seqs.cached.pop(request.key, None)
-            keep = min(common_prefix(seq.ids, ids), len(ids) - 1) if seq else 0
-            if seq is None:
-                seq = self._seqs.new(protect)  # may evict an idle key: before choosing a donor
+            plans.append((request, ids, None))
+        for i, (request, ids, _) in enumerate(plans):
+            own = self._seqs.cached.pop(request.key, None)
+            if own is not None:
+                self._seqs.busy.add(own.sid)
+            plans[i] = (request, ids, own)
+        try:
+            self._assign(plans, protect, rows, now)
+        except BaseException:  # e.g. more requests than sequences: the unused ones stay cached
+            for request, _, own in plans[len(rows) :]:
+                if own is not None:
+                    self._seqs.keep(request.key, own)
+            raise
+
+    def _assign(self, plans: list, protect: set[Hashable], rows: list[_Row], now: float) -> None:
+        """`_setup`'s second half: sequence ids, donors and the cells each row starts from."""
+        owned = [own.sid for _, _, own in plans if own is not None]
+        block = self._seqs.block(owned, len(plans), protect)  # may evict: before any donor
+        spare = iter(sorted(set(block or ()) - set(owned)))
+        dominated = []
+        for index, (request, ids, own) in enumerate(plans):
+            keep = min(common_prefix(own.ids, ids), len(ids) - 1) if own else 0
+            in_place = own is not None and (block is None or own.sid in block)
+            seq = own if in_place else self._seqs.take(next(spare)) if block else None
+            seq = seq or self._seqs.new(protect)
             row = _Row(index, request, seq, ids, keep, np.random.default_rng(request.seed))
-            self._seqs.busy.add(seq.sid)
             donor = self._donor(ids, keep, rows) if self.share_prefixes else None
             rows.append(row)
             if donor is None:
-                self._seqs.crop(seq.sid, keep)
-            elif isinstance(donor[0], _Row):  # computed in this call: copy it once it is there
-                row.source, row.cached = donor
-                row.wave = row.source.wave + 1
-                self._seqs.clear(seq.sid)
+                if own is not None and not in_place:
+                    self._seqs.move(own, seq, keep)
+                else:
+                    self._seqs.crop(seq.sid, keep)
             else:
-                row.cached = donor[1]
-                self._seqs.copy(donor[0].sid, seq.sid, row.cached)
+                if own is not None and not in_place:
+                    self._seqs.give_back(own, kept=False)
+                source, row.cached, key = donor
+                if isinstance(source, _Row):  # computed in this call: copy it once it is there
+                    row.source, row.wave = source, source.wave + 1
+                    self._seqs.clear(seq.sid)
+                else:
+                    self._seqs.copy(source.sid, seq.sid, row.cached)
+                    if key is not None and len(source.ids) - row.cached <= _DOMINATED:
+                        dominated.append(key)
             row.prefill_tokens = len(ids) - row.cached
             seq.used = now
+        for key in dominated:  # this call's rows hold all they held: free their streams
+            self._seqs.drop(key)
 
-    def _donor(self, ids: list[int], keep: int, rows: list[_Row]) -> tuple[object, int] | None:
-        """The cached sequence or earlier row sharing the longest prefix with `ids`, if it beats `keep`."""
-        best = None
-        candidates = [(s, s.ids) for s in self._seqs.cached.values()]
-        candidates += [(r, r.ids) for r in rows]
-        for source, source_ids in candidates:
+    def _donor(
+        self, ids: list[int], keep: int, rows: list[_Row]
+    ) -> tuple[object, int, Hashable | None] | None:
+        """What shares the longest prefix with `ids`, if it beats `keep`: a cached sequence (with
+        its key), a row of another call still decoding (its fed tokens: its cells stay put), or
+        an earlier row of this call. With how many tokens to take."""
+        best, key = None, None
+        candidates = [(s, s.ids, k) for k, s in self._seqs.cached.items()]
+        candidates += [(r.seq, r.ids + r.new[:-1], None) for r in self._live.values() if not r.done]
+        candidates += [(r, r.ids, None) for r in rows]
+        for source, source_ids, source_key in candidates:
             if not source_ids or source_ids[0] != ids[0]:
                 continue
             n = min(common_prefix(source_ids, ids), len(ids) - 1, len(source_ids))
             if n > keep:
-                best, keep = source, n
-        return (best, keep) if best is not None else None
+                best, keep, key = source, n, source_key
+        return (best, keep, key) if best is not None else None
 
     def _prefill(self, rows: list[_Row]) -> list[int]:
         """Run the rows' uncached prompt tokens, wave by wave, and sample each first token.
 
-        Each row's suffix is its own llama_decode call (split at N_BATCH): a batch mixing
-        sequences of different lengths is cut into other pieces, whose sums round differently.
+        Rows whose suffixes have the same length run together, in sequence-id order, as one
+        micro-batch of equal pieces (at most N_UBATCH tokens); a row of another length runs alone
+        (split at N_BATCH). Never rows of different lengths together: llama.cpp would cut each
+        sequence into other pieces than it runs alone, whose sums round differently.
         """
         firsts = [0] * len(rows)
         for wave in range(max(r.wave for r in rows) + 1):
-            for b, row in enumerate(rows):
-                if row.wave != wave:
-                    continue
+            todo = [(b, row) for b, row in enumerate(rows) if row.wave == wave]
+            for _, row in todo:
                 if row.source is not None:
                     self._seqs.copy(row.source.seq.sid, row.seq.sid, row.cached)
+            for group in _equal_suffixes(todo):
+                if len(group) > 1:
+                    n = len(group[0][1].ids) - group[0][1].cached
+                    self._decode(
+                        [
+                            (row.ids[p], p, row.seq.sid, p == len(row.ids) - 1)
+                            for _, row in group
+                            for p in range(row.cached, len(row.ids))
+                        ]
+                    )
+                    for j, (b, row) in enumerate(group):
+                        firsts[b] = self._sample(row, self._logits((j + 1) * n - 1))
+                    continue
+                b, row = group[0]
                 for start in range(row.cached, len(row.ids), N_BATCH):
                     end = min(start + N_BATCH, len(row.ids))
                     self._decode(
@@ -331,10 +395,16 @@ class LlamaCppBackend(Backend):
             rows = keep
             if not rows:
                 return
-            with self._lock:
-                entries = [(r.new[-1], len(r.ids) + len(r.new) - 1, r.seq.sid, True) for r in rows]
-                self._decode(entries)
-                next_tokens = [self._sample(r, self._logits(b)) for b, r in enumerate(rows)]
+            with self._lock:  # in sequence-id order: consecutive ids run as one micro-batch
+                order = sorted(range(len(rows)), key=lambda b: rows[b].seq.sid)
+                self._decode(
+                    [
+                        (r.new[-1], len(r.ids) + len(r.new) - 1, r.seq.sid, True)
+                        for r in (rows[b] for b in order)
+                    ]
+                )
+                at = {b: i for i, b in enumerate(order)}
+                next_tokens = [self._sample(r, self._logits(at[b])) for b, r in enumerate(rows)]
 
     @staticmethod
     def _sample(row: _Row, logits: np.ndarray) -> int:
@@ -396,3 +466,16 @@ class LlamaCppBackend(Backend):
             prefill_tokens=row.prefill_tokens,
             decode_tokens=len(row.new),
         )
+
+
+def _equal_suffixes(todo: list[tuple[int, _Row]]) -> list[list[tuple[int, _Row]]]:
+    """The rows to prefill, grouped by suffix length (sequence-id order inside a group, at most
+    N_UBATCH tokens a group)."""
+    by_length: dict[int, list[tuple[int, _Row]]] = {}
+    for item in sorted(todo, key=lambda item: item[1].seq.sid):
+        by_length.setdefault(len(item[1].ids) - item[1].cached, []).append(item)
+    groups = []
+    for n, items in by_length.items():
+        size = max(1, N_UBATCH // n)
+        groups += [items[i : i + size] for i in range(0, len(items), size)]
+    return groups

@@ -19,6 +19,7 @@ from rrdemo.errors import RRError
 log = logging.getLogger("rrdemo.llamacpp")
 
 N_BATCH = 2048  # tokens per llama_decode call (a longer prefill is split)
+N_UBATCH = 512  # tokens per micro-batch (llama.cpp cuts a call into these)
 _TOP_CANDIDATES = 64  # top-p looks at these first (as the transformers backend does)
 _NUCLEUS_MARGIN = 1e-4
 
@@ -79,7 +80,7 @@ def create_context(ll, model, name: str, n_ctx_seq: int, n_seq_max: int, threads
     params = ll.llama_context_default_params()
     params.n_ctx = n_ctx
     params.n_batch = N_BATCH
-    params.n_ubatch = 512
+    params.n_ubatch = N_UBATCH
     params.n_seq_max = n_seq_max
     params.n_threads = params.n_threads_batch = threads
     params.kv_unified = (

@@ -3,13 +3,11 @@ seeded sampling, UTF-8 turn ends, sequence bookkeeping, and engine selection."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
 import pytest
 
-from rrdemo.backends.base import Backend, Delta, Finished, GenerationRequest
-from rrdemo.backends.llamacpp_native import available, sample_token
+from rrdemo.backends.base import Delta, Finished, GenerationRequest
+from rrdemo.backends.llamacpp_native import sample_token
 from rrdemo.backends.tokens import common_prefix, incomplete_tail
 from rrdemo.config import AgentSpec, RunConfig, Sampling
 from rrdemo.engines import choice
@@ -18,12 +16,9 @@ from rrdemo.engines.registry import _OFFLINE_FILES
 from rrdemo.errors import RRError
 from rrdemo.protocols import run_question
 from rrdemo.tasks import get_task
+from tests.support.llama import GREEDY, OneByOne, finish, llama, needs_llama, twin
 
 MODELS = ("smollm2", "gemma3-270m")
-GREEDY = Sampling(temperature=0.0)
-needs_llama = pytest.mark.skipif(
-    available() is not None, reason=f"llama-cpp-python is not importable ({available()})"
-)
 
 
 # -- logic: no model ------------------------------------------------------------------------------
@@ -92,67 +87,18 @@ def test_the_engine_is_in_the_hash_and_the_default_keeps_old_hashes():
 
 
 # -- the real GGUF files --------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def llama_pool():
-    from rrdemo.engines.pool import ModelPool
-
-    return ModelPool()
-
-
-def _llama(pool, name):
-    if available() is not None:
-        pytest.skip(f"llama-cpp-python is not importable ({available()})")
-    return pool.get(name, None, "llamacpp")
-
-
-def _twin(backend, **options):
-    """Another llama.cpp backend over the same file (no cached sequences)."""
-    from rrdemo.backends.llamacpp import LlamaCppBackend
-
-    return LlamaCppBackend(
-        backend.name,
-        backend.path,
-        chat=backend.chat,
-        eos_token_ids=tuple(backend.eos_token_ids),
-        n_ctx_seq=512,
-        n_seq_max=16,
-        **options,
-    )
-
-
-def _finish(backend, key, text, n, sampling=GREEDY, seed=0) -> Finished:
-    outs = list(backend.generate([GenerationRequest(key, text, n, sampling, seed)]))
-    return next(o for o in outs if isinstance(o, Finished))
-
-
-class _OneByOne(Backend):
-    """The same backend, but each call's requests generated one after another (no batching)."""
-
-    def __init__(self, inner) -> None:
-        self.inner, self.name, self.revision = inner, inner.name, None
-
-    def render_prompt(self, user, system=None):
-        return self.inner.render_prompt(user, system)
-
-    def generate(self, requests):
-        for i, request in enumerate(requests):
-            self.inner.release()  # no reuse, no sharing: every prompt from scratch
-            for out in self.inner.generate([request]):
-                yield replace(out, index=i)
-
-
 @needs_llama
 @pytest.mark.parametrize("name", MODELS)
 def test_offline_gguf_loads_as_shipped_and_generates(llama_pool, name):
     from rrdemo.backends.llamacpp import LlamaCppBackend
 
-    backend = _llama(llama_pool, name)
+    backend = llama(llama_pool, name)
     assert (
         isinstance(backend, LlamaCppBackend) and llama_pool.get(name, None, "llamacpp") is backend
     )
     assert backend.path == _OFFLINE_FILES[name]()  # the shipped file itself, no conversion
     prompt = backend.render_prompt("Name a colour.")
-    done = _finish(backend, ("load", name), prompt, 5)
+    done = finish(backend, ("load", name), prompt, 5)
     assert 1 <= done.n_tokens <= 5 and done.text.strip()
     assert done.prefill_tokens == len(
         backend.encode(prompt)
@@ -172,22 +118,22 @@ KNOWN_NEAR_TIE = pytest.mark.xfail(
 @needs_llama
 @pytest.mark.parametrize("name", ["smollm2", pytest.param("gemma3-270m", marks=KNOWN_NEAR_TIE)])
 def test_kv_reuse_across_a_boundary_that_retokenizes_equals_prefill_from_scratch(llama_pool, name):
-    backend = _twin(_llama(llama_pool, name))
-    scratch = _twin(backend, share_prefixes=False)
+    backend = twin(llama(llama_pool, name))
+    scratch = twin(backend, share_prefixes=False)
     key = ("reuse", name)
     first_turn = backend.render_prompt("Is this statement true? Answer briefly.") + "It is def"
-    _finish(backend, key, first_turn, 1)
+    finish(backend, key, first_turn, 1)
     cached = backend._seqs.cached[key].ids
     next_turn = first_turn + "initely true, because"  # "def" + "initely" re-tokenizes
     ids = backend.encode(next_turn)
     assert common_prefix(cached, ids) < len(cached), "the boundary must re-tokenize"
-    reused = _finish(backend, key, next_turn, 8)
-    fresh = _finish(scratch, key, next_turn, 8)
+    reused = finish(backend, key, next_turn, 8)
+    fresh = finish(scratch, key, next_turn, 8)
     assert reused.text == fresh.text and reused.n_tokens == fresh.n_tokens
     assert fresh.prefill_tokens == len(ids)
     assert reused.prefill_tokens < len(ids) // 2
     # Another key with the same prompt copies the cells (seq_cp) instead of recomputing them.
-    other = _finish(backend, ("reuse-other", name), next_turn, 8)
+    other = finish(backend, ("reuse-other", name), next_turn, 8)
     assert other.text == fresh.text and other.prefill_tokens == 1
     for b in (backend, scratch):
         b.close()
@@ -203,8 +149,8 @@ def test_kv_reuse_across_a_boundary_that_retokenizes_equals_prefill_from_scratch
     ],
 )
 def test_round_robin_with_reuse_sharing_and_batching_equals_one_by_one(llama_pool, name, methods):
-    backend = _twin(_llama(llama_pool, name))
-    plain = _OneByOne(_twin(backend, share_prefixes=False))
+    backend = twin(llama(llama_pool, name))
+    plain = OneByOne(twin(backend, share_prefixes=False))
     task = get_task("custom")
     question = task.question("Which is a fruit? (A) car (B) apple (C) stone", gold="(B)")
     config = RunConfig(
@@ -238,13 +184,13 @@ def test_round_robin_with_reuse_sharing_and_batching_equals_one_by_one(llama_poo
 
 @needs_llama
 def test_same_config_and_seed_give_the_same_text_whatever_the_batch(llama_pool):
-    backend = _llama(llama_pool, "smollm2")
+    backend = llama(llama_pool, "smollm2")
     hot = Sampling(temperature=1.0, seed=0)
     prompt = backend.render_prompt("Tell me a short story about a cat.")
 
     def alone(seed):
         backend.release(("seeded",))
-        return _finish(backend, ("seeded", seed), prompt, 12, hot, seed).text
+        return finish(backend, ("seeded", seed), prompt, 12, hot, seed).text
 
     batch = [GenerationRequest(("seeded", "b", s), prompt, 12, hot, s) for s in (11, 12, 13)]
     together = {}
@@ -259,7 +205,7 @@ def test_same_config_and_seed_give_the_same_text_whatever_the_batch(llama_pool):
 
 @needs_llama
 def test_a_turn_never_ends_inside_a_utf8_character(llama_pool):
-    backend = _llama(llama_pool, "smollm2")
+    backend = llama(llama_pool, "smollm2")
     prompt = backend.render_prompt("Translate 'hello' into Japanese.")
     extended = {}
     for k in (1, 2, 3):
@@ -283,7 +229,7 @@ def test_a_turn_never_ends_inside_a_utf8_character(llama_pool):
 
 @needs_llama
 def test_release_frees_sequences_and_a_stopped_run_leaves_nothing(llama_pool):
-    backend = _llama(llama_pool, "smollm2")
+    backend = llama(llama_pool, "smollm2")
     free = backend.free_sequences()
     task = get_task("custom")
     question = task.question("Pick one: (A) yes (B) no", gold="(A)")
@@ -301,7 +247,7 @@ def test_release_frees_sequences_and_a_stopped_run_leaves_nothing(llama_pool):
 
 @needs_llama
 def test_a_request_longer_than_the_context_is_refused_clearly(llama_pool):
-    backend = _llama(llama_pool, "smollm2")
+    backend = llama(llama_pool, "smollm2")
     prompt = backend.render_prompt("Hi")
     with pytest.raises(RRError, match="context holds"):
         list(
@@ -313,11 +259,11 @@ def test_a_request_longer_than_the_context_is_refused_clearly(llama_pool):
 @pytest.mark.slow
 @needs_llama
 def test_chat_prompt_matches_the_transformers_template(real_pool, llama_pool):
-    hf, llama = real_pool.get("smollm2"), _llama(llama_pool, "smollm2")
+    hf, lc = real_pool.get("smollm2"), llama(llama_pool, "smollm2")
     for system in (None, "Be brief."):
         text = hf.render_prompt("What is 6 times 7?", system)
-        assert llama.render_prompt("What is 6 times 7?", system) == text
-        assert llama.encode(text) == hf.encode(text)
+        assert lc.render_prompt("What is 6 times 7?", system) == text
+        assert lc.encode(text) == hf.encode(text)
 
 
 @pytest.mark.slow
@@ -363,7 +309,7 @@ def test_cost_accounting_at_an_equal_budget_on_llama_cpp(llama_pool):
     from rrdemo.corruption import make_injection
     from rrdemo.protocols import choose_target
 
-    backend = _llama(llama_pool, "smollm2")
+    backend = llama(llama_pool, "smollm2")
     config, question, task = arena_setting(k=3, max_tokens=9)  # N = 5, shuffled: 3 turns each
     try:
         maj = run(backend, config, question, task, ("MAJ",))

@@ -1,0 +1,12 @@
+"""The llama.cpp model pool the backend tests share (one load per module)."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture(scope="module")
+def llama_pool():
+    from rrdemo.engines.pool import ModelPool
+
+    return ModelPool()

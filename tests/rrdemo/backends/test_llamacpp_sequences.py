@@ -1,0 +1,166 @@
+"""Sequence bookkeeping of the llama.cpp backend: consecutive ids per call, batched prefill of
+equal suffixes, donors still decoding, and dropping cells a copy has superseded."""
+
+from __future__ import annotations
+
+import pytest
+
+from rrdemo.backends.base import Delta, Finished, GenerationRequest
+from rrdemo.backends.llamacpp_sequences import Sequences
+from rrdemo.config import AgentSpec, RunConfig
+from rrdemo.errors import RRError
+from rrdemo.protocols import run_question
+from rrdemo.tasks import get_task
+from tests.support.llama import GREEDY, finish, llama, needs_llama, twin
+
+
+class _Memory:
+    """llama.cpp's memory calls, recorded."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple] = []
+
+    def llama_memory_seq_rm(self, _mem, sid, p0, _p1):
+        self.calls.append(("rm", sid, p0))
+
+    def llama_memory_seq_cp(self, _mem, source, target, _p0, _p1):
+        self.calls.append(("cp", source, target))
+
+
+def _sequences(n: int = 8, cached: dict[int, float] | None = None) -> Sequences:
+    """`n` sequences; `cached` maps sequence ids to their last use (idle keys named by id)."""
+    seqs = Sequences(_Memory(), None, n, "model")
+    for sid, used in (cached or {}).items():
+        seq = seqs.take(sid)
+        seq.used = used
+        seqs.keep(("key", sid), seq)
+    return seqs
+
+
+def test_new_sequences_come_lowest_first():
+    seqs = _sequences(4, {0: 1.0})
+    assert [seqs.new(set()).sid for _ in range(3)] == [1, 2, 3]
+    seqs.give_back(seqs.cached.pop(("key", 0)), kept=False)
+    assert seqs.new(set()).sid == 0
+
+
+def test_a_block_is_consecutive_prefers_the_call_s_own_ids_and_evicts_least_recent():
+    seqs = _sequences(8, {0: 3.0, 2: 1.0, 5: 2.0})
+    own = seqs.take(6)  # this call's own cached sequence, busy now
+    # Free: 1, 3, 4, 7; with 6 that makes no run of 3 without 2 or 5: the older (2) goes.
+    assert seqs.block([own.sid], 3, set()) == [1, 2, 3]
+    assert set(seqs.cached) == {("key", 0), ("key", 5)}
+    # A run that holds the call's own id wins over a lower one (no move needed).
+    assert seqs.block([own.sid], 2, set()) == [6, 7]
+
+
+def test_no_block_when_every_other_sequence_is_protected_or_busy():
+    seqs = _sequences(4, {1: 1.0, 3: 2.0})
+    assert seqs.block([], 3, {("key", 1), ("key", 3)}) is None
+    assert set(seqs.cached) == {("key", 1), ("key", 3)}
+    seqs.busy.update({0, 2})
+    with pytest.raises(RRError, match="more than 4 requests"):
+        seqs.free.clear() or seqs.new({("key", 1), ("key", 3)})
+
+
+def test_moving_a_sequence_copies_its_kept_cells_and_frees_it():
+    seqs = _sequences(4)
+    old, new = seqs.take(3), seqs.take(0)
+    seqs.move(old, new, 5)
+    assert seqs._ll.calls[:3] == [("rm", 0, -1), ("cp", 3, 0), ("rm", 0, 5)]
+    assert 3 in seqs.free and 3 not in seqs.busy
+
+
+# -- the real model -------------------------------------------------------------------------------
+def _spy(backend) -> list[list[tuple]]:
+    """Record the entries of every llama_decode call `backend` makes from now on."""
+    calls: list[list[tuple]] = []
+    decode = backend._decode
+
+    def spy(entries):
+        calls.append(list(entries))
+        decode(entries)
+
+    backend._decode = spy
+    return calls
+
+
+@needs_llama
+def test_decode_steps_over_several_rows_use_consecutive_sequence_ids(llama_pool):
+    backend = twin(llama(llama_pool, "smollm2"))
+    calls = _spy(backend)
+    task = get_task("custom")
+    question = task.question("Which is a fruit? (A) car (B) apple (C) stone", gold="(B)")
+    agents = (AgentSpec("smollm2", True), AgentSpec("smollm2"), AgentSpec("smollm2"))
+    config = RunConfig(agents=agents, k=3, max_tokens=12, m=3, order="shuffled")
+    backend.suppress_eos = True  # every trajectory runs all its turns
+    list(run_question(config, question, task, _One(backend), methods=("RRMaj",)))
+    # Steps with all 3 trajectories (a row that ran on to finish a character leaves a gap).
+    steps = [c for c in calls if len(c) == 3 and all(e[3] for e in c)]
+    assert len(steps) >= 6  # 4 turns of 3 tokens: the first from the prefill, then 2 steps
+    for entries in steps:
+        sids = [e[2] for e in entries]
+        assert sids == list(range(sids[0], sids[0] + len(sids))), sids
+    backend.close()
+
+
+@needs_llama
+def test_equal_suffixes_prefill_in_one_call_and_give_the_text_of_one_by_one(llama_pool):
+    backend = twin(llama(llama_pool, "smollm2"))
+    alone = twin(backend, share_prefixes=False)
+    prompts = [backend.render_prompt(q) for q in ("Name a colour.", "Name an animal.")]
+    for i, prompt in enumerate(prompts):  # each key caches its own prompt
+        finish(backend, ("k", i), prompt, 1)
+    more = " Answer in one word, then explain why in a sentence."
+    calls = _spy(backend)
+    requests = [GenerationRequest(("k", i), p + more, 6, GREEDY, 0) for i, p in enumerate(prompts)]
+    together = {o.index: o for o in backend.generate(requests) if isinstance(o, Finished)}
+    n = together[0].prefill_tokens
+    assert n > 5 and together[1].prefill_tokens == n  # the same words after each prompt
+    prefill = [c for c in calls if len({e[2] for e in c}) == 2 and len(c) > 2]
+    assert len(prefill) == 1 and len(prefill[0]) == 2 * n  # both suffixes, one call
+    for i, request in enumerate(requests):
+        fresh = finish(alone, ("fresh", i), request.prompt, 6)
+        assert together[i].text == fresh.text and together[i].n_tokens == fresh.n_tokens
+    for b in (backend, alone):
+        b.close()
+
+
+@needs_llama
+def test_a_request_copies_the_prompt_of_a_row_still_decoding_in_another_call(llama_pool):
+    backend = twin(llama(llama_pool, "smollm2"))
+    prompt = backend.render_prompt("Count from one to ten in words.")
+    running = backend.generate([GenerationRequest(("maj",), prompt, 12, GREEDY, 0)])
+    first = next(o for o in running if isinstance(o, Delta))  # prefilled, now decoding
+    copied = finish(backend, ("rr",), prompt, 4)
+    assert copied.prefill_tokens == 1  # the prompt's cells came from the live row
+    rest = [o for o in running if isinstance(o, Delta | Finished)]
+    text = first.text + "".join(o.text for o in rest if isinstance(o, Delta))
+    alone = twin(backend)
+    assert text == finish(alone, ("maj",), prompt, 12).text  # the copy did not disturb it
+    assert copied.text == finish(alone, ("rr",), prompt, 4).text
+    for b in (backend, alone):
+        b.close()
+
+
+@needs_llama
+def test_a_donor_the_copy_took_whole_is_dropped_and_its_stream_freed(llama_pool):
+    backend = twin(llama(llama_pool, "smollm2"))
+    prompt = backend.render_prompt("Describe the sea.")
+    text = finish(backend, ("a",), prompt, 4).text
+    free = backend.free_sequences()
+    b = finish(backend, ("b",), prompt + text, 4)  # same prompt: takes all of a's cells
+    assert b.prefill_tokens <= 3
+    assert backend.cached_keys() == [("b",)] and backend.free_sequences() == free
+    other = backend.render_prompt("Describe the desert.")
+    finish(backend, ("c",), other, 2)  # shares only the template's opening: b stays
+    assert set(backend.cached_keys()) == {("b",), ("c",)}
+    backend.close()
+
+
+class _One:
+    def __init__(self, backend) -> None:
+        self.backend = backend
+
+    def get(self, *_, **__):
+        return self.backend
