@@ -38,7 +38,6 @@ import os
 import threading
 import time
 from collections.abc import Hashable, Iterator, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -53,15 +52,15 @@ from rrdemo.backends.base import (
 )
 from rrdemo.backends.llamacpp_native import (
     N_BATCH,
-    N_UBATCH,
     Batch,
     Vocab,
     create_context,
     quiet_llama_logs,
     sample_token,
 )
-from rrdemo.backends.llamacpp_sequences import Seq, Sequences
-from rrdemo.backends.tokens import common_prefix, incomplete_tail
+from rrdemo.backends.llamacpp_rows import Row, assign, equal_suffixes
+from rrdemo.backends.llamacpp_sequences import Sequences
+from rrdemo.backends.tokens import incomplete_tail
 from rrdemo.errors import RRError
 from rrdemo.turns import entropy_nats, turn_over
 
@@ -69,29 +68,6 @@ N_CTX_SEQ = 2048  # KV cells per sequence: the longest prompt + new tokens one r
 N_SEQ_MAX = 32  # sequences (cached keys) per model; the least recently used is evicted beyond
 # KV memory is N_SEQ_MAX x N_CTX_SEQ cells: 1.5 GB for SmolLM2-135M, 1.2 GB for Gemma 3 270M (f16).
 UTF8_EXTRA_TOKENS = 3  # a UTF-8 character has at most 4 bytes: 3 more one-byte tokens finish it
-# A cached donor holding at most this many tokens beyond what its copy took (a re-tokenized turn
-# boundary) is dropped: the copy holds everything else it could give a later request.
-_DOMINATED = 2
-
-
-@dataclass
-class _Row:
-    """One request while it is being prefilled and decoded."""
-
-    index: int
-    request: GenerationRequest
-    seq: Seq
-    ids: list[int]  # prompt ids; generated tokens are fed after them
-    cached: int  # prompt tokens whose cells are there (or copied) before this row's prefill
-    rng: np.random.Generator
-    wave: int = 0  # prefill wave: a row copying an earlier row's prefix runs after it
-    source: _Row | None = None  # that earlier row
-    prefill_tokens: int = 0
-    new: list[int] = field(default_factory=list)
-    pieces: list[bytes] = field(default_factory=list)
-    shown: int = 0  # bytes already streamed as deltas
-    done: bool = False  # finished: its sequence belongs to the cache now
-    entropy: float | None = None  # of the logits the next token was drawn from (uncertainty policy)
 
 
 class LlamaCppBackend(Backend):
@@ -154,7 +130,7 @@ class LlamaCppBackend(Backend):
         self._eos_list = np.array(sorted(self.eos_token_ids), dtype=np.int64)
         self._seqs = Sequences(ll, ll.llama_get_memory(self._ctx), self.n_seq_max, name)
         self._lock = threading.RLock()
-        self._live: dict[int, _Row] = {}  # rows of calls still decoding, by id()
+        self._live: dict[int, Row] = {}  # rows of calls still decoding, by id()
         self._batch = Batch(ll, N_BATCH, 1)
 
     def close(self) -> None:
@@ -250,13 +226,13 @@ class LlamaCppBackend(Backend):
                     self._seqs.give_back(row.seq, kept=row.done)
 
     def _setup(
-        self, requests: Sequence[GenerationRequest], protect: set[Hashable], rows: list[_Row]
+        self, requests: Sequence[GenerationRequest], protect: set[Hashable], rows: list[Row]
     ) -> None:
         """Give each request a sequence and the longest prefix of its ids that needs no compute:
         its own cells, a copy of another cached or decoding sequence, or (next wave) of an earlier
         row's. The rows get consecutive sequence ids (`Sequences.block`): a row whose own cells
         sit elsewhere moves them."""
-        now, plans = time.monotonic(), []
+        plans = []
         for request in requests:  # refuse before touching any sequence
             ids = self.encode(request.prompt)
             if not ids:
@@ -275,67 +251,14 @@ class LlamaCppBackend(Backend):
                 self._seqs.busy.add(own.sid)
             plans[i] = (request, ids, own)
         try:
-            self._assign(plans, protect, rows, now)
+            assign(self._seqs, self._live.values(), plans, protect, rows, self.share_prefixes)
         except BaseException:  # e.g. more requests than sequences: the unused ones stay cached
             for request, _, own in plans[len(rows) :]:
                 if own is not None:
                     self._seqs.keep(request.key, own)
             raise
 
-    def _assign(self, plans: list, protect: set[Hashable], rows: list[_Row], now: float) -> None:
-        """`_setup`'s second half: sequence ids, donors and the cells each row starts from."""
-        owned = [own.sid for _, _, own in plans if own is not None]
-        block = self._seqs.block(owned, len(plans), protect)  # may evict: before any donor
-        spare = iter(sorted(set(block or ()) - set(owned)))
-        dominated = []
-        for index, (request, ids, own) in enumerate(plans):
-            keep = min(common_prefix(own.ids, ids), len(ids) - 1) if own else 0
-            in_place = own is not None and (block is None or own.sid in block)
-            seq = own if in_place else self._seqs.take(next(spare)) if block else None
-            seq = seq or self._seqs.new(protect)
-            row = _Row(index, request, seq, ids, keep, np.random.default_rng(request.seed))
-            donor = self._donor(ids, keep, rows) if self.share_prefixes else None
-            rows.append(row)
-            if donor is None:
-                if own is not None and not in_place:
-                    self._seqs.move(own, seq, keep)
-                else:
-                    self._seqs.crop(seq.sid, keep)
-            else:
-                if own is not None and not in_place:
-                    self._seqs.give_back(own, kept=False)
-                source, row.cached, key = donor
-                if isinstance(source, _Row):  # computed in this call: copy it once it is there
-                    row.source, row.wave = source, source.wave + 1
-                    self._seqs.clear(seq.sid)
-                else:
-                    self._seqs.copy(source.sid, seq.sid, row.cached)
-                    if key is not None and len(source.ids) - row.cached <= _DOMINATED:
-                        dominated.append(key)
-            row.prefill_tokens = len(ids) - row.cached
-            seq.used = now
-        for key in dominated:  # this call's rows hold all they held: free their streams
-            self._seqs.drop(key)
-
-    def _donor(
-        self, ids: list[int], keep: int, rows: list[_Row]
-    ) -> tuple[object, int, Hashable | None] | None:
-        """What shares the longest prefix with `ids`, if it beats `keep`: a cached sequence (with
-        its key), a row of another call still decoding (its fed tokens: its cells stay put), or
-        an earlier row of this call. With how many tokens to take."""
-        best, key = None, None
-        candidates = [(s, s.ids, k) for k, s in self._seqs.cached.items()]
-        candidates += [(r.seq, r.ids + r.new[:-1], None) for r in self._live.values() if not r.done]
-        candidates += [(r, r.ids, None) for r in rows]
-        for source, source_ids, source_key in candidates:
-            if not source_ids or source_ids[0] != ids[0]:
-                continue
-            n = min(common_prefix(source_ids, ids), len(ids) - 1, len(source_ids))
-            if n > keep:
-                best, keep, key = source, n, source_key
-        return (best, keep, key) if best is not None else None
-
-    def _prefill(self, rows: list[_Row]) -> list[int]:
+    def _prefill(self, rows: list[Row]) -> list[int]:
         """Run the rows' uncached prompt tokens, wave by wave, and sample each first token.
 
         Rows whose suffixes have the same length run together, in sequence-id order, as one
@@ -349,7 +272,7 @@ class LlamaCppBackend(Backend):
             for _, row in todo:
                 if row.source is not None:
                     self._seqs.copy(row.source.seq.sid, row.seq.sid, row.cached)
-            for group in _equal_suffixes(todo):
+            for group in equal_suffixes(todo):
                 if len(group) > 1:
                     n = len(group[0][1].ids) - group[0][1].cached
                     self._decode(
@@ -374,7 +297,7 @@ class LlamaCppBackend(Backend):
                 firsts[b] = self._sample(row, self._logits(end - start - 1))
         return firsts
 
-    def _decode_loop(self, rows: list[_Row], next_tokens: list[int]) -> Iterator[GenerationOutput]:
+    def _decode_loop(self, rows: list[Row], next_tokens: list[int]) -> Iterator[GenerationOutput]:
         while rows:
             keep = []
             for row, token in zip(rows, next_tokens, strict=True):
@@ -407,13 +330,13 @@ class LlamaCppBackend(Backend):
                 next_tokens = [self._sample(r, self._logits(at[b])) for b, r in enumerate(rows)]
 
     @staticmethod
-    def _sample(row: _Row, logits: np.ndarray) -> int:
+    def _sample(row: Row, logits: np.ndarray) -> int:
         """The row's next token; under the `uncertainty` turn policy also its entropy."""
         if row.request.turn is not None and row.request.turn.needs_entropy:
             row.entropy = entropy_nats(logits)
         return sample_token(logits, row.request.sampling, row.rng)
 
-    def _uncertain(self, row: _Row) -> bool:
+    def _uncertain(self, row: Row) -> bool:
         """Under the `uncertainty` turn policy: the turn is over before the sampled token."""
         policy, n = row.request.turn, len(row.new)
         if policy is None or not policy.needs_entropy or row.entropy is None:
@@ -424,7 +347,7 @@ class LlamaCppBackend(Backend):
             return False
         return turn_over(policy, n, "", row.entropy)
 
-    def _at_end(self, row: _Row) -> bool:
+    def _at_end(self, row: Row) -> bool:
         """max_new_tokens reached, and the text does not stop inside a character (soft end); or,
         under a `sentence` turn policy, the turn's text ends a sentence after K_min tokens."""
         extra = len(row.new) - row.request.max_new_tokens
@@ -438,7 +361,7 @@ class LlamaCppBackend(Backend):
             return turn_over(policy, len(row.new), data.decode("utf-8", "replace"))
         return extra >= UTF8_EXTRA_TOKENS or not incomplete_tail(b"".join(row.pieces))
 
-    def _delta(self, row: _Row) -> str:
+    def _delta(self, row: Row) -> str:
         data = b"".join(row.pieces)
         end = len(data) - incomplete_tail(data)
         if end <= row.shown:
@@ -447,7 +370,7 @@ class LlamaCppBackend(Backend):
         row.shown = end
         return delta
 
-    def _finish(self, row: _Row, reason: str, fed_all: bool = False) -> Finished:
+    def _finish(self, row: Row, reason: str, fed_all: bool = False) -> Finished:
         generated = row.new[:-1] if reason == "eos" else row.new
         data = b"".join(row.pieces)
         data = data[: len(data) - incomplete_tail(data)]  # only after UTF8_EXTRA_TOKENS failed
@@ -466,16 +389,3 @@ class LlamaCppBackend(Backend):
             prefill_tokens=row.prefill_tokens,
             decode_tokens=len(row.new),
         )
-
-
-def _equal_suffixes(todo: list[tuple[int, _Row]]) -> list[list[tuple[int, _Row]]]:
-    """The rows to prefill, grouped by suffix length (sequence-id order inside a group, at most
-    N_UBATCH tokens a group)."""
-    by_length: dict[int, list[tuple[int, _Row]]] = {}
-    for item in sorted(todo, key=lambda item: item[1].seq.sid):
-        by_length.setdefault(len(item[1].ids) - item[1].cached, []).append(item)
-    groups = []
-    for n, items in by_length.items():
-        size = max(1, N_UBATCH // n)
-        groups += [items[i : i + size] for i in range(0, len(items), size)]
-    return groups

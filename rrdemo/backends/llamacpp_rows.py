@@ -1,0 +1,118 @@
+"""The rows of one llama.cpp call: which sequence each request writes into and which cells it
+starts from (its own, a copy of another key's, of a row still decoding in another call, or, in a
+later prefill wave, of an earlier row of the same call); see rrdemo.backends.llamacpp."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Hashable, Iterable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from rrdemo.backends.base import GenerationRequest
+from rrdemo.backends.llamacpp_native import N_UBATCH
+from rrdemo.backends.llamacpp_sequences import Seq, Sequences
+from rrdemo.backends.tokens import common_prefix
+
+# A cached donor holding at most this many tokens beyond what its copy took (a re-tokenized turn
+# boundary) is dropped: the copy holds everything else it could give a later request.
+_DOMINATED = 2
+
+
+@dataclass
+class Row:
+    """One request while it is being prefilled and decoded."""
+
+    index: int
+    request: GenerationRequest
+    seq: Seq
+    ids: list[int]  # prompt ids; generated tokens are fed after them
+    cached: int  # prompt tokens whose cells are there (or copied) before this row's prefill
+    rng: np.random.Generator
+    wave: int = 0  # prefill wave: a row copying an earlier row's prefix runs after it
+    source: Row | None = None  # that earlier row
+    prefill_tokens: int = 0
+    new: list[int] = field(default_factory=list)
+    pieces: list[bytes] = field(default_factory=list)
+    shown: int = 0  # bytes already streamed as deltas
+    done: bool = False  # finished: its sequence belongs to the cache now
+    entropy: float | None = None  # of the logits the next token was drawn from (uncertainty policy)
+
+
+def assign(
+    seqs: Sequences,
+    live: Iterable[Row],
+    plans: list[tuple[GenerationRequest, list[int], Seq | None]],
+    protect: set[Hashable],
+    rows: list[Row],
+    share_prefixes: bool = True,
+) -> None:
+    """Append a `Row` per plan (request, its ids, its own cached sequence or None) to `rows`: the
+    rows get consecutive sequence ids (`Sequences.block`; a row whose own cells sit elsewhere moves
+    them) and start from the longest prefix no compute is needed for."""
+    now = time.monotonic()
+    owned = [own.sid for _, _, own in plans if own is not None]
+    block = seqs.block(owned, len(plans), protect)  # may evict: before any donor
+    spare = iter(sorted(set(block or ()) - set(owned)))
+    dominated = []
+    for index, (request, ids, own) in enumerate(plans):
+        keep = min(common_prefix(own.ids, ids), len(ids) - 1) if own else 0
+        in_place = own is not None and (block is None or own.sid in block)
+        seq = own if in_place else seqs.take(next(spare)) if block else None
+        seq = seq or seqs.new(protect)
+        row = Row(index, request, seq, ids, keep, np.random.default_rng(request.seed))
+        donor = donor_for(ids, keep, seqs, live, rows) if share_prefixes else None
+        rows.append(row)
+        if donor is None:
+            if own is not None and not in_place:
+                seqs.move(own, seq, keep)
+            else:
+                seqs.crop(seq.sid, keep)
+        else:
+            if own is not None and not in_place:
+                seqs.give_back(own, kept=False)
+            source, row.cached, key = donor
+            if isinstance(source, Row):  # computed in this call: copy it once it is there
+                row.source, row.wave = source, source.wave + 1
+                seqs.clear(seq.sid)
+            else:
+                seqs.copy(source.sid, seq.sid, row.cached)
+                if key is not None and len(source.ids) - row.cached <= _DOMINATED:
+                    dominated.append(key)
+        row.prefill_tokens = len(ids) - row.cached
+        seq.used = now
+    for key in dominated:  # this call's rows hold all they held: free their streams
+        seqs.drop(key)
+
+
+def donor_for(
+    ids: list[int], keep: int, seqs: Sequences, live: Iterable[Row], rows: list[Row]
+) -> tuple[object, int, Hashable | None] | None:
+    """What shares the longest prefix with `ids`, if it beats `keep`: a cached sequence (with
+    its key), a row of another call still decoding (its fed tokens: its cells stay put), or
+    an earlier row of this call. With how many tokens to take."""
+    best, key = None, None
+    candidates = [(s, s.ids, k) for k, s in seqs.cached.items()]
+    candidates += [(r.seq, r.ids + r.new[:-1], None) for r in live if not r.done]
+    candidates += [(r, r.ids, None) for r in rows]
+    for source, source_ids, source_key in candidates:
+        if not source_ids or source_ids[0] != ids[0]:
+            continue
+        n = min(common_prefix(source_ids, ids), len(ids) - 1, len(source_ids))
+        if n > keep:
+            best, keep, key = source, n, source_key
+    return (best, keep, key) if best is not None else None
+
+
+def equal_suffixes(todo: list[tuple[int, Row]]) -> list[list[tuple[int, Row]]]:
+    """The rows to prefill, grouped by suffix length (sequence-id order inside a group, at most
+    N_UBATCH tokens a group)."""
+    by_length: dict[int, list[tuple[int, Row]]] = {}
+    for item in sorted(todo, key=lambda item: item[1].seq.sid):
+        by_length.setdefault(len(item[1].ids) - item[1].cached, []).append(item)
+    groups = []
+    for n, items in by_length.items():
+        size = max(1, N_UBATCH // n)
+        groups += [items[i : i + size] for i in range(0, len(items), size)]
+    return groups
