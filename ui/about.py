@@ -69,7 +69,9 @@ offline model show the effect?"). The Arena's K is 4 (not the paper's 100) so th
 of 6-20 tokens, the honest agents get to write (82 of 100 Logic3 trajectories have an honest
 writer, against 57 at K = 8); at K = 4 on the demo questions RRMaj is again within the intervals
 of MAJ (two seeds: +13 and -7 points at 3c2t), and the three adversary strategies (static,
-contextual, last-word) do not separate either.
+contextual, last-word) do not separate either. Asking for step-by-step reasoning (K = 4, L =
+128) makes it worse: 3c2t MAJ 27% against RRMaj 19% (interval -28 to +8), and a trajectory in
+which several agents wrote is right only 11-17% of the time.
 
 ### An honest note on the models
 
