@@ -22,7 +22,7 @@ $(STAMP): requirements.txt requirements-offline.txt
 warm: setup
 	$(BIN)/python -m rrdemo.engines --warm smollm2 gemma3-270m
 
-# The app runs the offline GGUF models on llama.cpp (about 3x faster on CPU, bench/README.md);
+# The app runs the offline GGUF models on llama.cpp (2.5-4.5x faster on CPU, bench/README.md);
 # if llama-cpp-python cannot be built here it serves them on transformers instead (one log line).
 run: setup llama-optional
 	$(BIN)/python app.py
