@@ -104,6 +104,7 @@ def _generation_request(
         seed=derive_seed(config.sampling.seed, *chunk.key[1:], turn),
         room=chunk.room,
         turn=policy,
+        group=chunk.key[0],  # the run id
     )
 
 

@@ -32,6 +32,10 @@ class GenerationRequest:
     # RR turn policy (rrdemo.turns): a backend may end the turn before `max_new_tokens` (= K_max)
     # when `turn_over` says so, per row. None: exactly `max_new_tokens` (the fixed rule; MAJ).
     turn: TurnPolicy | None = None
+    # Prefix sharing scope: a request starts from cells of requests of the same group only (the
+    # protocols pass their run id), so a run's text never depends on what other runs that happen
+    # to be going on at the same time (other Arena visitors) have cached. None: one shared group.
+    group: Hashable | None = None
 
 
 @dataclass(frozen=True)

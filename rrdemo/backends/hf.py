@@ -44,6 +44,7 @@ from rrdemo.turns import entropy_nats, turn_over
 class _Cached:
     cache: DynamicCache
     ids: list[int]  # the token ids whose keys and values are in `cache`
+    group: Hashable | None = None  # prefix-sharing group of the request that filled it
 
 
 @dataclass
@@ -271,8 +272,15 @@ class TransformersBackend(Backend):
         while pending:
             chosen, plans, deferred = [], [], []
             for i in pending:
-                plan = self._plan(ids[i], owned[i], done)
-                shared = max((common_prefix(ids[j], ids[i]) for j in chosen), default=0)
+                plan = self._plan(ids[i], owned[i], done, requests[i][1].group)
+                shared = max(
+                    (
+                        common_prefix(ids[j], ids[i])
+                        for j in chosen
+                        if requests[j][1].group == requests[i][1].group
+                    ),
+                    default=0,
+                )
                 if self.share_prefixes and shared > plan[1] + _MIN_SHARED:
                     deferred.append(i)  # wait for row j: it will hold this prefix
                     continue
@@ -296,7 +304,7 @@ class TransformersBackend(Backend):
         return rows, cache, mask, torch.cat([p[3] for p in passes])
 
     def _plan(
-        self, ids: list[int], owned: _Cached | None, done: Sequence[_Row]
+        self, ids: list[int], owned: _Cached | None, done: Sequence[_Row], group: Hashable | None
     ) -> tuple[DynamicCache | None, int]:
         """The cache to start `ids` from and how many of its tokens to keep (at least one token
         is left to run, for logits): the request's own, or a longer-sharing one (`_donor`)."""
@@ -304,7 +312,7 @@ class TransformersBackend(Backend):
         source = owned.cache if owned is not None and keep else None
         if self.share_prefixes:
             with self._lock:
-                donor = self._donor(ids, keep, done)
+                donor = self._donor(ids, keep, done, group)
             if donor is not None:
                 source, keep = donor
         return source, keep
@@ -350,14 +358,14 @@ class TransformersBackend(Backend):
         return rows, cache, mask, out.logits[:, -1, :]
 
     def _donor(
-        self, ids: list[int], keep: int, batch_rows: Sequence[_Row]
+        self, ids: list[int], keep: int, batch_rows: Sequence[_Row], group: Hashable | None
     ) -> tuple[DynamicCache, int] | None:
-        """The cache (among other keys' and this batch's already prefilled rows) that shares the
-        longest token prefix with `ids`, if that beats `keep`, with how many of its tokens to
-        keep. Called under the lock."""
+        """The cache (among other keys' and this batch's already prefilled rows, of the same
+        prefix-sharing `group`) that shares the longest token prefix with `ids`, if that beats
+        `keep`, with how many of its tokens to keep. Called under the lock."""
         best: DynamicCache | None = None
-        candidates = [(c.cache, c.ids) for c in self._caches.values()]
-        candidates += [(r.cache, r.ids) for r in batch_rows]
+        candidates = [(c.cache, c.ids) for c in self._caches.values() if c.group == group]
+        candidates += [(r.cache, r.ids) for r in batch_rows if r.request.group == group]
         for cache, cached_ids in candidates:
             if not cached_ids or cached_ids[0] != ids[0]:
                 continue
@@ -385,7 +393,7 @@ class TransformersBackend(Backend):
             # when the turn ended before sampling another one: `fed_all`).
             fed = row.new if fed_all else row.new[:-1]
             with self._lock:
-                self._caches[row.request.key] = _Cached(cache, row.ids + fed)
+                self._caches[row.request.key] = _Cached(cache, row.ids + fed, row.request.group)
         text = self.tokenizer.decode(generated, skip_special_tokens=True)
         if reason == "length" and row.partial:  # capped inside a character: drop its bytes
             text = text.rstrip("\ufffd")

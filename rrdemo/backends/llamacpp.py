@@ -379,6 +379,7 @@ class LlamaCppBackend(Backend):
             # when the turn ended before writing another one: `fed_all`).
             row.seq.ids = row.ids + (row.new if fed_all else row.new[:-1])
             row.seq.used = time.monotonic()
+            row.seq.group = row.request.group
             row.done = True
             self._seqs.keep(row.request.key, row.seq)
         return Finished(

@@ -62,7 +62,7 @@ def assign(
         seq = own if in_place else seqs.take(next(spare)) if block else None
         seq = seq or seqs.new(protect)
         row = Row(index, request, seq, ids, keep, np.random.default_rng(request.seed))
-        donor = donor_for(ids, keep, seqs, live, rows) if share_prefixes else None
+        donor = donor_for(ids, keep, request.group, seqs, live, rows) if share_prefixes else None
         rows.append(row)
         if donor is None:
             if own is not None and not in_place:
@@ -87,15 +87,22 @@ def assign(
 
 
 def donor_for(
-    ids: list[int], keep: int, seqs: Sequences, live: Iterable[Row], rows: list[Row]
+    ids: list[int],
+    keep: int,
+    group: Hashable | None,
+    seqs: Sequences,
+    live: Iterable[Row],
+    rows: list[Row],
 ) -> tuple[object, int, Hashable | None] | None:
-    """What shares the longest prefix with `ids`, if it beats `keep`: a cached sequence (with
-    its key), a row of another call still decoding (its fed tokens: its cells stay put), or
-    an earlier row of this call. With how many tokens to take."""
+    """What of the same prefix-sharing `group` shares the longest prefix with `ids`, if it beats
+    `keep`: a cached sequence (with its key), a row of another call still decoding (its fed
+    tokens: its cells stay put), or an earlier row of this call. With how many tokens to take."""
     best, key = None, None
-    candidates = [(s, s.ids, k) for k, s in seqs.cached.items()]
-    candidates += [(r.seq, r.ids + r.new[:-1], None) for r in live if not r.done]
-    candidates += [(r, r.ids, None) for r in rows]
+    candidates = [(s, s.ids, k) for k, s in seqs.cached.items() if s.group == group]
+    candidates += [
+        (r.seq, r.ids + r.new[:-1], None) for r in live if not r.done and r.request.group == group
+    ]
+    candidates += [(r, r.ids, None) for r in rows if r.request.group == group]
     for source, source_ids, source_key in candidates:
         if not source_ids or source_ids[0] != ids[0]:
             continue

@@ -25,6 +25,7 @@ class Seq:
     sid: int
     ids: list[int]
     used: float = 0.0  # last use, for eviction
+    group: Hashable | None = None  # the prefix-sharing group of the request that filled it
 
 
 class Sequences:

@@ -159,3 +159,21 @@ def test_finished_runs_leave_no_cache_behind(real_pool):
     assert len(backend._caches) > before
     stream.close()
     assert len(backend._caches) == before
+
+
+def test_prefixes_are_shared_within_a_group_only(real_pool):
+    """Concurrent runs (two Arena visitors) never start from each other's caches."""
+    backend = _twin(real_pool.get("smollm2"))
+    prompt = backend.render_prompt("Name three rivers.")
+    first = GenerationRequest(("a",), prompt, 2, GREEDY, 0, group="run-1")
+    list(backend.generate([first]))
+    same = GenerationRequest(("b",), prompt, 2, GREEDY, 0, group="run-1")
+    other = GenerationRequest(("c",), prompt, 2, GREEDY, 0, group="run-2")
+    done = {}
+    for request in (same, other):
+        done[request.group] = next(
+            o for o in backend.generate([request]) if isinstance(o, Finished)
+        )
+    assert done["run-1"].prefill_tokens == 1
+    assert done["run-2"].prefill_tokens == len(backend.encode(prompt))
+    assert done["run-1"].text == done["run-2"].text

@@ -164,3 +164,20 @@ class _One:
 
     def get(self, *_, **__):
         return self.backend
+
+
+@needs_llama
+def test_prefixes_are_shared_within_a_group_only(llama_pool):
+    """Concurrent runs (two Arena visitors) never start from each other's cells."""
+    backend = twin(llama(llama_pool, "smollm2"))
+    prompt = backend.render_prompt("Name three rivers.")
+    list(backend.generate([GenerationRequest(("a",), prompt, 2, GREEDY, 0, group="run-1")]))
+    running = backend.generate([GenerationRequest(("live",), prompt, 6, GREEDY, 0, group="run-1")])
+    next(o for o in running if isinstance(o, Delta))  # a live row of run 1 as well
+    other = GenerationRequest(("c",), prompt, 2, GREEDY, 0, group="run-2")
+    done = next(o for o in backend.generate([other]) if isinstance(o, Finished))
+    assert done.prefill_tokens == len(backend.encode(prompt))
+    same = GenerationRequest(("b",), prompt, 2, GREEDY, 0, group="run-1")
+    assert next(o for o in backend.generate([same]) if isinstance(o, Finished)).prefill_tokens == 1
+    list(running)
+    backend.close()
