@@ -53,7 +53,7 @@ def assign(
     them) and start from the longest prefix no compute is needed for."""
     now = time.monotonic()
     owned = [own.sid for _, _, own in plans if own is not None]
-    block = seqs.block(owned, len(plans), protect)  # may evict: before any donor
+    block = seqs.block(owned, len(plans))
     spare = iter(sorted(set(block or ()) - set(owned)))
     dominated = []
     for index, (request, ids, own) in enumerate(plans):

@@ -74,22 +74,21 @@ class Sequences:
         self.busy.add(sid)
         return Seq(sid, [])
 
-    def block(self, owned: list[int], n: int, protect: set[Hashable]) -> list[int] | None:
+    def block(self, owned: list[int], n: int) -> list[int] | None:
         """`n` consecutive sequence ids, each free or in `owned` (the call's own sequences), the
-        run holding most of `owned` (fewest copies); idle keys are evicted, least recently used
-        first, until such a run exists. None when there is none even then."""
+        run holding most of `owned` (fewest copies); None when there is none. Never evicts: a
+        cache another run still needs is worth more than one micro-batch (an evicted prefix is
+        computed again in other pieces, which can flip a near-tie)."""
+        usable = set(owned) | set(self.free)
+        runs = [
+            range(start, start + n)
+            for start in range(self.n_seq_max - n + 1)
+            if all(sid in usable for sid in range(start, start + n))
+        ]
+        if not runs:
+            return None
         mine = set(owned)
-        while True:
-            usable = mine | set(self.free)
-            runs = [
-                range(start, start + n)
-                for start in range(self.n_seq_max - n + 1)
-                if all(sid in usable for sid in range(start, start + n))
-            ]
-            if runs:
-                return list(max(runs, key=lambda run: (len(mine.intersection(run)), -run.start)))
-            if not self._evict_one(protect):
-                return None
+        return list(max(runs, key=lambda run: (len(mine.intersection(run)), -run.start)))
 
     def drop(self, key: Hashable) -> None:
         """Forget an idle cached key now (its cells are no longer worth keeping)."""

@@ -44,23 +44,22 @@ def test_new_sequences_come_lowest_first():
     assert seqs.new(set()).sid == 0
 
 
-def test_a_block_is_consecutive_prefers_the_call_s_own_ids_and_evicts_least_recent():
-    seqs = _sequences(8, {0: 3.0, 2: 1.0, 5: 2.0})
+def test_a_block_is_consecutive_and_prefers_the_call_s_own_ids():
+    seqs = _sequences(8, {0: 3.0, 5: 2.0})
     own = seqs.take(6)  # this call's own cached sequence, busy now
-    # Free: 1, 3, 4, 7; with 6 that makes no run of 3 without 2 or 5: the older (2) goes.
-    assert seqs.block([own.sid], 3, set()) == [1, 2, 3]
-    assert set(seqs.cached) == {("key", 0), ("key", 5)}
-    # A run that holds the call's own id wins over a lower one (no move needed).
-    assert seqs.block([own.sid], 2, set()) == [6, 7]
+    assert seqs.block([own.sid], 3) == [1, 2, 3]  # free: 1, 2, 3, 4, 7
+    assert seqs.block([own.sid], 2) == [6, 7]  # holds the call's own id: no move needed
+    assert seqs.block([], 4) == [1, 2, 3, 4]
 
 
-def test_no_block_when_every_other_sequence_is_protected_or_busy():
+def test_no_block_evicts_a_cache():
     seqs = _sequences(4, {1: 1.0, 3: 2.0})
-    assert seqs.block([], 3, {("key", 1), ("key", 3)}) is None
+    assert seqs.block([], 2) is None  # free: 0 and 2, not consecutive
     assert set(seqs.cached) == {("key", 1), ("key", 3)}
     seqs.busy.update({0, 2})
+    seqs.free.clear()
     with pytest.raises(RRError, match="more than 4 requests"):
-        seqs.free.clear() or seqs.new({("key", 1), ("key", 3)})
+        seqs.new({("key", 1), ("key", 3)})
 
 
 def test_moving_a_sequence_copies_its_kept_cells_and_frees_it():
