@@ -61,9 +61,10 @@ repository's `docs/adversary.md` and `docs/turns.md`).
 The Arena and Experiments tab also offer our **demo** task: 40 easy questions written for this
 repository (not one of the paper's benchmarks), on which the offline models are often right.
 **Does the offline model show the rescue there? No.** A sweep over all 40 (SmolLM2, strong, N =
-M = 5, L = 160, K = 8 and 32, end-of-sequence policy `end` and `pass`) gives Ceiling 45%, Floor
-18%, and at 3c2t MAJ 24-25% against RRMaj 15-28%: RRMaj is never above MAJ beyond the 95%
-intervals (best: K = 32, +3 points, interval -10 to +20). `pass` makes more trajectories mixed
+M = 5, L = 160, K = 8, 16, 32 and 64, shuffled and fixed order, end-of-sequence policy `end` and
+`pass`) gives Ceiling 45%, Floor 18%, and at 3c2t MAJ 24-25% against RRMaj 15-30%: RRMaj is
+never above MAJ beyond the 95% intervals (best: K = 64, +5 points, interval -10 to +20, from
+trajectories that are mostly single-role). `pass` makes more trajectories mixed
 but not more accurate, so `end` stays the default, and the presets stay the paper's settings:
 to see the effect, load a hub model of a few billion parameters on a GPU (README, "Can the
 offline model show the effect?"). The Arena's K is 4 (not the paper's 100) so that, with answers
