@@ -4,8 +4,8 @@ Every agent keeps its own KV cache over what it has read (keyed by `GenerationRe
 its next turn the full text it sees is tokenized again, the longest common token prefix with the
 cached ids is kept, the cache is cropped to it, and only the new suffix is prefilled. The same
 model computes the same keys and values for the same token ids, so a request may also start from
-another key's cache when that one shares a longer prefix (agents with the same prompt, the same
-agent in several trajectories): the tensors are shared, never copied, because cache updates
+another key's cache of its run (`GenerationRequest.group`) sharing a longer prefix (agents with
+the same prompt, the same agent in several trajectories): the tensors are shared, never copied, because cache updates
 build new tensors instead of writing into old ones. Requests given together run as one batch:
 their starting caches are left-padded into one batched cache, all their new suffixes are
 prefilled in one forward pass (a row whose prompt another row of the batch is about to read
@@ -66,8 +66,7 @@ class _Row:
 
 # A turn may run this many tokens past K to finish a character (UTF-8: at most 4 bytes).
 _CHAR_TAIL = 3
-# A row waits for another row of its batch to be prefilled when that one shares this many more
-# prompt tokens with it than any cache does (e.g. the M trajectories' first turns, same prompt).
+# A row waits for a batch row sharing this many more prompt tokens than any cache (first turns).
 _MIN_SHARED = 8
 
 
@@ -273,14 +272,9 @@ class TransformersBackend(Backend):
             chosen, plans, deferred = [], [], []
             for i in pending:
                 plan = self._plan(ids[i], owned[i], done, requests[i][1].group)
-                shared = max(
-                    (
-                        common_prefix(ids[j], ids[i])
-                        for j in chosen
-                        if requests[j][1].group == requests[i][1].group
-                    ),
-                    default=0,
-                )
+                group = requests[i][1].group
+                peers = [ids[j] for j in chosen if requests[j][1].group == group]
+                shared = max((common_prefix(p, ids[i]) for p in peers), default=0)
                 if self.share_prefixes and shared > plan[1] + _MIN_SHARED:
                     deferred.append(i)  # wait for row j: it will hold this prefix
                     continue
@@ -360,9 +354,8 @@ class TransformersBackend(Backend):
     def _donor(
         self, ids: list[int], keep: int, batch_rows: Sequence[_Row], group: Hashable | None
     ) -> tuple[DynamicCache, int] | None:
-        """The cache (among other keys' and this batch's already prefilled rows, of the same
-        prefix-sharing `group`) that shares the longest token prefix with `ids`, if that beats
-        `keep`, with how many of its tokens to keep. Called under the lock."""
+        """The cache of `group` (other keys', this batch's prefilled rows) sharing the longest
+        prefix with `ids`, if that beats `keep`, and how many tokens to keep. Under the lock."""
         best: DynamicCache | None = None
         candidates = [(c.cache, c.ids) for c in self._caches.values() if c.group == group]
         candidates += [(r.cache, r.ids) for r in batch_rows if r.request.group == group]
