@@ -8,7 +8,7 @@ from functools import cache
 
 from rrdemo.backends.llamacpp_native import available
 from rrdemo.config import BACKENDS, RunConfig
-from rrdemo.engines.registry import REGISTRY, gguf_path, resolve
+from rrdemo.engines.registry import REGISTRY, gguf_available, resolve
 from rrdemo.errors import RRError
 
 log = logging.getLogger(__name__)
@@ -32,8 +32,9 @@ def llama_cpp_missing() -> str | None:
 def choose_backend(
     model: str, requested: str = DEFAULT_BACKEND, revision: str | None = None
 ) -> str:
-    """The engine an agent of `model` uses: llama.cpp needs a GGUF file (the offline models or a
-    local .gguf) and llama-cpp-python; hub models always use transformers. "auto" takes llama.cpp
+    """The engine an agent of `model` uses: llama.cpp needs a GGUF file (the offline models, a
+    registry model's official GGUF copy on the hub, or a local .gguf) and llama-cpp-python; other
+    hub models always use transformers. "auto" takes llama.cpp
     when it can (measured faster on CPU, bench/README.md) and falls back to transformers with one
     log line; an explicit "llamacpp" without llama-cpp-python is an error."""
     if requested not in BACKEND_CHOICES:
@@ -47,7 +48,7 @@ def choose_backend(
         and not name.lower().endswith(".gguf")
     ):
         return "transformers"  # hub ids and folders (and served agents' names)
-    if gguf_path(resolve(name), revision) is None:
+    if not gguf_available(resolve(name), revision):
         return "transformers"
     missing = llama_cpp_missing()
     if missing and requested == "llamacpp":

