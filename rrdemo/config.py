@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import MISSING, asdict, dataclass, field, fields, replace
 from typing import Literal, get_args
 
@@ -266,6 +267,28 @@ class Defaults:
     n: int = 5  # N agents, as in the paper's ensembles
     c: int = 3  # corrupted agents: 3c2t, the paper's headline slight majority (rho = 0.6)
 
+    def for_models(self, models: Iterable[str], task: str | None = None) -> Defaults:
+        """These defaults with what `MODEL_DEFAULTS` says the models need (registry names).
+
+        Several models: step-by-step if any asks for it, the smallest K and the largest L, so
+        every model gets a turn and room to finish. Models without an entry change nothing.
+        """
+        wanted = [
+            MODEL_DEFAULTS[m.strip().lower()] for m in models if m.strip().lower() in MODEL_DEFAULTS
+        ]
+        if not wanted:
+            return self
+        changes: dict[str, object] = {}
+        if any(w.prompt_style == "step-by-step" for w in wanted):
+            changes["prompt_style"] = "step-by-step"
+        ks = [w.k for w in wanted if w.k is not None]
+        if ks:
+            changes["k"] = min(ks)
+        lengths = [w.length(task) for w in wanted if w.length(task) is not None]
+        if lengths:
+            changes["max_tokens"] = max(lengths)
+        return replace(self, **changes)
+
     def run_config(self, agents: tuple[AgentSpec, ...], **given: object) -> RunConfig:
         """A config of these defaults for `agents`; `given` RunConfig or Sampling fields (the
         settings a user chose) replace the defaults."""
@@ -296,6 +319,40 @@ on Logic3, 3c2t strong, seed 0, shuffled order, 20 questions x 5 trajectories (d
 "Defaults"): an honest agent wrote in 82 of 100 RR trajectories with K = 4 and 57 with K = 8.
 Pass `--k 100` (or move the K slider) for the paper's K.
 """
+
+
+@dataclass(frozen=True)
+class ModelDefaults:
+    """What one model needs for RR to happen in it, beyond the front ends' defaults.
+
+    A model that answers in one sentence leaves nothing to interleave; these settings make it
+    reason first (prompt style), give each agent a turn (K) and leave room for an uncorrupted
+    answer to end before L (`max_tokens`, per task; "*" for the rest), as measured with
+    `scripts/answer_lengths.py` (docs/models.md).
+    """
+
+    prompt_style: str | None = None
+    k: int | None = None
+    max_tokens: tuple[tuple[str, int], ...] = ()  # (task name or "*", L)
+
+    def length(self, task: str | None) -> int | None:
+        lengths = dict(self.max_tokens)
+        return lengths.get((task or "*").lower(), lengths.get("*"))
+
+
+# Per-model defaults of the interactive front ends (`rrdemo run`, the Arena), by registry name.
+MODEL_DEFAULTS: dict[str, ModelDefaults] = {
+    "qwen2.5-coder-0.5b": ModelDefaults(
+        "step-by-step",
+        k=16,
+        max_tokens=(("logic3", 384), ("aqua", 512), ("gsm8k", 512), ("*", 512)),
+    ),
+    "qwen2.5-coder-1.5b": ModelDefaults(
+        "step-by-step",
+        k=16,
+        max_tokens=(("logic3", 384), ("aqua", 512), ("gsm8k", 512), ("*", 512)),
+    ),
+}
 
 
 _CT = re.compile(r"^\s*(\d+)\s*c\s*(\d+)\s*t\s*$", re.IGNORECASE)

@@ -185,7 +185,8 @@ def _config(args) -> tuple[RunConfig, object | None]:
     """The RunConfig the flags describe, and the ensemble's model source if one was given.
 
     A flag left out is None: it takes the ensemble file's setting when there is one, else
-    `INTERACTIVE_DEFAULTS`; a flag given on the command line always wins.
+    `INTERACTIVE_DEFAULTS` with what the models need (`Defaults.for_models`); a flag given on
+    the command line always wins.
     """
     given = {name: getattr(args, name) for name in _SETTINGS if getattr(args, name) is not None}
     if args.template:
@@ -214,7 +215,11 @@ def _config(args) -> tuple[RunConfig, object | None]:
         if not seats <= set(range(args.agents)):
             raise RRError(f"--corrupt-seats must be between 0 and {args.agents - 1}")
         agents = tuple(AgentSpec(a.model, i in seats, a.revision) for i, a in enumerate(agents))
-    return INTERACTIVE_DEFAULTS.run_config(agents, **given, **sampling_given), None
+    from rrdemo.tasks import canonical_name  # loaded on use: every command builds this parser
+
+    task = None if args.question is not None else canonical_name(args.task)
+    defaults = INTERACTIVE_DEFAULTS.for_models(models, task)
+    return defaults.run_config(agents, **given, **sampling_given), None
 
 
 def _question(args, seed: int):

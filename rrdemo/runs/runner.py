@@ -76,7 +76,12 @@ def run_plan(
     `on_unit(i)` is called after the i-th unit of this call is safely written.
     """
     writer, done = open_log(Path(log_path), plan)
-    todo = [(c, q) for c in plan.conditions for q in c.questions if (c.key, q.qid) not in done]
+    # Question-major: the first question under every condition, then the second, ... so a run
+    # stopped early has every condition measured on the same questions.
+    units = [(j, i, c, q) for i, c in enumerate(plan.conditions) for j, q in enumerate(c.questions)]
+    todo = [
+        (c, q) for _, _, c, q in sorted(units, key=lambda u: u[:2]) if (c.key, q.qid) not in done
+    ]
     skipped = plan.n_units - len(todo)
     bar = None
     if progress:

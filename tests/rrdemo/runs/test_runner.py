@@ -85,6 +85,19 @@ def test_log_records_every_trajectory_with_chunks_roles_votes_and_compute(tmp_pa
             assert ("done", qid, cond) in order[i + 1 :]
 
 
+def test_units_run_question_major_so_a_stopped_run_covers_every_condition(tmp_path):
+    plan = fake_plan()
+    log = tmp_path / "run.jsonl"
+    run_plan(plan, log, fake_pool(), progress=False)
+    done = [(r["condition"], r["question_id"]) for r in records(log) if r["type"] == "done"]
+    position = {q.qid: j for c in plan.conditions for j, q in enumerate(c.questions)}
+    keys = [c.key for c in plan.conditions]
+    assert len(set(keys)) > 1 and len(position) > 1
+    assert done == sorted(done, key=lambda u: (position[u[1]], keys.index(u[0])))
+    first = len(keys)  # the first len(conditions) units: every condition once, on question 0
+    assert sorted(c for c, _ in done[:first]) == sorted(keys)
+
+
 def test_a_crash_then_resume_runs_each_unit_exactly_once(tmp_path):
     plan = fake_plan()
     log = tmp_path / "run.jsonl"
