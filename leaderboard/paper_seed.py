@@ -1,4 +1,4 @@
-"""The paper's reported tables as submissions; `leaderboard.service.seed_paper` stores them.
+"""The paper's reported tables as submissions; `leaderboard.service.seed_board` stores them.
 
 Two tables of "The Consensus Trap", carried over exactly in `rrdemo.paper.main_tables`:
 - MODERATE_TABLE: Table "Systemic Resilience under Moderate Advisory Injection"

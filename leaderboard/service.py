@@ -1,4 +1,4 @@
-"""Leaderboard operations: open the board (seeding the paper's tables), store a submission,
+"""Leaderboard operations: open the board (seeding the paper's tables and our own sweeps), store a submission,
 list rows, and admin moderation.
 
 `open_leaderboard()` is what a front end calls once. Every other function takes an open
@@ -14,6 +14,7 @@ import json
 import os
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from pathlib import Path
 
 from sqlalchemy import func, select
 from sqlalchemy.exc import OperationalError
@@ -24,8 +25,9 @@ from leaderboard.db import create_db_engine, make_sessionmaker, run_transaction,
 from leaderboard.orm import ADMIN_ACTIONS, AuditRecord, ResultRecord, SubmissionRecord
 from leaderboard.paper_seed import TABLES, paper_submission
 from rrdemo.errors import RRError
-from rrdemo.submission import ResultRow, Submission, parse_submission
+from rrdemo.submission import RESERVED_SOURCES, ResultRow, Submission, parse_submission
 
+PROJECT_RUNS = Path(__file__).resolve().parents[1] / "assets"  # committed sweeps' submissions
 ADMIN_TOKEN_ENV = "LEADERBOARD_ADMIN_TOKEN"
 ADMINS_ENV = "LEADERBOARD_ADMINS"  # comma-separated Hugging Face usernames
 
@@ -117,8 +119,10 @@ def submit(session: Session, submission: Submission | bytes) -> SubmitOutcome:
     """
     if isinstance(submission, bytes):
         submission = parse_submission(submission)
-    if submission.source == "paper":
-        raise RRError("source 'paper' is reserved for the paper's seeded tables")
+    if submission.source in RESERVED_SOURCES:
+        raise RRError(
+            f"source {submission.source!r} is reserved for {RESERVED_SOURCES[submission.source]}"
+        )
     return store_submission(session, submission, status="pending")
 
 
@@ -246,14 +250,25 @@ def audit_log(session: Session) -> list[AuditRecord]:
     return list(session.scalars(select(AuditRecord).order_by(AuditRecord.id)).all())
 
 
-def seed_paper(session: Session) -> int:
-    """Insert the paper's tables as approved submissions unless present or deleted by an admin.
+def seeded_submissions() -> list[Submission]:
+    """What every board starts with: the paper's tables, then this project's committed sweeps
+    (`assets/*/submission.json`, source "rrdemo"), each validated like any submission."""
+    found = [paper_submission(strength) for strength in TABLES]
+    for path in sorted(PROJECT_RUNS.glob("*/submission.json")):
+        submission = parse_submission(path.read_bytes(), allow_reserved=True)
+        if submission.source != "rrdemo":
+            raise RRError(f"{path}: a committed sweep's submission must have source 'rrdemo'")
+        found.append(submission)
+    return found
+
+
+def seed_board(session: Session) -> int:
+    """Insert the seeded submissions as approved unless present or deleted by an admin.
 
     Idempotent (found by content hash); returns how many submissions were added.
     """
     added = 0
-    for strength in TABLES:
-        submission = paper_submission(strength)
+    for submission in seeded_submissions():
         digest = submission.content_hash()
         present = session.scalar(
             select(SubmissionRecord.id).where(SubmissionRecord.content_hash == digest)
@@ -283,5 +298,5 @@ def open_leaderboard(url: str | None = None, *, seed: bool = True) -> sessionmak
         ) from None
     factory = make_sessionmaker(engine)
     if seed:
-        run_transaction(factory, seed_paper)
+        run_transaction(factory, seed_board)
     return factory

@@ -42,8 +42,14 @@ MAX_FILE_BYTES = 1024 * 1024  # 1 MiB: a full paper table is ~20 KiB
 MAX_ROWS = 1000
 
 DATASETS = TASK_NAMES  # the six benchmarks (rrdemo.tasks); our `demo` questions are not one
-SUBMITTED_SOURCES = ("local_run", "uploaded")  # "paper" is reserved for the seeded tables
-ALL_SOURCES = ("paper", *SUBMITTED_SOURCES)
+SUBMITTED_SOURCES = ("local_run", "uploaded")
+# Sources nobody can submit: the paper's tables and this project's own committed sweeps
+# (assets/*/submission.json), both stored when the board opens (leaderboard.service.seed_board).
+RESERVED_SOURCES = {
+    "paper": "the paper's seeded tables",
+    "rrdemo": "the sweeps this project commits (assets/*/submission.json)",
+}
+ALL_SOURCES = (*RESERVED_SOURCES, *SUBMITTED_SOURCES)
 
 # Sane ranges for the run settings (documented in docs/leaderboard.md).
 N_RANGE = (1, 16)  # ensemble size N; the paper uses 3, 5 and 7
@@ -217,7 +223,7 @@ class Submission(BaseModel):
     schema_version: int
     submitter: str  # free text shown on the board (escaped); 1-100 characters
     notes: str = ""  # free text, at most 2000 characters (escaped when shown)
-    source: Literal[(*SUBMITTED_SOURCES, "paper")]  # "paper" only for the seeded tables
+    source: Literal[(*SUBMITTED_SOURCES, *RESERVED_SOURCES)]  # reserved ones only when seeded
     rrdemo_version: str  # version of rrdemo that produced the numbers
     created: Annotated[datetime, Field(strict=False)]  # ISO 8601 time the results were exported
     results: list[ResultRow]
@@ -344,7 +350,7 @@ def _messages(error: ValidationError) -> list[str]:
     return lines
 
 
-def validate_submission(data: dict[str, Any], *, allow_paper: bool = False) -> Submission:
+def validate_submission(data: dict[str, Any], *, allow_reserved: bool = False) -> Submission:
     """Validate a decoded JSON object; raise `SubmissionRejected` listing every problem."""
     if not isinstance(data, dict):
         raise SubmissionRejected(["the file must hold one JSON object (a submission)"])
@@ -352,14 +358,19 @@ def validate_submission(data: dict[str, Any], *, allow_paper: bool = False) -> S
         submission = Submission.model_validate(data)
     except ValidationError as error:
         raise SubmissionRejected(_messages(error)) from None
-    if submission.source == "paper" and not allow_paper:
+    if submission.source in RESERVED_SOURCES and not allow_reserved:
         raise SubmissionRejected(
-            ["source: 'paper' is reserved for the paper's seeded tables; use local_run or uploaded"]
+            [
+                f"source: {submission.source!r} is reserved for "
+                f"{RESERVED_SOURCES[submission.source]}; use local_run or uploaded"
+            ]
         )
     return submission
 
 
-def parse_submission(raw: bytes, *, max_bytes: int = MAX_FILE_BYTES) -> Submission:
+def parse_submission(
+    raw: bytes, *, max_bytes: int = MAX_FILE_BYTES, allow_reserved: bool = False
+) -> Submission:
     """Decode and validate a submission file's bytes (size limit, strict UTF-8, JSON, schema)."""
     if len(raw) > max_bytes:
         raise SubmissionRejected(
@@ -387,7 +398,7 @@ def parse_submission(raw: bytes, *, max_bytes: int = MAX_FILE_BYTES) -> Submissi
         raise SubmissionRejected([f"the file is not acceptable JSON: {detail}"]) from None
     if isinstance(data, dict):
         _reject_non_finite(data)
-    return validate_submission(data)
+    return validate_submission(data, allow_reserved=allow_reserved)
 
 
 def _reject_non_finite(data: Any, where: str = "file") -> None:
@@ -402,7 +413,9 @@ def _reject_non_finite(data: Any, where: str = "file") -> None:
             _reject_non_finite(value, f"{where}[{i}]")
 
 
-def build_submission(log_path: Path | str, submitter: str, notes: str = "") -> Submission:
+def build_submission(
+    log_path: Path | str, submitter: str, notes: str = "", source: str = "local_run"
+) -> Submission:
     """The submission of an experiment log (schema 2: rows name their adversary strategy).
 
     One result row per condition at M = N (MAJ and RRMaj accuracy with 95% intervals); raises
@@ -455,12 +468,12 @@ def build_submission(log_path: Path | str, submitter: str, notes: str = "") -> S
         "schema_version": SCHEMA_VERSION,
         "submitter": submitter,
         "notes": notes,
-        "source": "local_run",
+        "source": source,
         "rrdemo_version": rrdemo.__version__,
         "created": modified.isoformat(timespec="seconds"),
         "results": results,
     }
-    return validate_submission(json.loads(json.dumps(data)))
+    return validate_submission(json.loads(json.dumps(data)), allow_reserved=True)
 
 
 def _frac(x: float) -> float:

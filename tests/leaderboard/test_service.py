@@ -72,7 +72,7 @@ def test_database_url_is_read_from_the_environment_when_called(
 
 def test_open_seeds_the_paper_once(factory) -> None:
     first = run_transaction(factory, lambda s: db_checksum(s))
-    assert run_transaction(factory, service.seed_paper) == 0
+    assert run_transaction(factory, service.seed_board) == 0
     assert run_transaction(factory, lambda s: db_checksum(s)) == first
     subs = run_transaction(factory, service.list_submissions)
     assert {s.source for s in subs} == {"paper"} and {s.status for s in subs} == {"approved"}

@@ -162,3 +162,18 @@ def parquet_bytes(rows: list[dict]) -> bytes:
     buffer = io.BytesIO()
     pq.write_table(pa.Table.from_pylist(rows), buffer)
     return buffer.getvalue()
+
+
+def point_client_at(hub: LocalHub, monkeypatch, cache: Path) -> None:
+    """Point this process's huggingface_hub at `hub` (online, with an empty cache in `cache`)."""
+    from huggingface_hub import constants
+
+    monkeypatch.setattr(constants, "ENDPOINT", hub.url)
+    monkeypatch.setattr(
+        constants,
+        "HUGGINGFACE_CO_URL_TEMPLATE",
+        hub.url + "/{repo_id}/resolve/{revision}/{filename}",
+    )
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(cache))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")

@@ -70,3 +70,41 @@ def test_ensure_loads_each_distinct_model_once_and_names_only_new_loads() -> Non
     assert len(loads) == 2
     with pytest.raises(RRError, match="unknown model 'nosuch'"):
         list(pool.ensure([AgentSpec(model="nosuch")]))
+
+
+@pytest.mark.slow
+def test_without_its_parts_a_qwen_model_loads_its_official_gguf_from_the_hub(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Space has no part packages: `qwen2.5-coder-0.5b` then downloads the official GGUF copy
+    (here from a loopback hub serving the real file) and runs it on llama.cpp."""
+    from rrdemo.backends.llamacpp_native import available
+    from tests.support.localhub import LocalHub, point_client_at, serve
+
+    info = registry.resolve("qwen2.5-coder-0.5b")
+    if available() or not registry.gguf_available(info):
+        pytest.skip("needs llama-cpp-python and the 0.5B part packages (make setup, make llama)")
+    data = registry.gguf_path(info).read_bytes()
+    repo, file = info.hub_gguf
+    with serve(LocalHub()) as hub:
+        hub.add_file("model", repo, file, data)
+        point_client_at(hub, monkeypatch, tmp_path / "hub")
+        monkeypatch.setenv("RRDEMO_OFFLINE_FROM_HUB", "1")  # as if the parts were absent
+        assert registry.gguf_path(info) is None
+        backend = loading.load_backend("qwen2.5-coder-0.5b", backend="llamacpp")
+        assert backend.loaded_from == loading.HUB
+        assert hub.served() == [f"/{repo}/resolve/main/{file}"]
+        assert Path(backend.path).read_bytes()[:4] == b"GGUF"
+        assert Path(backend.path).stat().st_size == len(data)
+
+
+def test_without_parts_or_network_a_qwen_model_says_how_to_get_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from huggingface_hub import constants
+
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "empty"))
+    monkeypatch.setenv("RRDEMO_OFFLINE_FROM_HUB", "1")
+    with pytest.raises(RRError, match=r"Qwen2\.5-Coder-1\.5B-Instruct-GGUF.*requirements-offline"):
+        loading._load_llamacpp(registry.resolve("qwen2.5-coder-1.5b"), None, {})

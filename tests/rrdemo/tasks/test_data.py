@@ -175,20 +175,10 @@ def test_offline_and_hub_shapes_agree_for_bbh() -> None:
 @pytest.fixture
 def local_hub(monkeypatch: pytest.MonkeyPatch, tmp_path):
     """huggingface_hub pointed at a loopback hub (online, empty cache in tmp)."""
-    from huggingface_hub import constants
-
-    from tests.support.localhub import LocalHub, serve
+    from tests.support.localhub import LocalHub, point_client_at, serve
 
     with serve(LocalHub()) as hub:
-        monkeypatch.setattr(constants, "ENDPOINT", hub.url)
-        monkeypatch.setattr(
-            constants,
-            "HUGGINGFACE_CO_URL_TEMPLATE",
-            hub.url + "/{repo_id}/resolve/{revision}/{filename}",
-        )
-        monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
-        monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
-        monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+        point_client_at(hub, monkeypatch, tmp_path / "hub")
         task_data._all_questions.cache_clear()
         yield hub
     task_data._all_questions.cache_clear()
