@@ -342,16 +342,12 @@ class ModelDefaults:
 
 # Per-model defaults of the interactive front ends (`rrdemo run`, the Arena), by registry name.
 MODEL_DEFAULTS: dict[str, ModelDefaults] = {
-    "qwen2.5-coder-0.5b": ModelDefaults(
+    name: ModelDefaults(
         "step-by-step",
         k=16,
-        max_tokens=(("logic3", 384), ("aqua", 512), ("gsm8k", 512), ("*", 512)),
-    ),
-    "qwen2.5-coder-1.5b": ModelDefaults(
-        "step-by-step",
-        k=16,
-        max_tokens=(("logic3", 384), ("aqua", 512), ("gsm8k", 512), ("*", 512)),
-    ),
+        max_tokens=(("logic3", 512), ("gsm8k", 512), ("aqua", 640), ("*", 640)),
+    )
+    for name in ("qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b")
 }
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from rrdemo import adversary_report as adv
+from rrdemo.analysis.lengths import answer_lengths, lengths_md
 from rrdemo.analysis.speaking import SpeakerRow, final_speaker, speaker_mix
 from rrdemo.analysis.tables import (
     KPoint,
@@ -68,6 +69,7 @@ def build_report(run: Run, seed: int = 0) -> Report:
     files["k_ablation.md"], files["k_ablation.csv"] = k_tables(kpoints)
     files["asymmetric_yield.md"], files["asymmetric_yield.csv"] = yield_tables(yields)
     files.update(paper_beside_files(rows, scaling, speaker, kpoints))
+    files["lengths.md"] = lengths_md(answer_lengths(outcomes))
     by_strategy = adv.strategies(run.outcomes)
     if by_strategy != ["static"]:
         pairs = adv.main_table_by_adversary(run.outcomes, seed=seed)
@@ -103,6 +105,8 @@ def build_report(run: Run, seed: int = 0) -> Report:
         "## Final speaker (mixed RR trajectories only, Fisher's exact test, two-sided)\n\n"
         "Only trajectories that both roles wrote are tested: in a single-role trajectory the last "
         "speaker's role is fixed by who wrote at all.\n\n" + files["final_speaker.md"],
+        "## Lengths (tokens per MAJ answer and per RR trajectory; cut = stopped at L)\n\n"
+        + files["lengths.md"],
         "## K ablation\n\n"
         + (
             files["k_ablation.md"]

@@ -36,6 +36,8 @@ class Outcome(Corruption):
     corrupted: bool  # MAJ: the answering agent is corrupted; RRMaj: the last speaker is
     mixed: bool | None = None  # RRMaj: both an honest and a corrupted agent wrote (None: unknown)
     adversary: str = "static"  # adversary strategy of the condition (rrdemo.adversary)
+    n_tokens: int = 0  # tokens written (the answer, or the whole shared trajectory)
+    cut: bool = False  # stopped at L rather than by an end-of-sequence
 
 
 @dataclass(frozen=True)

@@ -197,6 +197,8 @@ def _outcome(cond: dict[str, Any], record: dict[str, Any]) -> Outcome:
         corrupted=bool(record["last_corrupted"]),
         mixed=_mixed(record),
         adversary=cond.get("adversary", cond.get("config", {}).get("adversary", "static")),
+        n_tokens=int(record.get("n_tokens") or 0),
+        cut=record.get("finish_reason") == "length",
     )
 
 
