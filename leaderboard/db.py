@@ -85,22 +85,40 @@ def upgrade(engine: Engine, revision: str = "head") -> None:
     """Apply the recorded migrations up to `revision` (an empty database goes to the newest)."""
     from alembic import command
 
-    config = _alembic_config()
-    with engine.connect() as connection:
-        config.attributes["connection"] = connection
-        command.upgrade(config, revision)
-        connection.commit()
+    _migrate(engine, command.upgrade, revision)
 
 
 def downgrade(engine: Engine, revision: str = "base") -> None:
     """Undo migrations down to `revision` (tests use it to check every step is reversible)."""
     from alembic import command
 
+    _migrate(engine, command.downgrade, revision)
+
+
+def _migrate(engine: Engine, step, revision: str) -> None:
+    """Run an alembic command with SQLite's foreign keys off, then check them.
+
+    A migration that changes a parent table's constraints rebuilds it (copy, drop, rename); with
+    foreign keys on, dropping the parent would cascade-delete every child row. SQLite's own recipe
+    for such changes: keys off outside the transaction, migrate, `foreign_key_check`, keys on.
+    """
     config = _alembic_config()
     with engine.connect() as connection:
-        config.attributes["connection"] = connection
-        command.downgrade(config, revision)
-        connection.commit()
+        # on the DBAPI connection, before SQLAlchemy begins (the pragma is ignored in a transaction)
+        raw = connection.connection.dbapi_connection
+        sqlite = connection.dialect.name == "sqlite"
+        if sqlite:
+            raw.execute("PRAGMA foreign_keys=OFF")
+        try:
+            config.attributes["connection"] = connection
+            step(config, revision)
+            if sqlite and connection.exec_driver_sql("PRAGMA foreign_key_check").first():
+                connection.rollback()
+                raise RuntimeError(f"migrating to {revision} would break foreign keys")
+            connection.commit()
+        finally:
+            if sqlite:
+                raw.execute("PRAGMA foreign_keys=ON")
 
 
 def current_revision(engine: Engine) -> str | None:

@@ -27,7 +27,7 @@ from leaderboard.paper_seed import TABLES, paper_submission
 from rrdemo.errors import RRError
 from rrdemo.submission import RESERVED_SOURCES, ResultRow, Submission, parse_submission
 
-PROJECT_RUNS = Path(__file__).resolve().parents[1] / "assets"  # committed sweeps' submissions
+PROJECT_RUNS_ENV = "LEADERBOARD_PROJECT_RUNS"  # folder whose */submission.json every board seeds
 ADMIN_TOKEN_ENV = "LEADERBOARD_ADMIN_TOKEN"
 ADMINS_ENV = "LEADERBOARD_ADMINS"  # comma-separated Hugging Face usernames
 
@@ -250,11 +250,17 @@ def audit_log(session: Session) -> list[AuditRecord]:
     return list(session.scalars(select(AuditRecord).order_by(AuditRecord.id)).all())
 
 
+def project_runs() -> Path:
+    """Where this project's committed sweeps are: `LEADERBOARD_PROJECT_RUNS`, else `assets/`."""
+    configured = os.environ.get(PROJECT_RUNS_ENV)
+    return Path(configured) if configured else Path(__file__).resolve().parents[1] / "assets"
+
+
 def seeded_submissions() -> list[Submission]:
     """What every board starts with: the paper's tables, then this project's committed sweeps
     (`assets/*/submission.json`, source "rrdemo"), each validated like any submission."""
     found = [paper_submission(strength) for strength in TABLES]
-    for path in sorted(PROJECT_RUNS.glob("*/submission.json")):
+    for path in sorted(project_runs().glob("*/submission.json")):
         submission = parse_submission(path.read_bytes(), allow_reserved=True)
         if submission.source != "rrdemo":
             raise RRError(f"{path}: a committed sweep's submission must have source 'rrdemo'")

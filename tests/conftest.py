@@ -14,6 +14,8 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 def _isolated_paths(tmp_path, monkeypatch):
     monkeypatch.setenv("RRDEMO_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("LEADERBOARD_DB_URL", f"sqlite:///{tmp_path / 'leaderboard.db'}")
+    # the board seeds the paper's tables only; tests of our committed sweeps point this elsewhere
+    monkeypatch.setenv("LEADERBOARD_PROJECT_RUNS", str(tmp_path / "no-project-runs"))
 
 
 @pytest.fixture(scope="session")

@@ -27,6 +27,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--notes", default="", help="free text shown with the submission")
     parser.add_argument("--out", help="output file (default: <log>.submission.json beside the log)")
     parser.add_argument("--force", action="store_true", help="replace an existing output file")
+    parser.add_argument(
+        "--source",
+        choices=("local_run", "rrdemo"),
+        default="local_run",
+        help="local_run (default); rrdemo only for a sweep this project commits as "
+        "assets/<name>/submission.json, which every board seeds (nobody can submit it)",
+    )
     parser.set_defaults(func=handler)
 
 
@@ -40,7 +47,9 @@ def handler(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else log.with_name(log.stem + ".submission.json")
     if out.exists() and not args.force:
         raise RRError(f"{out} already exists; pass --force to replace it or choose another --out")
-    data = build_submission(log, args.submitter, args.notes).model_dump(mode="json")
+    data = build_submission(log, args.submitter, args.notes, source=args.source).model_dump(
+        mode="json"
+    )
     out.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=".export-", suffix=".json")
     with os.fdopen(fd, "w", encoding="utf-8") as fh:

@@ -93,7 +93,7 @@ def test_migration_0002_adds_the_column_keeps_old_rows_and_downgrades_cleanly():
     engine = create_db_engine("sqlite://")
     upgrade(engine, "0001_initial")
     _schema_1_rows(engine)
-    upgrade(engine)
+    upgrade(engine, "0002_result_adversary")
     assert current_revision(engine) == "0002_result_adversary"
     with Session(engine) as session, session.begin():
         old = session.scalars(sa.select(ResultRecord)).one()

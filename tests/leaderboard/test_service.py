@@ -235,3 +235,54 @@ def test_hub_sync_is_off_unless_configured(
     assert hub_sync.start_hub_sync(hub_sync.Journal(tmp_path / "journal")) is None
     assert hub_sync.restore_from_hub(tmp_path / "restore") is None
     assert not (tmp_path / "restore").exists()
+
+
+def test_our_committed_sweeps_are_seeded_approved_and_cannot_be_submitted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rrdemo.submission import SubmissionRejected, build_submission
+
+    log = Path(__file__).resolve().parents[2] / "assets" / "experiment_small.jsonl"
+    made = build_submission(log, "rrdemo", "a committed sweep", source="rrdemo")
+    folder = tmp_path / "runs" / "small"
+    folder.mkdir(parents=True)
+    (folder / "submission.json").write_text(made.model_dump_json())
+    monkeypatch.setenv("LEADERBOARD_PROJECT_RUNS", str(tmp_path / "runs"))
+    factory = service.open_leaderboard(f"sqlite:///{tmp_path / 'board.db'}")
+    subs = run_transaction(factory, service.list_submissions)
+    ours = [s for s in subs if s.source == "rrdemo"]
+    assert len(ours) == 1 and ours[0].status == "approved"
+    assert len(ours[0].rows) == len(made.results) > 0
+    assert run_transaction(factory, service.seed_board) == 0  # idempotent
+    with pytest.raises(SubmissionRejected, match="reserved for the sweeps this project commits"):
+        parse_submission((folder / "submission.json").read_bytes())
+    with pytest.raises(RRError, match="reserved"):
+        run_transaction(factory, lambda s: service.submit(s, made))
+    (folder / "submission.json").write_text(
+        build_submission(log, "someone", source="local_run").model_dump_json()
+    )
+    with pytest.raises(RRError, match="must have source 'rrdemo'"):
+        service.seeded_submissions()
+
+
+def test_migration_0003_admits_source_rrdemo_keeps_rows_and_still_checks_the_source() -> None:
+    engine = create_db_engine("sqlite://")
+    upgrade(engine, "0002_result_adversary")
+    factory = make_sessionmaker(engine)
+    run_transaction(factory, service.seed_board)  # the paper's rows, stored under 0002
+    before = run_transaction(factory, lambda s: db_checksum(s))
+    upgrade(engine)
+    assert current_revision(engine) == "0003_source_rrdemo" == head_revision()
+    assert run_transaction(factory, lambda s: db_checksum(s))[0] == before[0]  # no row lost
+    ours = parse_submission(encode(submission(source="rrdemo")), allow_reserved=True)
+    run_transaction(factory, lambda s: service.store_submission(s, ours, status="approved"))
+    with engine.begin() as connection, pytest.raises(Exception, match="submission_source"):
+        connection.execute(
+            text(
+                "INSERT INTO submissions (content_hash, schema_version, submitter, notes, source,"
+                " status, rrdemo_version, created, submitted_at) VALUES ('x', 2, 'a', '', 'junk',"
+                " 'approved', '0', '2026-01-01', '2026-01-01')"
+            )
+        )
+    downgrade(engine, "0002_result_adversary")
+    assert run_transaction(factory, lambda s: db_checksum(s)) == before
