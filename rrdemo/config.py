@@ -110,8 +110,10 @@ class RunConfig(Corruption):
     m: int | None = (
         None  # M: RR trajectories voted by RRMaj; None means M = N (the paper's setting)
     )
-    max_tokens: int = 512  # L: new tokens per trajectory (RR) and per answer (MAJ)
-    order: Order = "shuffled"  # RR speaking order: a seeded shuffle per trajectory, or seat order
+    max_tokens: int = 512  # L: new tokens per trajectory (RR) and per answer (MAJ); ours
+    # RR speaking order: a seeded shuffle per trajectory (ours), or seat order ("fixed": the
+    # paper's agent t mod N writes turn t)
+    order: Order = "shuffled"
     sampling: Sampling = field(default_factory=Sampling)
     # What a writer's end-of-sequence does in RR (the paper does not say): "end" closes the
     # trajectory; "pass" closes only the writer's turn, and the trajectory closes once N writers
@@ -248,8 +250,8 @@ class Defaults:
     """The run settings a front end starts from, taken from `RunConfig` and `Sampling` themselves.
 
     Every default of K, L, order, strength, the settings beyond the paper and sampling lives in
-    the two dataclasses above; `PAPER_DEFAULTS` reads them, and the CLI flags, the experiment sweep
-    and the Arena's controls all start from `PAPER_DEFAULTS` or `INTERACTIVE_DEFAULTS`, never from
+    the two dataclasses above; `EXPERIMENT_DEFAULTS` reads them, and the CLI flags, the experiment sweep
+    and the Arena's controls all start from `EXPERIMENT_DEFAULTS` or `INTERACTIVE_DEFAULTS`, never from
     numbers of their own. `n` and `c` are the ensemble a front end offers first.
     """
 
@@ -298,17 +300,19 @@ class Defaults:
         return RunConfig(agents=agents, sampling=Sampling(**sampling), **settings)
 
 
-PAPER_DEFAULTS = Defaults(
+EXPERIMENT_DEFAULTS = Defaults(
     **{
         key: value
         for key, value in {**_field_defaults(RunConfig), **_field_defaults(Sampling)}.items()
         if key in {f.name for f in fields(Defaults)}
     }
 )
-"""The paper's setting: K = 100 and L = 512 (the paper never states L; 512 >= N x K for N = 5),
-with a seeded shuffle of the speaking order per trajectory. `rrdemo experiment` starts here."""
+"""Where `rrdemo experiment` starts. K = 100 and M = N are the paper's; the rest is ours: the paper
+has agent t mod N write turn t (`order="fixed"`) and states no L and no sampling temperature. We
+take L = 512 (>= N x K for N = 5), a seeded shuffle of the speaking order per trajectory (the
+paper's final-speaker shares fit a random order, docs/experiments.md) and temperature 0.7."""
 
-INTERACTIVE_DEFAULTS = replace(PAPER_DEFAULTS, k=4, max_tokens=256)
+INTERACTIVE_DEFAULTS = replace(EXPERIMENT_DEFAULTS, k=4, max_tokens=256)
 """The Arena's and `rrdemo run`'s start: K = 4, L = 256 (>= N x K up to N = 64).
 
 Why not the paper's K = 100: the offline default model (SmolLM2-135M) usually ends its answer

@@ -87,6 +87,7 @@ class AnswerExtracted(Event):
     n_tokens: int
     finish_reason: Literal["eos", "length"]
     text: str  # the whole trajectory / answer text
+    key: str | None = None  # the vote key it counts under; None when there is no answer
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ The records for the app's API (`MethodRecord.summary`) and for the run log (`Tra
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 
 from rrdemo.events import (
@@ -201,15 +201,16 @@ class Trajectory:
             last.done = True
 
     def answer_record(self) -> dict | None:
-        """The extracted answer's fields, without the text (None until it is extracted)."""
+        """The extracted answer's fields, without the text and the vote key (None until it is
+        extracted)."""
         if self.answer is None:
             return None
-        skip = ("kind", "text", "method")
+        skip = ("kind", "text", "method", "key")
         return {k: v for k, v in self.answer.to_dict().items() if k not in skip}
 
-    def record(self, vote_key: Callable[[str], str] = str) -> dict:
+    def record(self) -> dict:
         """The complete trajectory as the run log writes it: order, finished chunks, the answer
-        and the vote key it counts under (`vote_key`: the task's)."""
+        and the vote key it counts under."""
         a = self.answer
         if a is None:
             raise ValueError(f"{self.method} trajectory {self.index} has no answer yet")
@@ -219,7 +220,7 @@ class Trajectory:
             "order": list(self.order),
             "chunks": [c.record() for c in self.chunks if c.done],
             "answer": a.answer,
-            "vote_key": vote_key(a.answer) if a.answer is not None else None,
+            "vote_key": a.key,
             "correct": a.correct,
             "fooled": a.fooled,
             "last_agent": a.last_agent,

@@ -36,7 +36,7 @@ from rrdemo.events import (
 from rrdemo.speakers import trajectory_order
 from rrdemo.tasks.base import Question, Task
 from rrdemo.tasks.benchmarks import styled_prompt
-from rrdemo.voting import derive_seed, plurality
+from rrdemo.voting import derive_seed, grouped_keys, plurality
 
 
 class Chunk(NamedTuple):
@@ -83,6 +83,11 @@ class Final(NamedTuple):
     last_agent: int  # who wrote the last token
 
 
+def _scored_equal(task: Task):
+    """Whether the scorer calls two answers equal, either one taken as the gold."""
+    return lambda a, b: task.is_correct(a, b) or task.is_correct(b, a)
+
+
 def _conclude(
     method: Method,
     finals: Sequence[Final],
@@ -94,19 +99,17 @@ def _conclude(
 ) -> Iterator[Event]:
     """Extract each final text's answer, vote, decide.
 
-    Votes are grouped by the task's vote key (MATH: "sym:Integer(5)" for "5" and "5.0"), but
-    what is shown, counted and scored is an answer: behind each key stands the first answer
-    extracted with that key (trajectory order, so deterministic). The decision's answer is the
-    winning key's answer, scored with `is_correct` against the gold exactly as each trajectory is.
+    Votes are grouped by the task's vote key (MATH: "sym:Integer(5)" for "5" and "5.0"), and
+    answers the scorer calls equal ("10\\%" and "10") share one key (`grouped_keys`); but what is
+    shown, counted and scored is an answer: behind each key stands the first answer extracted
+    with that key (trajectory order, so deterministic). The decision's answer is the winning
+    key's answer, scored with `is_correct` against the gold exactly as each trajectory is.
     """
-    key = task.vote_key
-    target_key = key(target) if target else None
-    keys: list[str | None] = []
+    answers = [task.extract(f.text, finish_reason=f.finish_reason) for f in finals]
+    target_key = task.vote_key(target) if target else None
+    keys = grouped_keys(answers, task.vote_key, _scored_equal(task), [target] if target else [])
     shown: dict[str, str] = {}  # vote key -> the first answer extracted with that key
-    for final in finals:
-        answer = task.extract(final.text, finish_reason=final.finish_reason)
-        answer_key = key(answer) if answer is not None else None
-        keys.append(answer_key)
+    for final, answer, answer_key in zip(finals, answers, keys, strict=True):
         if answer_key is not None:
             shown.setdefault(answer_key, answer)
         yield AnswerExtracted(
@@ -120,6 +123,7 @@ def _conclude(
             n_tokens=final.n_tokens,
             finish_reason=final.finish_reason,
             text=final.text,
+            key=answer_key,
         )
     vote = plurality(keys, tie_seed)
     yield Vote(method, {shown[k]: n for k, n in vote.counts.items()}, vote.abstained)

@@ -112,7 +112,8 @@ def build_report(run: Run, seed: int = 0) -> Report:
             files["k_ablation.md"]
             if "k_ablation" in figures
             else f"This run used one K ({', '.join(sorted({str(p.k) for p in kpoints}))}); "
-            "sweep several K values (e.g. --k 10,30,75,150,300,500) for the ablation."
+            "sweep several K values for the ablation, with room for every agent's turn as in the "
+            "paper's (--k 10,30,75,150,300,500 --max-tokens 4096 --order fixed)."
         ),
         "## The paper beside this run\n\n" + files["paper_beside.md"],
         "## Figures\n\n" + "\n".join(f"- [{s}]({s}.html) ![{s}]({s}.png)" for s in figures),

@@ -3,13 +3,14 @@
 Over one turn of K tokens an honest agent contracts the error potential V by at least
 R_H(K) = [1 - (1 - gamma_H)^K] V(h_t0), while a corrupted agent can add at most
 Delta V_C(K) = sum_{k<K} delta(V(h_t0+k)). RR stays Lyapunov stable while
-(1 - rho) R_H(K) > rho Delta V_C(K), i.e. for every corruption ratio below
+(1 - rho) R_H(K) > rho Delta V_C(K), i.e. (a sufficient, conservative condition: from the
+worst-case drift) for every corruption ratio below
 
     rho_max(K) = (1 + Delta V_C(K) / R_H(K))^-1.
 
 With the paper's compounding drift delta(V) = alpha V the potential grows by a factor (1 + alpha)
 per corrupted token, so Delta V_C(K) = V(h_t0) [(1 + alpha)^K - 1] and V(h_t0) cancels.
-The worked example (gamma_H = 0.03, alpha = 0.004, K = 100) gives R_H = 0.952, Delta V_C = 0.490
+The paper's illustrative parameters (gamma_H = 0.03, alpha = 0.004, K = 100) give R_H = 0.952, Delta V_C = 0.490
 and rho_max = 66.0%. Pure functions, no UI.
 """
 
@@ -38,11 +39,11 @@ class StabilityBound:
     drift: float  # alpha: relative growth of the error per corrupted token, delta(V) = alpha V
     restoration: float  # R_H(K) / V(h_t0) = 1 - (1 - gamma_H)^K
     adversarial: float  # Delta V_C(K) / V(h_t0) = (1 + alpha)^K - 1
-    rho_max: float  # the largest corruption ratio the bound tolerates
+    rho_max: float  # the largest corruption ratio for which the sufficient bound holds
 
     @property
     def super_majority(self) -> bool:
-        """Whether a corrupted majority (rho > 0.5) can still be tolerated."""
+        """Whether the sufficient bound covers a corrupted majority (rho > 0.5)."""
         return self.rho_max > 0.5
 
     def to_dict(self) -> dict:
@@ -115,10 +116,10 @@ def bound_curve(gamma_h: float, drift: float, ks: Iterable[int]) -> list[Stabili
 
 
 def largest_k(gamma_h: float, drift: float, rho: float, k_limit: int = MAX_K) -> int | None:
-    """The largest K <= k_limit whose bound still tolerates corruption ratio `rho`.
+    """The largest K <= k_limit whose sufficient bound still covers corruption ratio `rho`.
 
     rho_max(K) is non-increasing in K (restoration is concave in K, the drift convex), so a
-    bisection finds the crossing. None when even K = 1 does not tolerate `rho`.
+    bisection finds the crossing. None when even K = 1 does not cover `rho`.
     """
     _check(gamma_h, drift)
     if not 0 <= rho < 1:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import random
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 
@@ -39,3 +39,30 @@ def plurality(answers: Sequence[str | None], tie_seed: int) -> VoteResult:
     winner = tied[0] if len(tied) == 1 else random.Random(tie_seed).choice(tied)
     ordered = dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
     return VoteResult(winner, ordered, tuple(tied) if len(tied) > 1 else (), abstained)
+
+
+def grouped_keys(
+    answers: Sequence[str | None],
+    key: Callable[[str], str],
+    same: Callable[[str, str], bool],
+    anchors: Sequence[str] = (),
+) -> list[str | None]:
+    """The vote key of each answer (None for none), so that answers the scorer calls equal vote
+    together even where their keys differ ("10\\%" and "10", "x=5" and "5" on MATH-500).
+
+    Each answer joins the first group, in order, whose first answer has its key or is `same` as
+    it; else it opens a group under its own key. `anchors` (the corruption target) open the first
+    groups, so an answer equal to the target counts under the target's key.
+    """
+    groups: list[tuple[str, str]] = []  # (key, first answer) per group, in order
+    keys: list[str | None] = []
+    for answer in [*anchors, *answers]:
+        if answer is None:
+            keys.append(None)
+            continue
+        own = key(answer)
+        found = next((k for k, a in groups if k == own or same(a, answer)), None)
+        if found is None:
+            groups.append((own, answer))
+        keys.append(found or own)
+    return keys[len(anchors) :]

@@ -1,13 +1,16 @@
-"""Re-extract the answers of an experiment log with the current rules and say what changed.
+"""Re-extract the answers of an experiment log with the current rules, vote again, say what changed.
 
-    python scripts/reextract.py assets/experiment_small.jsonl
+    python scripts/reextract.py assets/experiment_small.jsonl            # report only
+    python scripts/reextract.py assets/experiment_small.jsonl --write    # and rewrite the log
 
 Each trajectory record holds its chunks, its finish reason and the answer extracted when it was
-logged. This reads every finished trajectory again with `task.extract(text, finish_reason)` and
-prints, per task and method and in total: how many answers changed (and how: answer -> none,
-none -> answer, answer -> other answer; and how many change with the statement/echo rules alone,
-reading every text as complete), and trajectory accuracy and fooled rate with the logged and the
-new answers. Nothing is written.
+logged. Every finished unit is concluded again exactly as a run concludes it
+(`rrdemo.protocols._conclude`: extraction with the real finish reason, vote keys, plurality with
+the run's tie seed). Printed per task and method and in total: how many trajectory answers
+changed (answer -> none, none -> answer, answer -> other answer), how many MAJ / RRMaj decisions
+changed, and trajectory accuracy and fooled rate with the logged and the new answers. With
+`--write` the trajectory records (answer, vote key, correct, fooled) and the `done` records'
+votes are replaced; texts, compute and everything else stay as logged.
 """
 
 from __future__ import annotations
@@ -17,69 +20,131 @@ import json
 import sys
 from collections import Counter, defaultdict
 from pathlib import Path
+from types import SimpleNamespace
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout
 
+from rrdemo.config import RunConfig
+from rrdemo.events import AnswerExtracted
+from rrdemo.fold import Fold
+from rrdemo.protocols import Final, _conclude, _tie
+from rrdemo.runs.log import _dump
 from rrdemo.tasks import get_task
+from rrdemo.tasks.base import Question
 
 
-def reextract(path: Path) -> dict[tuple[str, str], Counter]:
-    """Tallies per (task, method): n, changed, kinds of change, correct before and after."""
+def _final(record: dict) -> Final:
+    text = "".join(chunk["text"] for chunk in record["chunks"])
+    return Final(
+        record["trajectory"],
+        text,
+        record["n_tokens"],
+        record["finish_reason"],
+        record["last_agent"],
+    )
+
+
+def conclude_again(condition: dict, done: dict, trajectories: list[dict]) -> dict[str, list]:
+    """The events of concluding each method of one unit again: AnswerExtracted..., Vote, Decision."""
+    task = get_task(condition["task"])
+    config = RunConfig.from_dict(condition["config"])
+    agents = [SimpleNamespace(corrupted=a["corrupted"]) for a in condition["config"]["agents"]]
+    question = Question(task.name, done["question_id"], "", gold=done["gold"])
+    events: dict[str, list] = {}
+    for method in done["votes"]:
+        records = sorted(
+            (r for r in trajectories if r["method"] == method), key=lambda r: r["trajectory"]
+        )
+        finals = [_final(r) for r in records]
+        tie = _tie(config, question, method)
+        events[method] = list(
+            _conclude(method, finals, agents, task, question, done["target"], tie)
+        )
+    return events
+
+
+def reextract(path: Path) -> tuple[dict[tuple[str, str], Counter], list[dict]]:
+    """Tallies per (task, method) and the log's records with the new answers and votes."""
     tallies: dict[tuple[str, str], Counter] = defaultdict(Counter)
-    tasks: dict[str, str] = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
-        record = json.loads(line)
-        if record["type"] == "header":
-            tasks = {c["key"]: c["task"] for c in record["conditions"]}
-        if record["type"] != "trajectory":
+    records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    conditions = {c["key"]: c for c in records[0]["conditions"]}
+    pending: dict[tuple[str, str], list[dict]] = defaultdict(list)
+    for record in records:
+        unit = (record.get("condition"), record.get("question_id"))
+        if record["type"] == "trajectory":
+            pending[unit].append(record)
+        if record["type"] != "done":
             continue
-        task = get_task(tasks[record["condition"]])
-        text = "".join(chunk["text"] for chunk in record["chunks"])
-        old = record["answer"]
-        new = task.extract(text, finish_reason=record["finish_reason"])
-        tally = tallies[(task.name, record["method"])]
-        tally["n"] += 1
-        tally["old_correct"] += task.is_correct(old, record["gold"])
-        tally["new_correct"] += task.is_correct(new, record["gold"])
-        tally["old_none"] += old is None
-        tally["new_none"] += new is None
-        tally["cut_off"] += record["finish_reason"] == "length"
-        target = record.get("target")
-        for name, answer in (("old", old), ("new", new)):
-            tally[f"{name}_fooled"] += bool(
-                target and answer is not None and task.vote_key(answer) == task.vote_key(target)
-            )
-        # the statement / echo rules alone, as if no text had been cut off
-        tally["changed_without_cut_rule"] += task.extract(text) != old
-        if (old is None) != (new is None) or (old is not None and new != old):
-            tally["changed"] += 1
-            kind = "answer->none" if new is None else "none->answer" if old is None else "other"
-            tally[kind] += 1
-    return tallies
+        condition = conditions[record["condition"]]
+        task = get_task(condition["task"])
+        unit_records = pending.pop(unit)
+        for method, events in conclude_again(condition, record, unit_records).items():
+            tally = tallies[(task.name, method)]
+            by_index = {r["trajectory"]: r for r in unit_records if r["method"] == method}
+            fold = Fold()
+            for event in events:
+                fold.apply(event)
+                if isinstance(event, AnswerExtracted):
+                    _count_answer(tally, by_index[event.trajectory], event, task)
+                    by_index[event.trajectory].update(_answer_fields(event))
+            new, old = fold.votes()[method], record["votes"][method]
+            tally["decisions"] += 1
+            tally["decision_changed"] += new["answer"] != old["answer"]
+            tally["decision_old_correct"] += bool(old["correct"])
+            tally["decision_new_correct"] += bool(new["correct"])
+            record["votes"][method] = new
+    return tallies, records
+
+
+def _answer_fields(event: AnswerExtracted) -> dict:
+    return {
+        "answer": event.answer,
+        "vote_key": event.key,
+        "correct": event.correct,
+        "fooled": event.fooled,
+    }
+
+
+def _count_answer(tally: Counter, record: dict, event: AnswerExtracted, task) -> None:
+    old, new = record["answer"], event.answer
+    tally["n"] += 1
+    tally["cut_off"] += record["finish_reason"] == "length"
+    tally["old_correct"] += task.is_correct(old, record["gold"])
+    tally["new_correct"] += bool(event.correct)
+    tally["old_fooled"] += bool(record["fooled"])
+    tally["new_fooled"] += event.fooled
+    if old != new:
+        tally["changed"] += 1
+        tally["answer->none" if new is None else "none->answer" if old is None else "other"] += 1
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("log", type=Path)
+    parser.add_argument("--write", action="store_true", help="rewrite the log with the new answers")
     args = parser.parse_args(argv)
-    tallies = reextract(args.log)
+    tallies, records = reextract(args.log)
     total: Counter = Counter()
     print(
-        "| task | method | n | cut off at L | changed | answer->none | none->answer | other |"
-        " changed by the statement/echo rules alone | no answer (old -> new) |"
-        " accuracy (old -> new) | fooled (old -> new) |"
+        "| task | method | trajectories | cut off at L | answers changed | answer->none |"
+        " none->answer | other | decisions changed | trajectory accuracy (old -> new) |"
+        " fooled (old -> new) | decision accuracy (old -> new) |"
     )
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for (task, method), t in sorted(tallies.items()) + [(("all", ""), total)]:
         if task != "all":
             total.update(t)
         print(
-            f"| {task} | {method} | {t['n']} | {t['cut_off']} | {t['changed']} "
-            f"({t['changed'] / t['n']:.1%}) | {t['answer->none']} | {t['none->answer']} | "
-            f"{t['other']} | {t['changed_without_cut_rule']} | {t['old_none']} -> {t['new_none']} | "
+            f"| {task} | {method} | {t['n']} | {t['cut_off']} | {t['changed']} | "
+            f"{t['answer->none']} | {t['none->answer']} | {t['other']} | "
+            f"{t['decision_changed']} of {t['decisions']} | "
             f"{t['old_correct'] / t['n']:.1%} -> {t['new_correct'] / t['n']:.1%} | "
-            f"{t['old_fooled'] / t['n']:.1%} -> {t['new_fooled'] / t['n']:.1%} |"
+            f"{t['old_fooled'] / t['n']:.1%} -> {t['new_fooled'] / t['n']:.1%} | "
+            f"{t['decision_old_correct'] / t['decisions']:.1%} -> "
+            f"{t['decision_new_correct'] / t['decisions']:.1%} |"
         )
+    if args.write:
+        args.log.write_bytes(b"".join(_dump(r) for r in records))
     return 0
 
 

@@ -21,6 +21,7 @@ from rrdemo.engines.choice import with_backends
 from rrdemo.engines.registry import DEFAULT_MODEL, resolve
 from rrdemo.errors import RRError
 from rrdemo.hardware import gpu_duration, on_gpu
+from rrdemo.paper.tables import models_text
 from rrdemo.protocols import run_question
 from ui import render
 from ui.arena_controls import build_controls, wire_controls
@@ -72,7 +73,7 @@ PRESET_MODEL_NOTE = (
     "the protocols work but not the rescue itself: no setting we measured puts RRMaj above MAJ "
     "beyond the intervals with them (About tab). To see the effect, type a hub model of a few "
     "billion parameters in **Model (all agents)** on a GPU, e.g. `Qwen/Qwen2.5-7B-Instruct` "
-    "(the paper used Qwen2.5-32B and larger)."
+    f"(the paper used {models_text()})."
 )
 
 

@@ -23,14 +23,16 @@ from rrdemo.theory import (
 EXPLAINER = r"""
 **Stability bound (appendix B).** Over one RR turn of K tokens an honest agent removes at least
 R_H(K) = 1 - (1 - gamma_H)^K of the error potential, while a corrupted agent adds at most
-Delta V_C(K) = (1 + alpha)^K - 1 (compounding drift delta(V) = alpha V). RR stays stable for every
-corruption ratio below
+Delta V_C(K) = (1 + alpha)^K - 1 (compounding drift delta(V) = alpha V). A sufficient condition
+for RR to stay stable (conservative: derived from the worst-case drift, so above it the bound
+says nothing) is a corruption ratio below
 
 rho_max(K) = (1 + Delta V_C(K) / R_H(K))^-1.
 
-Restoration grows sub-linearly in K and the drift super-linearly, so short turns tolerate a
-corrupted *majority* (rho_max > 0.5) and long generations (K -> infinity) tolerate almost nothing.
-The paper's example: gamma_H = 0.03, alpha = 0.004, K = 100 gives rho_max of about 66.0%.
+Restoration grows sub-linearly in K and the drift super-linearly, so for short turns the bound
+covers a corrupted *majority* (rho_max > 0.5) and for long generations (K -> infinity) almost
+nothing. The paper's illustrative parameters gamma_H = 0.03, alpha = 0.004 and K = 100 give
+rho_max of about 66.0%.
 """
 
 
@@ -70,7 +72,7 @@ def bound_figure(gamma_h: float, drift: float, k: int, k_max: int) -> go.Figure:
     fig.add_hline(y=0.6, line_dash="dot", line_color="#c2410c", annotation_text="3c2t (rho = 0.6)")
     fig.update_layout(
         xaxis_title="K (tokens per turn)",
-        yaxis_title="rho_max: tolerated corruption ratio",
+        yaxis_title="rho_max: largest ratio the sufficient bound covers",
         yaxis={"range": [0, 1.02]},
         margin={"l": 60, "r": 20, "t": 30, "b": 50},
         height=420,
@@ -85,9 +87,9 @@ def bound_text(gamma_h: float, drift: float, k: int) -> str:
     k_3c2t = largest_k(gamma_h, drift, 0.6)
     k_major = largest_k(gamma_h, drift, 0.5)
     verdict = (
-        "tolerates a corrupted majority"
+        "the bound guarantees stability under a corrupted majority"
         if b.super_majority
-        else "does not tolerate a corrupted majority"
+        else "the bound does not cover a corrupted majority"
     )
     lines = [
         f"At **K = {b.k}**: restoration R_H(K) = **{b.restoration:.3f}**, adversarial drift "

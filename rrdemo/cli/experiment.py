@@ -17,7 +17,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from rrdemo.config import ORDERS, PAPER_DEFAULTS
+from rrdemo.config import EXPERIMENT_DEFAULTS, ORDERS
 from rrdemo.errors import RRError
 
 
@@ -57,7 +57,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--strengths", help="moderate,strong (default both)")
     parser.add_argument(
         "--k",
-        help=f"K, tokens per RR turn; several for the K ablation (default {PAPER_DEFAULTS.k})",
+        help=f"K, tokens per RR turn; several for the K ablation (default {EXPERIMENT_DEFAULTS.k})",
     )
     parser.add_argument(
         "--m-star", type=int, help="M*, trajectories generated per condition (default N)"
@@ -65,7 +65,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--max-tokens",
         type=int,
-        help=f"L, max new tokens per answer/trajectory (default {PAPER_DEFAULTS.max_tokens})",
+        help=f"L, max new tokens per answer/trajectory (default {EXPERIMENT_DEFAULTS.max_tokens})",
     )
     parser.add_argument("--n", type=int, help="questions per task (default 128, the paper's)")
     parser.add_argument(
@@ -74,16 +74,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--temperature",
         type=float,
-        help=f"sampling temperature (default {PAPER_DEFAULTS.temperature})",
+        help=f"sampling temperature (default {EXPERIMENT_DEFAULTS.temperature})",
     )
     parser.add_argument(
-        "--top-p", type=float, help=f"nucleus mass (default {PAPER_DEFAULTS.top_p})"
+        "--top-p", type=float, help=f"nucleus mass (default {EXPERIMENT_DEFAULTS.top_p})"
     )
     parser.add_argument(
         "--order",
         choices=ORDERS,
-        help="RR speaking order: a seeded shuffle per trajectory, or seat order "
-        f"(default {PAPER_DEFAULTS.order})",
+        help="RR speaking order: a seeded shuffle per trajectory, or seat order (the paper's "
+        "agent t mod N) "
+        f"(default {EXPERIMENT_DEFAULTS.order})",
     )
     parser.add_argument("--source", choices=("auto", "offline", "hub"), help="question data source")
     parser.add_argument(

@@ -10,9 +10,9 @@ from dataclasses import replace
 from rrdemo.config import (
     ADVERSARIES,
     EOS_POLICIES,
+    EXPERIMENT_DEFAULTS,
     INTERACTIVE_DEFAULTS,
     ORDERS,
-    PAPER_DEFAULTS,
     PROMPT_STYLES,
     STRENGTHS,
     AgentSpec,
@@ -111,7 +111,7 @@ def register(subparsers) -> None:
     r.add_argument(
         "--k",
         type=int,
-        help=f"K, tokens per RR turn (default {d.k}; the paper's is {PAPER_DEFAULTS.k})",
+        help=f"K, tokens per RR turn (default {d.k}; the paper's is {EXPERIMENT_DEFAULTS.k})",
     )
     r.add_argument("--m", type=int, help="M, RR trajectories voted by RRMaj (default N)")
     r.add_argument(
@@ -123,7 +123,8 @@ def register(subparsers) -> None:
     r.add_argument(
         "--order",
         choices=ORDERS,
-        help=f"RR speaking order: a seeded shuffle per trajectory, or seat order (default {d.order})",
+        help="RR speaking order: a seeded shuffle per trajectory, or seat order (the paper's "
+        f"agent t mod N) (default {d.order})",
     )
     r.add_argument(
         "--eos-policy",

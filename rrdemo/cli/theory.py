@@ -20,8 +20,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "theory",
         help="print the stability bound rho_max(K) of token-level round-robin",
-        description="The largest corruption ratio rho that token-level RR with K tokens per turn "
-        "tolerates (paper, appendix B): rho_max(K) = (1 + [(1+alpha)^K - 1] / [1 - (1-gamma_H)^K])^-1.",
+        description="The largest corruption ratio rho for which the paper's sufficient stability "
+        "condition for token-level RR with K tokens per turn holds (appendix B; conservative, "
+        "with illustrative parameters): "
+        "rho_max(K) = (1 + [(1+alpha)^K - 1] / [1 - (1-gamma_H)^K])^-1.",
     )
     parser.add_argument(
         "--gamma-h",

@@ -58,9 +58,10 @@ def scaling_beside(points: Sequence[ScalingPoint]) -> BesideTable:
         note = model_note(ensembles, None) + " The run's mean is over its own datasets."
     else:
         note = no_match_note(
-            "3c2t and 4c1t (strong and moderate) at M = 1, 5, 10, 20, 30, 40",
+            "3c2t and 4c1t (strong and moderate) at M = 1, 5, 10, 20, 30, 40, drawn from pools"
+            " of M* = 50 trajectories",
             {f"{p.label} ({p.strength})" for p in points},
-            "--configs 3c2t,4c1t --m-star 40",
+            "--configs 3c2t,4c1t --strengths strong,moderate --m-star 50",
         )
     return make_table(
         "m_scaling",
@@ -102,9 +103,10 @@ def scaling_3c2t_beside(points: Sequence[ScalingPoint]) -> BesideTable:
         note = model_note(ensembles, None)
     else:
         note = no_match_note(
-            "3c2t under the strong injection on each dataset, at M = 1 and M = 40",
+            "3c2t under the strong injection on each dataset, at M = 1 and M = 40 (pools of"
+            " M* = 50)",
             {f"{p.label} ({p.strength})" for p in points},
-            "--configs 3c2t --strengths strong",
+            "--configs 3c2t --strengths strong --m-star 50",
         )
     return make_table(
         "m_scaling_3c2t",
@@ -194,9 +196,11 @@ def k_beside(points: Sequence[KPoint]) -> BesideTable:
         note = model_note({p.ensemble for p in points}, [paper.K_ABLATION_MODEL])
     else:
         note = no_match_note(
-            "2c1t (N = M = 3) on Logic7, Logic3 and Track7 at K = 10, 30, 75, 150, 300, 500",
+            "2c1t (N = M = 3, agent t mod N writes turn t, trajectories run to EOS with a 4,096"
+            " token cap) on Logic7, Logic3 and Track7 at K = 10, 30, 75, 150, 300, 500",
             {p.label for p in points},
-            "--configs 2c1t --tasks logic7,logic3,track7 --k 10,30,75,150,300,500",
+            "--configs 2c1t --tasks logic7,logic3,track7 --k 10,30,75,150,300,500"
+            " --max-tokens 4096 --order fixed",
         )
     return make_table(
         "k_ablation",

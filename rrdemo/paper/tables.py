@@ -41,6 +41,24 @@ MODEL_IDS: dict[str, str] = {
     "Llama-3-8B": "meta-llama/Meta-Llama-3-8B-Instruct",
 }
 
+# The models of the main tables (section 5 and appendix C), and the 8B of the ablations.
+MAIN_MODELS: tuple[str, ...] = (
+    "Llama-3.3-70B",
+    "Llama-4-Scout-17B",
+    "Mistral-3.1-24B",
+    "Qwen2.5-32B",
+    "Qwen3-30B",
+)
+
+
+def models_text() -> str:
+    """The paper's models in one phrase, for the UI: every model of `MODEL_IDS` is named."""
+    return (
+        f"{', '.join(MAIN_MODELS)} in the main tables; Llama-3-8B in the K ablation and, with "
+        "Llama-3.3-70B, the heterogeneous ensembles"
+    )
+
+
 LABELS = {
     "scaling": "tab:app_ablation_scaling",
     "scaling_3c2t": "tab:app_ablation_per_dataset",

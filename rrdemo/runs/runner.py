@@ -31,7 +31,6 @@ def unit_records(condition: Condition, question: Question, events: Iterable) -> 
     or RR trajectory finishes, then the unit's "done" record with votes and compute
     (the records are read off `rrdemo.fold`)."""
     base = {"condition": condition.key, "question_id": question.qid}
-    key = getattr(condition.task, "vote_key", lambda a: a)
     state = Fold()
     for event in events:
         finished = state.apply(event)
@@ -39,7 +38,7 @@ def unit_records(condition: Condition, question: Question, events: Iterable) -> 
             yield {
                 "type": "trajectory",
                 **base,
-                **finished.record(key),
+                **finished.record(),
                 "gold": question.gold,
                 "target": state.target,
             }

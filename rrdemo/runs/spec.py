@@ -22,8 +22,8 @@ import yaml
 from rrdemo.config import (
     ADVERSARIES,
     EOS_POLICIES,
+    EXPERIMENT_DEFAULTS,
     LATER_FIELDS,
-    PAPER_DEFAULTS,
     PROMPT_STYLES,
     STRENGTHS,
     AgentSpec,
@@ -53,7 +53,7 @@ LATER_SETTINGS: dict[str, Any] = {
 }
 
 # The sweep's settings with their defaults: the paper's (N = 5, K = 100, 128 questions). K, L,
-# order and sampling come from `PAPER_DEFAULTS` (rrdemo.config, read off `RunConfig`): L = 512 is
+# order and sampling come from `EXPERIMENT_DEFAULTS` (rrdemo.config, read off `RunConfig`): L = 512 is
 # our choice, >= N x K so every agent can speak (the paper never states L; its appendix D only says
 # most logic problems need fewer than 5 x 500 tokens), and the order is a seeded shuffle per
 # trajectory.
@@ -66,14 +66,14 @@ DEFAULTS: dict[str, Any] = {
     "corrupted_first": True,  # homogeneous ensembles: corrupted agents take the first seats
     "strengths": ["moderate", "strong"],
     "custom_template": None,
-    "k": [PAPER_DEFAULTS.k],  # K values (the K ablation sweeps several)
+    "k": [EXPERIMENT_DEFAULTS.k],  # K values (the K ablation sweeps several)
     "m_star": None,  # M*: pool size per condition; None = N (the paper's main tables use M = N)
-    "max_tokens": PAPER_DEFAULTS.max_tokens,  # L
+    "max_tokens": EXPERIMENT_DEFAULTS.max_tokens,  # L
     "n": 128,  # questions per task
-    "seed": PAPER_DEFAULTS.seed,  # question sample, sampling, targets and tie-breaks all derive from it
-    "temperature": PAPER_DEFAULTS.temperature,
-    "top_p": PAPER_DEFAULTS.top_p,
-    "order": PAPER_DEFAULTS.order,  # "shuffled": a seeded speaking order per trajectory
+    "seed": EXPERIMENT_DEFAULTS.seed,  # question sample, sampling, targets and tie-breaks all derive from it
+    "temperature": EXPERIMENT_DEFAULTS.temperature,
+    "top_p": EXPERIMENT_DEFAULTS.top_p,
+    "order": EXPERIMENT_DEFAULTS.order,  # "shuffled": a seeded speaking order per trajectory
     "source": "auto",
     # engine of local GGUF models: transformers, llamacpp or auto (rrdemo.engines.choice.choose_backend);
     # the CLI and the app ask for auto. Left out of the logged sweep when transformers.

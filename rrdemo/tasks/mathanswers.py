@@ -22,6 +22,7 @@ from rrdemo.tasks.answers import (
     cut_off,
     last_statement,
     mention,
+    negated_at,
     phrase_spans,
     phrase_tails,
 )
@@ -124,9 +125,14 @@ def math_mentions(text: str) -> list[Mention]:
         end = offset + (first.end() if first else 0)
         if any(start <= b < end for b in boxed):
             continue  # "The answer is $\\boxed{x}$": the \\boxed{} mention already holds x as written
-        answer = _parsed_string(parse(tail, parsing_timeout=_timeout()))
+        raw = _parsed_raw(parse(tail, parsing_timeout=_timeout()))
+        answer = normalize_latex(raw)
         if answer:
-            mentions.append(mention(text, start, end, answer))
+            # where math-verify found it: the words before it belong to its clause ("is not $5$")
+            where = tail.find(raw)
+            at = offset + max(where, 0)
+            end = max(end, at + len(raw)) if where >= 0 else end
+            mentions.append(mention(text, start, end, answer, at))
     return sorted(mentions, key=lambda m: m.start)
 
 
@@ -138,7 +144,8 @@ def extract_math(text: str, finish_reason: str | None = None) -> str | None:
     last. Else, unless the text was cut off at L, flexible rules on the text without disputed
     mentions:
       1. after the last answer phrase, math-verify reads the first expression of that line;
-      2. math-verify on the whole text (its own LaTeX / expression search, last match).
+      2. math-verify on the whole text (its own LaTeX / expression search, last match), skipping
+         a match that is negated or rejected.
     """
     if not text:
         return None
@@ -152,16 +159,24 @@ def extract_math(text: str, finish_reason: str | None = None) -> str | None:
         return None
     text = blank_out(text, mentions)
     for tail in phrase_tails(text):
-        found = _parsed_string(parse(tail, parsing_timeout=_timeout()))
+        found = normalize_latex(_parsed_raw(parse(tail, parsing_timeout=_timeout())))
         if found:
             return found
-    return _parsed_string(parse(text, parsing_timeout=_timeout()))
+    # math-verify's last match in the whole text, unless that is negated or rejected:
+    # then it is blanked and the search goes on (a few times at most)
+    for _ in range(8):
+        raw = _parsed_raw(parse(text, parsing_timeout=_timeout()))
+        where = text.rfind(raw) if raw else -1
+        if where < 0 or not negated_at(text, where, where + len(raw)):
+            return normalize_latex(raw)
+        text = text[:where] + " " * len(raw) + text[where + len(raw) :]
+    return None
 
 
-def _parsed_string(parsed: list[Any]) -> str | None:
-    """The LaTeX string math-verify matched (the second item of its result), normalised."""
+def _parsed_raw(parsed: list[Any]) -> str | None:
+    """The string math-verify matched (the second item of its result), as written."""
     if len(parsed) >= 2 and isinstance(parsed[1], str):
-        return normalize_latex(parsed[1])
+        return parsed[1]
     return None
 
 

@@ -17,28 +17,55 @@ from rrdemo.tasks.answers import (
     cut_off,
     last_statement,
     mention,
+    negated_at,
     phrase_spans,
     phrase_tails,
 )
 
-# 1,234.50 | 1234 | -3 | .5 | $ 12 | 3/4 ; the sign may be ASCII or a unicode minus.
+# 1,234.50 | 1234 | -3 | .5 | $ 12 | 3/4 | 3 1/2 (a mixed number) | 12:30 (a time: hours);
+# the sign may be ASCII or a unicode minus. A fraction's denominator may end a sentence ("3/4.").
 NUMBER = re.compile(
     r"(?<![\w.])(?P<sign>[-−])?\$?\s?"
     r"(?P<int>\d{1,3}(?:,\d{3})+(?!\d)|\d+)?(?P<frac>\.\d+)?"
-    r"(?:\s?/\s?(?P<den>\d+)(?![\d.]))?"
+    r"(?:(?P<mixed>[ \t](?P<num>\d+)/(?P<mden>\d+))(?!\d|\.\d|/)"
+    r"|\s?/\s?(?P<den>\d+)(?!\d|\.\d)"
+    r"|:(?P<minutes>[0-5]\d)(?!\d|:\d))?"
 )
 
 
-def _number_value(match: re.Match[str]) -> Fraction | None:
+def _number_value(match: re.Match[str]) -> tuple[Fraction, int] | None:
+    """The value of a NUMBER match and where it ends; a mixed number or time that does not hold
+    ("3 5/4", "1.5:30") ends before its second part, which is read on its own."""
     whole, frac, den = match.group("int"), match.group("frac"), match.group("den")
     if whole is None and frac is None:
         return None
     value = Fraction((whole or "0").replace(",", "") + (frac or ""))
+    sign = -1 if match.group("sign") else 1
     if den is not None:
         if frac is not None or int(den) == 0:
             return None
         value /= int(den)
-    return -value if match.group("sign") else value
+    if match.group("mixed"):  # 3 1/2 = 3.5: a proper fraction after a whole number
+        num, mden = int(match.group("num")), int(match.group("mden"))
+        if frac is not None or whole is None or not 0 < num < mden:
+            return sign * value, match.start("mixed")
+        value += Fraction(num, mden)
+    if match.group("minutes"):  # 12:30 is half past twelve, 12.5 hours (2:00 pm is 2)
+        if frac is not None or whole is None:
+            return sign * value, match.start("minutes") - 1
+        value += Fraction(int(match.group("minutes")), 60)
+    return sign * value, match.end()
+
+
+def number_spans(text: str) -> list[tuple[Fraction, int, int]]:
+    """(value, start, end) of every number written in the text, in order."""
+    spans, position = [], 0
+    while position <= len(text) and (match := NUMBER.search(text, position)) is not None:
+        found = _number_value(match)
+        if found is not None:
+            spans.append((found[0], match.start(), found[1]))
+        position = max(found[1] if found else match.end(), match.start() + 1)
+    return spans
 
 
 def format_number(value: Fraction) -> str:
@@ -64,12 +91,7 @@ def format_number(value: Fraction) -> str:
 
 def numbers_in(text: str) -> list[Fraction]:
     """Every number written in the text, in order of appearance."""
-    values = []
-    for match in NUMBER.finditer(text):
-        value = _number_value(match)
-        if value is not None:
-            values.append(value)
-    return values
+    return [value for value, _, _ in number_spans(text)]
 
 
 def normalize_number(value: str | None) -> str | None:
@@ -86,15 +108,6 @@ def number_value(value: str) -> Fraction | None:
     return found[0] if found else None
 
 
-def _first_number(text: str) -> tuple[Fraction, int] | None:
-    """The first number in a text and where it ends."""
-    for match in NUMBER.finditer(text):
-        value = _number_value(match)
-        if value is not None:
-            return value, match.end()
-    return None
-
-
 def number_mentions(text: str) -> list[Mention]:
     """Numbers after an answer phrase, in \\boxed{} and after "####", in text order.
 
@@ -102,13 +115,14 @@ def number_mentions(text: str) -> list[Mention]:
     """
     mentions = []
     for start, offset, tail in phrase_spans(text):
-        found = _first_number(tail)
+        found = number_spans(tail)
         if found:
-            mentions.append(mention(text, start, offset + found[1], format_number(found[0])))
+            value, at, end = found[0]
+            mentions.append(mention(text, start, offset + end, format_number(value), offset + at))
     explicit = [(a, b, c) for a, b, c in boxed_spans(text)]
     explicit += [(m.start(), m.end(), m.group(1)) for m in re.finditer(r"####\s*([^\n]*)", text)]
     for start, end, content in explicit:
-        found = _first_number(content)
+        found = numbers_in(content)
         if found:
             judged = mention(text, start, end, format_number(found[0]))
             mentions.append(Mention(start, end, judged.value, True, judged.disputed))
@@ -124,7 +138,7 @@ def extract_number(text: str, finish_reason: str | None = None) -> str | None:
       1. the first number after the last answer phrase that has one ("The answer is 3 apples");
       2. the last \\boxed{...} holding a number;
       3. the last "#### N" (GSM8K reference style);
-      4. the last number anywhere in the text.
+      4. the last number in the text that is not negated or rejected.
     """
     if not text:
         return None
@@ -148,5 +162,7 @@ def extract_number(text: str, finish_reason: str | None = None) -> str | None:
         found = numbers_in(content)
         if found:
             return format_number(found[0])
-    found = numbers_in(text)
-    return format_number(found[-1]) if found else None
+    for value, start, end in reversed(number_spans(text)):
+        if not negated_at(text, start, end):
+            return format_number(value)
+    return None

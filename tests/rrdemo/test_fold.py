@@ -23,8 +23,9 @@ from tests.support.fakes import QUESTION, FakeBackend, FakePool, FakeTask, obeys
 
 
 def _answer(method, j, answer, *, correct=False, fooled=False, last=0, n=5):
+    key = answer.lower() if answer is not None else None
     return AnswerExtracted(
-        method, j, answer, correct, fooled, last, last < 2, n, "eos", f"text of {j}"
+        method, j, answer, correct, fooled, last, last < 2, n, "eos", f"text of {j}", key
     )
 
 
@@ -94,7 +95,7 @@ def test_apply_returns_each_trajectory_as_its_answer_arrives():
 
 def test_log_records_of_a_trajectory_its_votes_and_compute():
     shown = fold(_rrmaj_stream())
-    record = shown.methods["RRMaj"].trajectories[0].record(vote_key=str.lower)
+    record = shown.methods["RRMaj"].trajectories[0].record()
     assert record == {
         "method": "RRMaj",
         "trajectory": 0,
@@ -153,7 +154,7 @@ def test_a_record_needs_the_answer_and_an_unanswered_trajectory_has_no_vote_key(
     with pytest.raises(ValueError, match="no answer"):
         shown.methods["RRMaj"].trajectories[0].record()
     shown.apply(_answer("RRMaj", 0, None))
-    assert shown.methods["RRMaj"].trajectories[0].record(vote_key=str.lower)["vote_key"] is None
+    assert shown.methods["RRMaj"].trajectories[0].record()["vote_key"] is None
     assert shown.votes() == {} and shown.compute() == {}  # no method voted or finished yet
 
 

@@ -217,3 +217,32 @@ def test_math500_is_shown_and_scored_right_in_the_arena_and_the_cli(capsys) -> N
     assert ">>> MAJ decision: 0.5 -> correct" in out
     assert ">>> RRMaj decision: 0.5 -> correct" in out
     assert "sym:" not in out
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [("10\\%", "10"), ("x=5", "5"), ("\\text{Evelyn}", "Evelyn"), ("x\\in[2,5)", "[2,5)")],
+)
+def test_math500_votes_group_the_answers_the_scorer_calls_equal(first: str, second: str) -> None:
+    """Two writings of the gold split 2 + 2 against 3 for the target unless they vote together."""
+    from types import SimpleNamespace
+
+    from rrdemo.protocols import Final, _conclude
+
+    task = get_task("math500")
+    assert task.is_correct(first, second) and task.is_correct(second, first)
+    question = Question("math500", "math500-x", "?", gold=second)
+    written = [first, first, second, second, "7", "7", "7"]
+    finals = [
+        Final(j, f"The answer is $\\boxed{{{answer}}}$.", 9, "eos", j)
+        for j, answer in enumerate(written)
+    ]
+    agents = [SimpleNamespace(corrupted=answer == "7") for answer in written]
+    events = list(_conclude("RRMaj", finals, agents, task, question, "7", tie_seed=0))
+    answers = [e for e in events if isinstance(e, AnswerExtracted)]
+    decision = next(e for e in events if isinstance(e, Decision))
+    vote = next(e for e in events if isinstance(e, Vote))
+    assert len({a.key for a in answers[:4]}) == 1 and answers[0].key != answers[4].key
+    assert vote.counts == {task.normalize(first): 4, "7": 3}
+    assert decision.correct and not decision.fooled
+    assert [a.fooled for a in answers] == [False] * 4 + [True] * 3

@@ -11,8 +11,8 @@ from rrdemo.cli.run import _config as cli_config
 from rrdemo.cli.run import speaker_summary
 from rrdemo.config import (
     ADVERSARIES,
+    EXPERIMENT_DEFAULTS,
     INTERACTIVE_DEFAULTS,
-    PAPER_DEFAULTS,
     RunConfig,
     Sampling,
     homogeneous_agents,
@@ -147,10 +147,12 @@ def test_cli_speaker_summary_lists_each_trajectorys_writers():
 
 # -- defaults come from one place -------------------------------------------------------------
 def test_defaults_derive_from_the_config_and_let_everyone_speak():
-    assert PAPER_DEFAULTS.order == INTERACTIVE_DEFAULTS.order == "shuffled"
-    assert (PAPER_DEFAULTS.k, PAPER_DEFAULTS.max_tokens) == (100, 512)
-    assert DEFAULTS["k"] == [PAPER_DEFAULTS.k] and DEFAULTS["order"] == PAPER_DEFAULTS.order
-    assert DEFAULTS["max_tokens"] == PAPER_DEFAULTS.max_tokens >= 5 * PAPER_DEFAULTS.k
+    assert EXPERIMENT_DEFAULTS.order == INTERACTIVE_DEFAULTS.order == "shuffled"
+    assert (EXPERIMENT_DEFAULTS.k, EXPERIMENT_DEFAULTS.max_tokens) == (100, 512)
+    assert (
+        DEFAULTS["k"] == [EXPERIMENT_DEFAULTS.k] and DEFAULTS["order"] == EXPERIMENT_DEFAULTS.order
+    )
+    assert DEFAULTS["max_tokens"] == EXPERIMENT_DEFAULTS.max_tokens >= 5 * EXPERIMENT_DEFAULTS.k
     arena = build_config(ArenaRequest(model="smollm2"))
     assert (arena.k, arena.max_tokens, arena.order) == (
         INTERACTIVE_DEFAULTS.k,

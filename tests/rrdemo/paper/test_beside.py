@@ -261,3 +261,38 @@ def test_report_command_writes_the_paper_files(tmp_path, capsys) -> None:
     tables = {r["table"] for r in records}
     assert tables == {"settings", "m_scaling", "m_scaling_3c2t", "final_speaker"}
     assert {r["source"] for r in records} == {PAPER, RUN}
+
+
+def _hinted_plan(note: str):
+    """The plan of the `rrdemo experiment` flags a table's no-match note suggests."""
+    import argparse
+    import re
+    import shlex
+
+    from rrdemo.cli.experiment import add_arguments, sweep_from_args
+    from rrdemo.runs.spec import plan_sweep
+
+    flags = re.search(r"`rrdemo experiment ([^`]+)`", note).group(1)
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    args = parser.parse_args([*shlex.split(flags), "--out", "x.jsonl", "--n", "2"])
+    return plan_sweep(sweep_from_args(args))
+
+
+def test_the_k_ablation_hint_reproduces_the_papers_design() -> None:
+    """N = M = 3, 2c1t, t mod N, and room for every agent's turn up to K = 500 (4,096 cap)."""
+    plan = _hinted_plan(k_beside([]).note)
+    configs = [c.config for c in plan.conditions]
+    assert sorted({c.k for c in configs}) == [10, 30, 75, 150, 300, 500]
+    assert {c.task.name for c in plan.conditions} == {"logic7", "logic3", "track7"}
+    for config in configs:
+        assert (config.label, config.n, config.n_trajectories) == ("2c1t", 3, 3)
+        assert config.order == "fixed" and config.max_tokens == 4096
+        assert config.max_tokens >= 2 * config.n * config.k  # every agent writes at least twice
+
+
+def test_the_m_scaling_hints_draw_m_up_to_40_from_pools_of_50() -> None:
+    for table in (scaling_beside([]), scaling_3c2t_beside([])):
+        plan = _hinted_plan(table.note)
+        assert {c.config.n_trajectories for c in plan.conditions} == {50}, table.name
+        assert "M* = 50" in table.note
