@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 export HF_HUB_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: setup run test test-fast lint format bench bench-served experiment-small browser warm llama llama-optional clean
+.PHONY: setup run test test-fast lint format bench bench-served experiment-small sweep-qwen15b evidence browser warm llama llama-optional clean
 
 setup: $(STAMP)
 
@@ -67,6 +67,19 @@ experiment-small: setup warm llama-optional
 	$(BIN)/python -m rrdemo.experiment --tasks logic3,gsm8k --configs 0c5t,1c4t,3c2t,5c0t \
 	  --strengths strong --k 16 --m-star 5 --max-tokens 128 --n 8 --seed 0 --out runs/experiment_small.jsonl
 	$(BIN)/python -m rrdemo report runs/experiment_small.jsonl --out runs/experiment_small_report
+
+# The evidence sweep on Qwen2.5-Coder-1.5B (assets/qwen15b/sweep.yaml: 600 units, about 4 minutes
+# each on one CPU core). Resumable: run it again and it goes on where it stopped. On a shared 2-core
+# machine give it one core: RRDEMO_LLAMA_THREADS=1 taskset -c 0 make sweep-qwen15b
+sweep-qwen15b: setup llama
+	$(BIN)/python -m rrdemo experiment --sweep assets/qwen15b/sweep.yaml --out assets/qwen15b/log.jsonl
+
+# The sweep's report and its leaderboard rows (source "rrdemo", seeded into every board).
+evidence: setup
+	$(BIN)/python -m rrdemo report assets/qwen15b/log.jsonl --out assets/qwen15b/report
+	$(BIN)/python -m rrdemo export assets/qwen15b/log.jsonl --submitter rrdemo --source rrdemo --force \
+	  --notes "Qwen2.5-Coder-1.5B-Instruct Q4_K_M, llama.cpp on CPU, assets/qwen15b (partial sweep: see its report)" \
+	  --out assets/qwen15b/submission.json
 
 bench-served: setup llama
 	$(BIN)/python -m bench.served
