@@ -8,14 +8,19 @@ corrupted chunk also carries a warning marker, so the roles stay apart without c
 
 from __future__ import annotations
 
+import time
 from html import escape
 
+from rrdemo.config import LATER_FIELDS, RunConfig
 from rrdemo.events import AnswerExtracted, Decision
 from rrdemo.fold import Chunk, MethodRecord, Trajectory, TrajectorySpeakers
 from ui.state import ArenaState
 
 HONEST_HUES = ("#1d4ed8", "#047857", "#0e7490", "#4338ca", "#15803d", "#0369a1", "#6d28d9")
 CORRUPTED_HUES = ("#dc2626", "#c2410c", "#be185d", "#a16207", "#9f1239", "#ea580c", "#e11d48")
+UPDATE_INTERVAL_S = (
+    0.1  # at most ~10 renders a second: the browser keeps up, the page never freezes
+)
 HONEST_MARK = "●"
 CORRUPTED_MARK = "⚠"
 
@@ -207,7 +212,10 @@ def render_maj(state: ArenaState) -> str:
     subtitle = "each agent answers alone; the plurality of their answers wins"
     return _panel(
         "MAJ",
-        _header("MAJ · majority vote", view, subtitle) + grid + _vote_and_decision(view, gold),
+        recorded_badge(state)
+        + _header("MAJ · majority vote", view, subtitle)
+        + grid
+        + _vote_and_decision(view, gold),
     )
 
 
@@ -228,10 +236,65 @@ def render_rrmaj(state: ArenaState) -> str:
     subtitle = f"agents take turns writing K={escape(str(k))} tokens of one shared text; M trajectories vote"
     return _panel(
         "RRMaj",
-        _header("RRMaj · token-level round-robin", view, subtitle)
+        recorded_badge(state)
+        + _header("RRMaj · token-level round-robin", view, subtitle)
         + legend(agents)
         + stack
         + _vote_and_decision(view, gold),
+    )
+
+
+def setting_text(cfg: RunConfig) -> str:
+    """`3c2t, rho = 0.60, strong · K = 16, M = 5, L = 128, shuffled order`, and any setting beyond
+    the paper (docs/adversary.md) that is not the paper's default."""
+    text = (
+        f"{cfg.label}, rho = {cfg.rho:.2f}, {cfg.strength} · K = {cfg.k}, "
+        f"M = {cfg.n_trajectories}, L = {cfg.max_tokens}, {cfg.order} order"
+    )
+    beyond = [
+        f"{name.replace('_', ' ')} {getattr(cfg, name)}"
+        for name, default in LATER_FIELDS.items()
+        if getattr(cfg, name) != default
+    ]
+    return text + "".join(f", {item}" for item in beyond)
+
+
+def recorded_badge(state: ArenaState) -> str:
+    """ "Recorded" and where from, on a replayed recording's panels (nothing on a live run)."""
+    if not state.recorded:
+        return ""
+    return (
+        '<div class="rr-recorded" style="font-size:12px;margin:0 0 6px 0;padding:2px 8px;'
+        'border-radius:4px;background:#fef3c7;color:#78350f;border-left:4px solid #d97706">'
+        f"<b>Recorded</b> · {escape(state.recorded)}</div>"
+    )
+
+
+class Throttle:
+    """True at most once per `interval` seconds (and always for `force`)."""
+
+    def __init__(self, interval: float = UPDATE_INTERVAL_S) -> None:
+        self.interval = interval
+        self.last = float("-inf")
+
+    def due(self, force: bool = False) -> bool:
+        now = time.monotonic()
+        if force or now - self.last >= self.interval:
+            self.last = now
+            return True
+        return False
+
+
+def frame(state: ArenaState, status: str) -> tuple:
+    """One update of the Arena: (status, verdict, MAJ, RRMaj, record, state), numbered."""
+    state.updates += 1
+    return (
+        status,
+        render_verdict(state),
+        render_maj(state),
+        render_rrmaj(state),
+        state.summary(),
+        state,
     )
 
 

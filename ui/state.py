@@ -206,6 +206,7 @@ class ArenaState:
     updates: int = 0  # renders sent to the browser
     started: float = field(default_factory=time.time)
     error: str | None = None
+    recorded: str = ""  # a replayed recording's provenance (rrdemo.replay); "" for a live run
 
     @classmethod
     def for_run(cls, request: ArenaRequest, prepared: PreparedRun) -> ArenaState:
@@ -255,6 +256,7 @@ class ArenaState:
         return {
             "status": self.status,
             "error": self.error,
+            "recorded": self.recorded,
             "events": self.events,
             "updates": self.updates,
             "config": self.config,

@@ -12,7 +12,7 @@ import sys
 
 from rrdemo.errors import RRError
 
-COMMANDS = ("run", "extract", "theory", "experiment", "report", "export")
+COMMANDS = ("run", "replay", "extract", "theory", "experiment", "report", "export")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import re
-import socket
 import time
 from collections.abc import Iterator
 from dataclasses import replace
@@ -17,17 +16,12 @@ import pytest
 from rrdemo.events import AnswerExtracted, Decision
 from rrdemo.fold import fold
 from rrdemo.protocols import run_question
+from tests.support.served import free_port, served_app
 from ui.state import ARENA_FIELDS, ArenaRequest, build_run
 
 SMALL = ArenaRequest(
     model="smollm2", n=3, c=2, k=8, m=0, max_tokens=24, temperature=0.0, seed=0, task="logic3"
 )
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _args(request: ArenaRequest) -> list:
@@ -37,19 +31,8 @@ def _args(request: ArenaRequest) -> list:
 @pytest.fixture(scope="module")
 def server(real_pool, tmp_path_factory) -> Iterator[str]:
     """build_demo() served on a free port for this module, with its own data dir and DB."""
-    import app
-
-    folder = tmp_path_factory.mktemp("app")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("RRDEMO_DATA_DIR", str(folder / "data"))
-        mp.setenv("LEADERBOARD_DB_URL", f"sqlite:///{folder / 'leaderboard.db'}")
-        demo = app.build_demo(pool=real_pool)
-        port = _free_port()
-        demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
-        try:
-            yield f"http://127.0.0.1:{port}/"
-        finally:
-            demo.close()
+    with served_app(real_pool, tmp_path_factory.mktemp("app")) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
@@ -227,7 +210,7 @@ def test_python_app_py_serves_on_the_configured_port(tmp_path) -> None:
     import urllib.request
     from pathlib import Path
 
-    port = _free_port()
+    port = free_port()
     env = {
         **os.environ,
         "GRADIO_SERVER_PORT": str(port),

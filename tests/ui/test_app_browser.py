@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.support.served import served_app as serving
 
 CHROMIUM = os.environ.get("RRDEMO_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -20,12 +21,6 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture
@@ -43,16 +38,9 @@ def browser_page(tmp_path: Path) -> Iterator:
 
 
 @pytest.fixture
-def served_app(real_pool) -> Iterator[str]:
-    import app
-
-    demo = app.build_demo(pool=real_pool)
-    port = _free_port()
-    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
-    try:
-        yield f"http://127.0.0.1:{port}/"
-    finally:
-        demo.close()
+def served_app(real_pool, tmp_path: Path) -> Iterator[str]:
+    with serving(real_pool, tmp_path) as url:
+        yield url
 
 
 @pytest.mark.slow

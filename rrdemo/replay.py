@@ -1,0 +1,266 @@
+"""Recorded runs played back: one unit of a run log turned back into the events a live run yields.
+
+A *unit* of a run log (rrdemo.runs.log) is one question of one condition: its MAJ answers and RRMaj
+trajectories with every chunk, both votes, both decisions and the compute used. `read_unit` picks
+one out of a parsed log; `recorded_events` rebuilds the events the protocols yielded for it
+(rrdemo.events), each stamped with the decoding step at which it happened, MAJ and RRMaj side by
+side as in the Arena's live run; `replay` plays them at a readable pace. Front ends fold and draw
+them exactly as they fold and draw a live run (rrdemo.fold): a recording is shown by the same code.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import re
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from rrdemo.config import RunConfig
+from rrdemo.errors import RRError
+from rrdemo.events import (
+    AnswerExtracted,
+    ChunkWritten,
+    ComputeUsed,
+    Decision,
+    Event,
+    RunStarted,
+    TokenDelta,
+    TrajectoryStarted,
+    Vote,
+)
+from rrdemo.runs.log import RunLog
+from rrdemo.tasks import Question, load_questions
+
+METHODS = ("MAJ", "RRMaj")
+REPLAY_SECONDS = 12.0  # a whole recorded run plays in about this long: readable, never tedious
+TOKENS_PER_PIECE = 4  # a recorded chunk grows on screen by about this many tokens at a time
+
+
+@dataclass(frozen=True)
+class RecordedUnit:
+    """One logged question of one condition, with where it was recorded."""
+
+    source: str  # the log as shown to people: a repository path or an uploaded file's name
+    condition: dict[str, Any]  # the log header's condition (its config, label, task, ...)
+    question_id: str
+    trajectories: tuple[dict[str, Any], ...]  # the unit's trajectory records, in log order
+    done: dict[str, Any]  # the unit's "done" record: gold, target, votes, compute
+    recorded: str = ""  # when the log was written (a date), "" when unknown
+    question_text: str = ""  # the question as asked, "" when its data set is not at hand
+
+    @property
+    def config(self) -> RunConfig:
+        return RunConfig.from_dict(self.condition["config"])
+
+    @property
+    def config_hash(self) -> str:
+        return self.condition.get("config_hash") or self.config.config_hash()
+
+    @property
+    def models(self) -> str:
+        """The models of the agents, e.g. "smollm2"."""
+        return ", ".join(dict.fromkeys(a["model"] for a in self.condition["config"]["agents"]))
+
+    @property
+    def setting(self) -> str:
+        """`strong 3c2t · logic3 · K = 16`: what the condition is, in the paper's words."""
+        c = self.condition
+        return f"{c['strength']} {c.get('label', '')} · {c['task']} · K = {c['k']}".replace(
+            "  ", " "
+        )
+
+    def verdict(self) -> str:
+        """`MAJ fooled (C) · RRMaj correct (A)`: how each method's vote ended."""
+        return " · ".join(f"{m} {_verdict_word(self.done['votes'].get(m, {}))}" for m in METHODS)
+
+    def provenance(self) -> str:
+        """Who recorded it, when, with which config, and from which log."""
+        parts = [self.models, self.recorded or "date unknown", f"config {self.config_hash}"]
+        return " · ".join([*parts, self.source, self.question_id])
+
+
+def _verdict_word(vote: dict) -> str:
+    answer = vote.get("answer")
+    if answer is None:
+        return "no answer"
+    word = "correct" if vote.get("correct") else "fooled" if vote.get("fooled") else "wrong"
+    return f"{word} {answer}"
+
+
+# -- picking a unit out of a log ------------------------------------------------------------------
+def finished_units(log: RunLog) -> list[tuple[str, str]]:
+    """(condition key, question id) of every finished unit, in log order."""
+    return [(r["condition"], r["question_id"]) for r in log.finished_units()]
+
+
+def read_unit(
+    log: RunLog,
+    question_id: str,
+    condition: str | None = None,
+    *,
+    source: str | None = None,
+    recorded: str = "",
+) -> RecordedUnit:
+    """The finished unit of `question_id` (under `condition` when the log has it in several).
+
+    RRError, naming what the log does hold, when the question is not there or is ambiguous.
+    """
+    source = source or str(log.path)
+    units = finished_units(log)
+    keys = [key for key, qid in units if qid == question_id and condition in (None, key)]
+    if not keys:
+        held = list(dict.fromkeys(qid for _, qid in units))
+        shown = ", ".join(held[:8]) + (", ..." if len(held) > 8 else "")
+        where = f" under condition {condition}" if condition else ""
+        raise RRError(
+            f"{source} has no finished question {question_id!r}{where}; "
+            f"its finished questions are: {shown or 'none yet'}"
+        )
+    if len(keys) > 1:
+        labels = ", ".join(f"{k} ({log.conditions[k].get('label', '?')})" for k in keys)
+        raise RRError(
+            f"{source} has question {question_id!r} under several conditions; pick one: {labels}"
+        )
+    key = keys[0]
+    mine = [
+        r
+        for _, r in log.records
+        if (r.get("condition"), r.get("question_id")) == (key, question_id)
+    ]
+    done = next(r for r in mine if r["type"] == "done")
+    trajectories = [r for r in mine if r["type"] == "trajectory"]
+    # a unit redone after a kill was cut from the log first: its records are each there once
+    cond = log.conditions[key]
+    found = find_question(cond["task"], question_id)
+    text = found[1].text if found else ""
+    return RecordedUnit(source, cond, question_id, tuple(trajectories), done, recorded, text)
+
+
+def find_question(task: str, question_id: str) -> tuple[int, Question] | None:
+    """The question's index in its data set (as the Arena numbers them) and the question; None
+    when the data set is not at hand (a hub-only source offline, an unknown task)."""
+    try:
+        questions = load_questions(task)
+    except (RRError, OSError):
+        return None
+    return next(((i, q) for i, q in enumerate(questions) if q.qid == question_id), None)
+
+
+# -- the recorded events, each at the decoding step it happened -----------------------------------
+def _pieces(text: str, n_tokens: int) -> list[str]:
+    """`text` cut at word starts into about n_tokens / TOKENS_PER_PIECE pieces that join back to it."""
+    words = [w for w in re.split(r"(?<=\s)(?=\S)", text) if w]
+    count = max(1, min(len(words), math.ceil(n_tokens / TOKENS_PER_PIECE)))
+    bounds = [round(i * len(words) / count) for i in range(count + 1)]
+    return ["".join(words[a:b]) for a, b in zip(bounds, bounds[1:], strict=False)]
+
+
+def _answer(record: dict) -> AnswerExtracted:
+    return AnswerExtracted(
+        method=record["method"],
+        trajectory=record["trajectory"],
+        answer=record["answer"],
+        correct=record["correct"],
+        fooled=record["fooled"],
+        last_agent=record["last_agent"],
+        last_corrupted=record["last_corrupted"],
+        n_tokens=record["n_tokens"],
+        finish_reason=record["finish_reason"],
+        text="".join(c["text"] for c in record["chunks"]),
+    )
+
+
+def _method_events(unit: RecordedUnit, method: str) -> list[tuple[float, Event]]:
+    """One method's events by decoding step: trajectories decode in lockstep, turn by turn (MAJ: one
+    turn), a turn lasts as long as its longest chunk, and a chunk is written when its last token
+    is decoded."""
+    records = [r for r in unit.trajectories if r["method"] == method]
+    done = unit.done
+    config = unit.condition["config"]
+    events: list[tuple[float, Event]] = [
+        (
+            0,
+            RunStarted(
+                method,
+                config,
+                unit.config_hash,
+                unit.question_id,
+                unit.question_text,
+                done.get("gold"),
+                done.get("target"),
+            ),
+        ),  # fmt: skip
+    ]
+    events += [(0, TrajectoryStarted(method, r["trajectory"], tuple(r["order"]))) for r in records]
+    turns = sorted({c["turn"] for r in records for c in r["chunks"]})
+    start = 0.0
+    for turn in turns:
+        longest = 0
+        for r in records:
+            for c in (c for c in r["chunks"] if c["turn"] == turn):
+                corrupted = c["role"] == "corrupted"
+                n = c["n_tokens"] or 0
+                pieces = _pieces(c["text"], n)
+                for i, piece in enumerate(pieces[:-1], start=1):
+                    at = start + n * i / len(pieces)
+                    delta = TokenDelta(method, r["trajectory"], turn, c["agent"], corrupted, piece)
+                    events.append((at, delta))
+                written = ChunkWritten(
+                    method, r["trajectory"], turn, c["agent"], corrupted, c["model"], c["text"], n
+                )
+                events.append((start + n, written))
+                longest = max(longest, n)
+        start += max(longest, 1)
+    events += [(start, _answer(r)) for r in records]
+    vote = done["votes"].get(method, {})
+    events.append((start, Vote(method, vote.get("counts", {}), vote.get("abstained", 0))))
+    decision = Decision(
+        method,
+        vote.get("answer"),
+        vote.get("correct"),
+        bool(vote.get("fooled")),
+        tuple(vote.get("tied", ())),
+        vote.get("key"),
+    )
+    compute = done["compute"].get(method, {})
+    used = ComputeUsed(
+        method,
+        compute.get("decode_tokens", 0),
+        compute.get("prefill_tokens", 0),
+        compute.get("wall_s", 0.0),
+        compute.get("per_agent", {}),
+    )
+    events += [(start, decision), (start, used)]
+    return sorted(events, key=lambda timed: timed[0])  # stable: a step's events keep their order
+
+
+def recorded_events(unit: RecordedUnit) -> list[tuple[float, Event]]:
+    """Every event of the unit with its decoding step, both methods merged by step (MAJ first on
+    a tie), each method's own events in the order it yielded them."""
+    streams = []
+    for rank, method in enumerate(METHODS):
+        if any(r["method"] == method for r in unit.trajectories):
+            timed = _method_events(unit, method)
+            streams.append([(at, rank, i, event) for i, (at, event) in enumerate(timed)])
+    return [(at, event) for at, _, _, event in heapq.merge(*streams)]
+
+
+def replay(
+    unit: RecordedUnit,
+    seconds: float = REPLAY_SECONDS,
+    *,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+) -> Iterator[Event]:
+    """The unit's events, paced so that the whole run plays in about `seconds` (0: at once)."""
+    timeline = recorded_events(unit)
+    last = max((at for at, _ in timeline), default=0) or 1
+    begin = clock()
+    for at, event in timeline:
+        wait = begin + seconds * at / last - clock()
+        if wait > 0:
+            sleep(wait)
+        yield event

@@ -1,0 +1,126 @@
+"""Replays of logged units: the events fold back to exactly what the log recorded, in the recorded
+order, paced to the asked time; the gallery manifest follows its own rule."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from rrdemo.errors import RRError
+from rrdemo.fold import fold
+from rrdemo.gallery import cached_log, first_questions, load_gallery
+from rrdemo.replay import finished_units, read_unit, recorded_events, replay
+from rrdemo.runs.log import read_log
+
+ASSETS = Path(__file__).resolve().parents[2] / "assets"
+LOGS = sorted(ASSETS.glob("*.jsonl")) + sorted(ASSETS.glob("*/*.jsonl"))
+
+
+def _without_key_when_unlogged(votes: dict, logged: dict) -> dict:
+    """Logs written before decisions carried their vote key lack it; the fold then has key None."""
+    return {
+        m: {k: v for k, v in record.items() if k != "key" or "key" in logged[m]}
+        for m, record in votes.items()
+    }
+
+
+@pytest.mark.parametrize("path", LOGS, ids=lambda p: p.name)
+def test_every_logged_unit_folds_back_to_its_records(path: Path) -> None:
+    log = read_log(path)
+    units = finished_units(log)
+    if not units:
+        pytest.skip(f"{path.name} has no finished question yet (a sweep just begun)")
+    for key, qid in units:
+        unit = read_unit(log, qid, key)
+        events = [event for _, event in recorded_events(unit)]
+        shown = fold(events)
+        for method in ("MAJ", "RRMaj"):  # answers come in the order the log wrote them
+            answered = [
+                e.trajectory for e in events if (e.kind, e.method) == ("answer_extracted", method)
+            ]
+            assert answered == [r["trajectory"] for r in unit.trajectories if r["method"] == method]
+        keys = {r["answer"]: r["vote_key"] for r in unit.trajectories}
+        for record in unit.trajectories:
+            trajectory = shown.methods[record["method"]].trajectories[record["trajectory"]]
+            logged = {
+                k: v for k, v in record.items() if k not in ("type", "condition", "question_id")
+            }
+            logged.pop("gold"), logged.pop("target")
+            assert trajectory.record(keys.__getitem__) == logged, (key, qid, record["method"])
+        votes = unit.done["votes"]
+        assert _without_key_when_unlogged(shown.votes(), votes) == votes
+        assert shown.compute() == unit.done["compute"]
+        assert shown.target == unit.done["target"]
+
+
+def test_chunks_arrive_in_the_recorded_order_side_by_side() -> None:
+    log = read_log(ASSETS / "experiment_small_shuffled.jsonl")
+    key, qid = next((k, q) for k, q in finished_units(log) if k.startswith("logic3:ebd0"))
+    unit = read_unit(log, qid, key)
+    timeline = recorded_events(unit)
+    steps = [at for at, _ in timeline]
+    assert steps == sorted(steps)
+    chunks = [e for _, e in timeline if e.kind == "chunk_written"]
+    for method in ("MAJ", "RRMaj"):
+        for record in (r for r in unit.trajectories if r["method"] == method):
+            mine = [c for c in chunks if (c.method, c.trajectory) == (method, record["trajectory"])]
+            assert [c.text for c in mine] == [c["text"] for c in record["chunks"]]
+    # RR turns in lockstep: every turn-t chunk before any turn-(t+1) chunk
+    turns = [c.turn for c in chunks if c.method == "RRMaj"]
+    assert turns == sorted(turns)
+    # both methods stream at once: an MAJ event comes after the first RRMaj chunk
+    kinds = [(e.method, e.kind) for _, e in timeline]
+    first_rr = kinds.index(("RRMaj", "chunk_written"))
+    assert ("MAJ", "decision") in kinds[first_rr:]
+    # chunks grow on screen before they are finished
+    assert any(e.kind == "token_delta" for _, e in timeline)
+
+
+def test_replay_is_paced_to_the_asked_time() -> None:
+    log = read_log(ASSETS / "experiment_small_shuffled.jsonl")
+    key, qid = finished_units(log)[0]
+    unit = read_unit(log, qid, key)
+    now = [0.0]
+
+    def sleep(seconds: float) -> None:
+        now[0] += seconds
+
+    events = list(replay(unit, 12.0, clock=lambda: now[0], sleep=sleep))
+    assert len(events) == len(recorded_events(unit))
+    assert now[0] == pytest.approx(12.0, abs=0.01)
+    assert list(replay(unit, 0.0, clock=lambda: now[0], sleep=sleep))  # at once
+    assert now[0] == pytest.approx(12.0, abs=0.01)
+
+
+def test_bad_questions_and_files_get_plain_messages(tmp_path: Path) -> None:
+    log = read_log(ASSETS / "experiment_small_shuffled.jsonl")
+    with pytest.raises(RRError, match="no finished question 'logic3-9999'.*logic3-0009"):
+        read_unit(log, "logic3-9999")
+    with pytest.raises(RRError, match="several conditions; pick one: logic3:.*3c2t"):
+        read_unit(log, "logic3-0009")
+    text = tmp_path / "notes.jsonl"
+    text.write_text("hello\n")
+    with pytest.raises(RRError, match="not an rrdemo experiment log"):
+        read_log(text)
+
+
+def test_the_gallery_follows_its_rule_and_is_not_cherry_picked() -> None:
+    gallery = load_gallery()
+    assert "first 3 finished questions" in gallery.rule
+    verdicts = []
+    for setting in gallery.settings:
+        log = cached_log(setting.log)
+        assert list(setting.questions) == first_questions(log, setting.condition, 3)
+        verdicts += [setting.unit(q).done["votes"]["RRMaj"]["correct"] for q in setting.questions]
+    assert True in verdicts and False in verdicts  # RRMaj fails in the gallery too
+    first = gallery.settings[0]
+    assert first.unit(first.questions[0]).provenance().startswith("smollm2 · 2026-")
+
+
+def test_a_broken_manifest_says_what_is_missing(tmp_path: Path) -> None:
+    manifest = tmp_path / "gallery.json"
+    manifest.write_text(json.dumps({"logs": {}, "settings": [{"name": "x"}]}))
+    with pytest.raises(RRError, match="gallery setting 1 in gallery.json lacks description"):
+        load_gallery(manifest)

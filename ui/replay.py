@@ -1,0 +1,330 @@
+"""Recorded runs in the Arena: play a logged question back in the live panels, then run it live.
+
+A replay is a recorded unit (rrdemo.replay) streamed through the same fold (`ArenaState`) and the
+same panels (ui.render) as a live run; only the source of the events differs, and the panels say
+"Recorded" with where it comes from. The page opens on the first setting of the gallery
+(rrdemo.gallery); the presets, the gallery dropdown and an uploaded run log play others.
+**Run live** fills the controls with the recording's config (same seed) and runs it on the models.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, astuple, dataclass
+from pathlib import Path
+
+import gradio as gr
+
+from rrdemo.errors import RRError
+from rrdemo.fold import Fold
+from rrdemo.gallery import Gallery
+from rrdemo.replay import (
+    REPLAY_SECONDS,
+    RecordedUnit,
+    find_question,
+    finished_units,
+    read_unit,
+    replay,
+)
+from rrdemo.runs.log import read_log
+from ui import render
+from ui.render import Throttle
+from ui.state import ARENA_FIELDS, ArenaRequest, ArenaState
+
+REPLAY_INTERVAL_S = (
+    0.25  # a replay's frames: its chunks still grow smoothly, a slow browser keeps up
+)
+REPLAY_CONCURRENCY = 8  # a replay only reads a log and waits: several visitors may watch at once
+MAX_UPLOAD_BYTES = 64 * 2**20  # a run log of a few hundred questions is a few MB
+
+
+# -- a recording as Arena values ------------------------------------------------------------------
+def arena_request(unit: RecordedUnit) -> ArenaRequest:
+    """The Arena's controls set to the recording's config and question (same seed, same target)."""
+    cfg = unit.config
+    task = unit.condition["task"]
+    found = find_question(task, unit.question_id)
+    if found is None:
+        raise RRError(
+            f"question {unit.question_id} of {task} is not in the data available here, so this "
+            "recording can be replayed but not run live"
+        )
+    seated = all(a.corrupted == (i < cfg.c) for i, a in enumerate(cfg.agents))
+    same = len({a.model for a in cfg.agents}) == 1 and seated
+    lines = [f"{a.model}, {'corrupted' if a.corrupted else 'honest'}" for a in cfg.agents]
+    return ArenaRequest(
+        ensemble="same" if same else "per agent",
+        model=cfg.agents[0].model,
+        n=cfg.n,
+        c=cfg.c,
+        agents="\n".join(lines),
+        strength=cfg.strength,
+        custom_template=cfg.custom_template or "",
+        target=(unit.done.get("target") or "") if cfg.c else "",
+        k=cfg.k,
+        m=cfg.m or 0,
+        max_tokens=cfg.max_tokens,
+        order=cfg.order,
+        temperature=cfg.sampling.temperature,
+        seed=cfg.sampling.seed,
+        task=task,
+        question_index=found[0],
+        eos_policy=cfg.eos_policy,
+        adversary=cfg.adversary,
+        prompt_style=cfg.prompt_style,
+        turn_policy=cfg.turn_policy,
+    )
+
+
+def replay_state(unit: RecordedUnit) -> ArenaState:
+    """An empty Arena view of the recording, marked with its provenance."""
+    done = unit.done
+    return ArenaState(
+        agents=[asdict(a) for a in unit.config.agents],
+        question={
+            "task": unit.condition["task"],
+            "qid": unit.question_id,
+            "text": unit.question_text,
+            "gold": done.get("gold"),
+            "target": done.get("target"),
+        },
+        config=unit.condition["config"],
+        shown=Fold(methods=("MAJ", "RRMaj")),
+        status="starting",
+        recorded=unit.provenance(),
+    )
+
+
+def stream_replay(
+    unit: RecordedUnit, seconds: float = REPLAY_SECONDS, interval: float = REPLAY_INTERVAL_S
+) -> Iterator[tuple]:
+    """The recording's frames, as `ui.arena.stream_run` yields a live run's, paced to `seconds`."""
+    state = replay_state(unit)
+    where = f"**Recorded** · {unit.provenance()} · {render.setting_text(unit.config)}"
+    yield render.frame(state, f"{where} · playing back…")
+    throttle = Throttle(interval)
+    for event in replay(unit, seconds):
+        state.apply(event)
+        if throttle.due(force=event.kind in ("decision", "compute_used")):
+            yield render.frame(state, f"{where} · playing back…")
+    yield render.frame(state, f"{where} · done. Press **Run live** to run this config now.")
+
+
+# -- where recordings come from: the gallery, or a log the user uploaded ----------------------------
+def gallery_choices(gallery: Gallery) -> list[tuple[str, str]]:
+    """Dropdown choices, setting by setting: "<setting> · <question>: <verdict>" -> "i/qid"."""
+    choices = []
+    for i, qid in gallery.entries():
+        setting = gallery.settings[i]
+        verdict = setting.unit(qid).verdict()
+        choices.append((f"{setting.name} · {qid}: {verdict}", f"{i}/{qid}"))
+    return choices
+
+
+def gallery_unit(gallery: Gallery, choice: str) -> RecordedUnit:
+    index, _, qid = (choice or "").partition("/")
+    if not index.isdigit() or int(index) >= len(gallery.settings):
+        raise RRError("pick a recorded run from the list")
+    return gallery.settings[int(index)].unit(qid)
+
+
+def _upload(path: str | None) -> tuple[Path, str]:
+    if not path:
+        raise RRError("upload a run log first (the .jsonl file `rrdemo experiment --out` writes)")
+    file = Path(path)
+    if file.stat().st_size > MAX_UPLOAD_BYTES:
+        raise RRError(f"{file.name} is larger than {MAX_UPLOAD_BYTES >> 20} MB; upload one run log")
+    return file, file.name
+
+
+def _as_uploaded(exc: RRError, file: Path, name: str) -> RRError:
+    """The log reader's message about an upload, naming the file as the user named it (never its
+    path on the server), and saying what to upload."""
+    return RRError(
+        f"{str(exc).replace(str(file), name)}; upload the .jsonl run log that "
+        "`rrdemo experiment --out` writes"
+    )
+
+
+def upload_choices(path: str | None) -> list[tuple[str, str]]:
+    """The finished questions of an uploaded log: "<label> <task> · <question>: <verdict>"."""
+    file, name = _upload(path)
+    try:
+        log = read_log(file)
+        choices = []
+        for key, qid in finished_units(log):
+            unit = read_unit(log, qid, key, source=name)
+            label = f"{unit.setting} · {qid}: {unit.verdict()}"
+            choices.append((label, f"{key}|{qid}"))
+    except RRError as exc:
+        raise _as_uploaded(exc, file, name) from None
+    if not choices:
+        raise RRError(f"{name} is a run log but has no finished question yet")
+    return choices
+
+
+def upload_unit(path: str | None, choice: str) -> RecordedUnit:
+    file, name = _upload(path)
+    key, _, qid = (choice or "").partition("|")
+    try:
+        return read_unit(read_log(file), qid, key, source=name)
+    except RRError as exc:
+        raise _as_uploaded(exc, file, name) from None
+
+
+# -- the components and what they do ----------------------------------------------------------------
+@dataclass(frozen=True)
+class ReplayControls:
+    """The gallery dropdown, Run live, and the upload of one's own log."""
+
+    choice: gr.Dropdown
+    run_live: gr.Button
+    upload: gr.File
+    uploaded: gr.Dropdown
+    live: gr.State  # the ArenaRequest values of the recording shown last (what Run live runs)
+
+
+def _opening(gallery: Gallery | None) -> RecordedUnit | None:
+    """The recording the page opens on: the first of the gallery."""
+    entries = gallery.entries() if gallery is not None else []
+    return gallery_unit(gallery, "{}/{}".format(*entries[0])) if entries else None
+
+
+def opening_request(gallery: Gallery | None) -> ArenaRequest | None:
+    """The controls of the run the page opens on (None when it cannot run live here)."""
+    unit = _opening(gallery)
+    try:
+        return arena_request(unit) if unit is not None else None
+    except RRError:
+        return None
+
+
+def opening_frame(gallery: Gallery | None) -> tuple | None:
+    """The first frame of the opening recording: its labelled, still empty panels."""
+    unit = _opening(gallery)
+    return next(stream_replay(unit)) if unit is not None else None
+
+
+def build_replay(
+    gallery: Gallery, choices: list[tuple[str, str]], opening: ArenaRequest | None
+) -> ReplayControls:
+    """The gallery row and the upload; `opening` is what Run live runs before any pick."""
+    with gr.Row(equal_height=True):
+        choice = gr.Dropdown(
+            choices,
+            value=choices[0][1] if choices else None,
+            label="Recorded runs (setting · question: how each method's vote ended)",
+            info=f"How they were picked: {gallery.rule}.",
+            elem_id="rr-gallery",
+            scale=4,
+        )
+        run_live = gr.Button("Run live", variant="primary", elem_id="rr-run-live", scale=1)
+    with gr.Accordion("Replay your own run log", open=False):
+        upload = gr.File(
+            label="A run log (.jsonl) written by `rrdemo experiment --out`",
+            file_types=[".jsonl"],
+            type="filepath",
+            elem_id="rr-upload",
+        )
+        uploaded = gr.Dropdown([], label="Question of your log", elem_id="rr-uploaded")
+    live = gr.State(asdict(opening) if opening is not None else None)
+    return ReplayControls(choice, run_live, upload, uploaded, live)
+
+
+def _plain(fn: Callable) -> Callable:
+    """`fn` with an RRError shown to the user as one plain message."""
+
+    def call(*args):
+        try:
+            return fn(*args)
+        except RRError as exc:
+            raise gr.Error(str(exc), print_exception=False) from None
+
+    return call
+
+
+def _streamed(fn: Callable[..., Iterator]) -> Callable[..., Iterator]:
+    """The same for a callback that streams."""
+
+    def call(*args):
+        try:
+            yield from fn(*args)
+        except RRError as exc:
+            raise gr.Error(str(exc), print_exception=False) from None
+
+    return call
+
+
+def wire_replay(
+    gallery: Gallery,
+    parts: ReplayControls,
+    presets: list[gr.Button],
+    controls: list,
+    outputs: list,
+    run: Callable,
+    seconds: float = REPLAY_SECONDS,
+) -> list:
+    """Page load, presets, the dropdowns and Run live; returns the events Stop cancels.
+
+    Each way of picking a recording first sets the controls to its config (so the panel shows
+    what is playing and Run live can run it), then plays it; the page's opening recording has its
+    controls set when the page is built, so it starts playing at once.
+    """
+    fill = [*controls, parts.live]
+    played = {"concurrency_id": "replay", "concurrency_limit": REPLAY_CONCURRENCY}
+    quick = {"queue": False, "api_visibility": "private"}
+
+    def values(unit: RecordedUnit) -> list:
+        """The controls set to the recording (left as they are when it cannot run live here)."""
+        try:
+            request = arena_request(unit)
+        except RRError:
+            return [gr.update() for _ in controls] + [None]
+        return [*astuple(request), asdict(request)]
+
+    fill_gallery = _plain(lambda choice: values(gallery_unit(gallery, choice)))
+    play_gallery = _streamed(lambda choice: stream_replay(gallery_unit(gallery, choice), seconds))
+    fill_upload = _plain(lambda path, choice: values(upload_unit(path, choice)))
+    play_upload = _streamed(lambda path, choice: stream_replay(upload_unit(path, choice), seconds))
+
+    def then_play(picked, api_name: str | None = None):
+        """After a pick: the controls follow, then the recording plays."""
+        filled = picked.then(fill_gallery, parts.choice, fill, **quick)
+        if api_name:
+            return filled.then(play_gallery, parts.choice, outputs, api_name=api_name, **played)
+        return filled.then(play_gallery, parts.choice, outputs, api_visibility="private", **played)
+
+    events = [
+        then_play(parts.choice.input(lambda c: c, parts.choice, parts.choice, **quick), "replay")
+    ]
+    for i, button in enumerate(presets):
+        pick = f"{i}/{gallery.settings[i].questions[0]}"
+        events.append(then_play(button.click(lambda v=pick: v, None, parts.choice, **quick)))
+    entries = gallery.entries()
+    if entries:  # the page opens on the first recorded run (its controls are set already)
+        first = "{}/{}".format(*entries[0])
+        play_first = _streamed(lambda: stream_replay(gallery_unit(gallery, first), seconds))
+        opening = gr.on(None, play_first, None, outputs, api_visibility="private", **played)
+        events.append(opening)
+    listed = parts.upload.upload(
+        _plain(lambda path: gr.update(choices=upload_choices(path), value=None)),
+        parts.upload,
+        parts.uploaded,
+        api_name="upload_log",
+    )
+    chosen = parts.uploaded.input(fill_upload, [parts.upload, parts.uploaded], fill, **quick)
+    uploaded = [parts.upload, parts.uploaded]
+    events += [
+        listed,
+        chosen.then(play_upload, uploaded, outputs, api_visibility="private", **played),
+    ]
+
+    def live_values(live: dict | None) -> list:
+        if not live:
+            raise RRError("this recording cannot run live here; pick another, then Run live")
+        return [live[name] for name in ARENA_FIELDS]
+
+    filled = parts.run_live.click(_plain(live_values), parts.live, controls, **quick)
+    once = {"concurrency_id": "model", "concurrency_limit": 1}
+    events.append(filled.success(run, controls, outputs, api_visibility="private", **once))
+    return events
