@@ -19,11 +19,11 @@ from rrdemo.agents import ModelSource
 from rrdemo.config import LATER_FIELDS
 from rrdemo.engines.choice import with_backends
 from rrdemo.engines.registry import DEFAULT_MODEL, resolve
-from rrdemo.errors import RRError
 from rrdemo.hardware import gpu_duration, on_gpu
 from rrdemo.protocols import run_question
 from ui import render
 from ui.arena_controls import build_controls, wire_controls
+from ui.errors import user_error
 from ui.state import ARENA_FIELDS, ArenaRequest, ArenaState, build_run
 
 log = logging.getLogger(__name__)
@@ -91,10 +91,6 @@ class Throttle:
         return False
 
 
-def _is_oom(exc: BaseException) -> bool:
-    return isinstance(exc, MemoryError) or type(exc).__name__ == "OutOfMemoryError"
-
-
 def _frame(state: ArenaState, status: str) -> tuple:
     state.updates += 1
     return (
@@ -116,6 +112,8 @@ def stream_run(
     callback turns both into messages.
     """
     prepared = build_run(request)
+    for agent in prepared.config.agents:  # refused names stop here, before anything reads them
+        pool.admit(agent.model)
     # The engine the app was started with (`--backend`, env RRDEMO_BACKEND) joins the config.
     prepared = replace(prepared, config=with_backends(prepared.config, pool.preferred_backend))
     state = ArenaState.for_run(request, prepared)
@@ -171,16 +169,8 @@ def _run_callback(pool: ModelSource):
         request = ArenaRequest(**dict(zip(ARENA_FIELDS, values, strict=True)))
         try:
             yield from generate(request)
-        except RRError as exc:
-            raise gr.Error(str(exc), print_exception=False) from None
         except Exception as exc:  # the server keeps serving; the user gets one clear line
-            if _is_oom(exc):
-                raise gr.Error(
-                    "out of memory: lower N, M or L, or pick a smaller model, and try again",
-                    print_exception=False,
-                ) from None
-            log.exception("arena run failed")
-            raise gr.Error(f"the run failed ({type(exc).__name__}): {str(exc)[:200]}") from None
+            raise user_error(exc, "run") from None
 
     return run
 
