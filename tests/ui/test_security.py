@@ -12,11 +12,9 @@ from __future__ import annotations
 
 import contextlib
 import os
-import socket
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
-from pathlib import Path
+from dataclasses import replace
 
 import pytest
 
@@ -25,61 +23,21 @@ from leaderboard.db import run_transaction
 from rrdemo.engines.pool import ModelPool
 from tests.support.fakes import fake_pool
 from tests.support.samples import db_checksum
+from tests.support.served import TOKEN, ServedApp, rss_bytes, serve_app
 from ui.state import ARENA_FIELDS, ArenaRequest
 
-TOKEN = "sesame"
 TINY = ArenaRequest(model="smollm2", n=3, c=1, k=8, m=0, max_tokens=16, task="logic3")
 REFUSED = "is not allowed here"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _rss_bytes() -> int:
-    """This process's resident memory (the app is served from it)."""
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) * 1024
-    raise AssertionError("no VmRSS")
-
-
-@dataclass
-class Served:
-    url: str
-    pool: ModelPool
-    store: hub_sync.Store
-    folder: Path
-    demo: object
-
-
-def _serve(pool, folder: Path) -> Iterator[Served]:
-    import app
-
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("RRDEMO_DATA_DIR", str(folder / "data"))
-        mp.setenv("LEADERBOARD_DB_URL", f"sqlite:///{folder / 'leaderboard.db'}")
-        mp.setenv("LEADERBOARD_ADMIN_TOKEN", TOKEN)
-        store = hub_sync.open_store()
-        demo = app.build_demo(pool=pool, leaderboard=store)
-        port = _free_port()
-        app.serve(demo, "127.0.0.1", port, prevent_thread_lock=True, quiet=True)
-        try:
-            yield Served(f"http://127.0.0.1:{port}/", pool, store, folder, demo)
-        finally:
-            demo.close()
-
-
 @pytest.fixture(scope="module")
-def served(tmp_path_factory) -> Iterator[Served]:
+def served(tmp_path_factory) -> Iterator[ServedApp]:
     """The app as a Space serves it: a public pool that keeps one model."""
-    yield from _serve(ModelPool(public=True, max_models=1), tmp_path_factory.mktemp("app"))
+    yield from serve_app(ModelPool(public=True, max_models=1), tmp_path_factory.mktemp("app"))
 
 
 @pytest.fixture(scope="module")
-def client(served: Served):
+def client(served: ServedApp):
     from gradio_client import Client
 
     return Client(served.url, verbose=False, download_files=False)
@@ -118,7 +76,7 @@ def _raw_call(url: str, api: str, raw_json: str) -> str:
     return httpx.get(f"{url}gradio_api/call/{api}/{event}", timeout=60).text
 
 
-def _model_names(served: Served, uploaded: str) -> dict[str, str]:
+def _model_names(served: ServedApp, uploaded: str) -> dict[str, str]:
     """Names a visitor might type, paired with a twin that differs only in whether it exists."""
     db = served.folder / "leaderboard.db"
     return {
@@ -132,9 +90,9 @@ def _model_names(served: Served, uploaded: str) -> dict[str, str]:
     }
 
 
-def test_model_names_reach_no_file_and_reveal_none(client, served: Served) -> None:
+def test_model_names_reach_no_file_and_reveal_none(client, served: ServedApp) -> None:
     before_rows = run_transaction(served.store.factory, db_checksum)
-    before_rss = _rss_bytes()
+    before_rss = rss_bytes()
     small = _upload(served.url, "model.gguf", b"GGUF" + b"\0" * 4096)
     assert small.status_code == 200
     uploaded = small.json()[0]
@@ -161,7 +119,7 @@ def test_model_names_reach_no_file_and_reveal_none(client, served: Served) -> No
         assert not any(root in shape for shape in shapes for root in ("/tmp", "/etc", "/work"))
     assert refused == tried == 7 * 6
     assert served.pool.loaded() == []  # nothing was opened, parsed or loaded
-    assert _rss_bytes() - before_rss < 64 * 2**20
+    assert rss_bytes() - before_rss < 64 * 2**20
     assert run_transaction(served.store.factory, db_checksum) == before_rows
     # An outside reader (the CLI) sees exactly what the app sees: the app's locks were kept.
     outside = service.open_leaderboard(f"sqlite:///{served.folder / 'leaderboard.db'}")
@@ -184,14 +142,14 @@ def test_messages_are_plain_text_and_numbers_out_of_range_are_named(client) -> N
         assert "whole number from 1 to" in reply and queue["data"] == []
 
 
-def test_submissions_need_a_sweep_of_this_session(client, served: Served) -> None:
+def test_submissions_need_a_sweep_of_this_session(client, served: ServedApp) -> None:
     before = run_transaction(served.store.factory, db_checksum)
     message = _refusal(lambda: client.predict("mallory", api_name="/submit_sweep"))
     assert "run a sweep first" in message
     assert run_transaction(served.store.factory, db_checksum) == before
 
 
-def test_pending_is_private_and_token_guessing_is_paused(client, served: Served) -> None:
+def test_pending_is_private_and_token_guessing_is_paused(client, served: ServedApp) -> None:
     served.store.guard = hub_sync.TokenGuard(limit=5, window=60, pause=60)
     reply, queue = client.predict("", None, "", api_name="/leaderboard_pending")
     assert "token" in reply and queue["data"] == []
@@ -208,9 +166,9 @@ def test_pending_is_private_and_token_guessing_is_paused(client, served: Served)
 
 
 @pytest.fixture(scope="module")
-def slow_app(tmp_path_factory) -> Iterator[Served]:
+def slow_app(tmp_path_factory) -> Iterator[ServedApp]:
     """The app with scripted agents that take a while: runs wait in the queue."""
-    yield from _serve(fake_pool(delay=5.0), tmp_path_factory.mktemp("slow"))
+    yield from serve_app(fake_pool(delay=5.0), tmp_path_factory.mktemp("slow"))
 
 
 def test_one_visitor_cannot_fill_the_queue_and_cheap_reads_still_answer(slow_app) -> None:

@@ -1,0 +1,55 @@
+"""The real app served on a free loopback port for a test module, with its own data and DB."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from leaderboard import hub_sync
+
+TOKEN = "sesame"  # the admin token of a served app
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def rss_bytes() -> int:
+    """This process's resident memory (the served app runs in it)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    raise AssertionError("no VmRSS in /proc/self/status")
+
+
+@dataclass
+class ServedApp:
+    url: str
+    pool: object
+    store: hub_sync.Store
+    folder: Path  # holds leaderboard.db and data/
+    demo: object
+
+
+def serve_app(pool, folder: Path) -> Iterator[ServedApp]:
+    """`app.build_demo(pool)` launched as `python app.py` launches it (`app.serve`)."""
+    import app
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("RRDEMO_DATA_DIR", str(folder / "data"))
+        mp.setenv("LEADERBOARD_DB_URL", f"sqlite:///{folder / 'leaderboard.db'}")
+        mp.setenv("LEADERBOARD_ADMIN_TOKEN", TOKEN)
+        store = hub_sync.open_store()
+        demo = app.build_demo(pool=pool, leaderboard=store)
+        port = free_port()
+        app.serve(demo, "127.0.0.1", port, prevent_thread_lock=True, quiet=True)
+        try:
+            yield ServedApp(f"http://127.0.0.1:{port}/", pool, store, folder, demo)
+        finally:
+            demo.close()
