@@ -194,9 +194,9 @@ def test_one_visitor_cannot_fill_the_queue_and_cheap_reads_still_answer(slow_app
         assert waiting_or_running() == GENERATION_TOTAL
         # A third run of one visitor, then anyone's run past the total, are refused, saying why.
         extra = clients[0].submit(*_run_args(request), api_name="/run")
-        assert "You already have 2 runs" in _refusal(extra.result)
+        assert "You already have 2 runs" in _refusal(lambda: extra.result(timeout=60))
         late = clients[-1].submit(*_run_args(request), api_name="/run")
-        assert "model queue is full" in _refusal(late.result)
+        assert "model queue is full" in _refusal(lambda: late.result(timeout=60))
         # Meanwhile every cheap read answers at once.
         _, text = clients[-1].predict(0.03, 0.4, 100, 1000, api_name="/theory")
         assert "66.0%" in text
