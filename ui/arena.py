@@ -8,7 +8,6 @@ both panels at most ~10 times a second. Errors reach the user as `gr.Error` mess
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, replace
@@ -25,8 +24,6 @@ from ui import render
 from ui.arena_controls import build_controls, wire_controls
 from ui.errors import user_error
 from ui.state import ARENA_FIELDS, ArenaRequest, ArenaState, build_run
-
-log = logging.getLogger(__name__)
 
 UPDATE_INTERVAL_S = (
     0.1  # at most ~10 renders a second: the browser keeps up, the page never freezes
