@@ -7,6 +7,8 @@ tabs to the library and returns the Blocks; nothing loads at import.
 (default 127.0.0.1:7860) and pre-loads the default offline model in the background. Offline GGUF
 models run on llama.cpp when llama-cpp-python is installed (`--backend` / env RRDEMO_BACKEND:
 auto, llamacpp, transformers); without it they run on transformers, said in one log line.
+What a visitor can reach is limited (docs/security.md): models are registry names or hub ids, the
+pool keeps a bounded number, uploads are small and deleted, and model runs are capped per visitor.
 """
 
 from __future__ import annotations
@@ -31,12 +33,15 @@ from ui.about import build_about_tab
 from ui.arena import build_arena_tab
 from ui.experiments_tab import build_experiments_tab
 from ui.leaderboard_tab import build_leaderboard_tab
+from ui.queue_limits import limit_generation
 from ui.theory_tab import build_theory_tab
 
 log = logging.getLogger("rrdemo.app")
 
 TITLE = "The Consensus Trap: MAJ vs token-level round-robin"
-QUEUE_MAX_SIZE = 16  # a 2-core CPU Space runs one generation at a time; more waiters would time out
+QUEUE_MAX_SIZE = 256  # a backstop for cheap reads; model runs have their own limits (queue_limits)
+MAX_UPLOAD = "2mb"  # the largest file a visitor may upload (a submission is at most 1 MiB)
+DELETE_CACHE = (600, 3600)  # every 10 minutes, delete uploads and outputs older than an hour
 DEFAULT_HOST, DEFAULT_PORT = "127.0.0.1", 7860
 
 
@@ -69,9 +74,9 @@ def _leaderboard(store: Store | None) -> None:
 def build_demo(pool: ModelSource | None = None, leaderboard: Store | None = None) -> gr.Blocks:
     """The whole app. `pool` serves the models (one `ModelPool` per process by default);
     `leaderboard` is the open leaderboard both tabs use (`open_leaderboard()` by default)."""
-    pool = pool if pool is not None else ModelPool(preferred_backend=DEFAULT_BACKEND)
+    pool = pool if pool is not None else ModelPool(preferred_backend=DEFAULT_BACKEND, public=True)
     store = leaderboard if leaderboard is not None else open_leaderboard()
-    with gr.Blocks(title=TITLE) as demo:
+    with gr.Blocks(title=TITLE, delete_cache=DELETE_CACHE) as demo:
         gr.Markdown(f"## {TITLE}")
         with gr.Tab("Arena", id="arena"):
             build_arena_tab(pool)
@@ -84,7 +89,13 @@ def build_demo(pool: ModelSource | None = None, leaderboard: Store | None = None
         with gr.Tab("About", id="about"):
             build_about_tab(pool)
     demo.queue(default_concurrency_limit=1, max_size=QUEUE_MAX_SIZE)
+    limit_generation(demo)
     return demo
+
+
+def serve(demo: gr.Blocks, host: str, port: int, **options) -> None:
+    """Launch `demo` with the upload limit; `options` go to `launch` (tests: prevent_thread_lock)."""
+    demo.launch(server_name=host, server_port=port, max_file_size=MAX_UPLOAD, **options)
 
 
 def server_address() -> tuple[str, int]:
@@ -118,7 +129,7 @@ def main(argv: list[str] | None = None) -> None:
         log.warning("%s; serving the offline models on transformers", exc)
         args.backend, default_backend = "transformers", "transformers"
     log.info("offline models run on %s", default_backend)
-    pool = ModelPool(preferred_backend=args.backend)
+    pool = ModelPool(preferred_backend=args.backend, public=True)
     if args.ensemble:
         try:
             ensemble = load_ensemble(args.ensemble)
@@ -135,7 +146,7 @@ def main(argv: list[str] | None = None) -> None:
         host = (
             os.environ.get("GRADIO_SERVER_NAME") or "0.0.0.0"
         )  # a Space's proxy connects from outside
-    build_demo(pool).launch(server_name=host, server_port=port)
+    serve(build_demo(pool), host, port)
 
 
 if __name__ == "__main__":

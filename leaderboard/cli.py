@@ -1,7 +1,8 @@
 """Command line for the leaderboard: init, submit, list, approve / reject / delete.
 
 Exit codes: 0 done (a duplicate submission counts as done), 2 rejected or bad input, with one
-reason per line on stderr and no traceback. The database comes from `LEADERBOARD_DB_URL`.
+reason per line on stderr and no traceback. The database comes from `LEADERBOARD_DB_URL`; submissions
+and admin actions are journalled like the app's (`leaderboard.hub_sync`), so a rebuild keeps them.
 """
 
 from __future__ import annotations
@@ -13,11 +14,11 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from leaderboard import service
+from leaderboard import hub_sync, service
 from leaderboard.columns import CLI_COLUMNS, COLUMNS, BoardRow
 from leaderboard.db import run_transaction
 from rrdemo.errors import RRError
-from rrdemo.submission import Submission, SubmissionRejected
+from rrdemo.submission import Submission, SubmissionRejected, parse_submission
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -78,7 +79,7 @@ def run(argv: Sequence[str] | None = None) -> int:
             raw = args.file.read_bytes()
         except OSError as error:
             raise RRError(f"Cannot read {args.file}: {error.strerror}") from None
-        outcome = run_transaction(factory, lambda s: service.submit(s, raw))
+        outcome = hub_sync.submit_recorded(hub_sync.local_store(factory), parse_submission(raw))
         print(outcome.message)
         return 0
     if args.command == "list":
@@ -87,11 +88,8 @@ def run(argv: Sequence[str] | None = None) -> int:
         print(json.dumps(dicts, indent=1) if args.format == "json" else _table(dicts))
         return 0
     token = args.token if args.token is not None else os.environ.get("LEADERBOARD_ADMIN_TOKEN")
-    message = run_transaction(
-        factory,
-        lambda s: service.moderate(s, args.submission_id, args.command, token, args.reason),
-    )
-    print(message)
+    store = hub_sync.local_store(factory)
+    print(hub_sync.moderate_recorded(store, args.submission_id, args.command, token, args.reason))
     return 0
 
 

@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import threading
+import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -31,6 +33,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from leaderboard import service
 from leaderboard.db import run_transaction
 from leaderboard.orm import ADMIN_ACTIONS, AuditRecord, SubmissionRecord
+from rrdemo.errors import RRError
 from rrdemo.paths import data_dir
 from rrdemo.submission import Submission, parse_submission
 
@@ -215,23 +218,85 @@ def start_hub_sync(journal: Journal, hf_api: Any = None):
 
 
 @dataclass
+class TokenGuard:
+    """Slows admin-token guessing: after `limit` wrong tokens within `window` seconds, every
+    token is refused for `pause` seconds. Signed-in admins are never paused."""
+
+    limit: int = 5
+    window: float = 300.0
+    pause: float = 60.0
+    failures: list[float] = field(default_factory=list)
+    paused_until: float = 0.0
+    lock: Any = field(default_factory=threading.Lock)
+
+    def check(self) -> None:
+        """Refuse (RRError) while tokens are paused."""
+        left = self.paused_until - time.monotonic()
+        if left > 0:
+            raise RRError(
+                f"Too many wrong admin tokens: tokens are refused for {math.ceil(left)} more "
+                "seconds. Sign in as a listed admin, or try again then."
+            )
+
+    def failed(self) -> None:
+        """Count one wrong token; the `limit`-th within `window` starts a pause."""
+        now = time.monotonic()
+        with self.lock:
+            self.failures = [t for t in self.failures if now - t < self.window] + [now]
+            if len(self.failures) >= self.limit:
+                self.paused_until, self.failures = now + self.pause, []
+
+
+@dataclass
 class Store:
-    """An open leaderboard: its session factory, its journal and (when configured) its scheduler."""
+    """An open leaderboard: its session factory, its journal, the guard on admin tokens and
+    (when configured) its hub scheduler."""
 
     factory: sessionmaker[Session]
     journal: Journal
     scheduler: Any = None
+    guard: TokenGuard = field(default_factory=TokenGuard)
+
+
+SIGN_IN = "Sign in with Hugging Face (the button in the Leaderboard tab) to submit: results carry your username."
 
 
 def submit_recorded(store: Store, submission: Submission) -> service.SubmitOutcome:
-    """Store a user submission (pending) and, once committed, journal it; returns the outcome.
-
-    The Leaderboard tab's upload and the Experiments tab's one click both come here.
-    """
+    """Store a submission (pending) and, once committed, journal it; returns the outcome."""
     outcome = run_transaction(store.factory, lambda s: service.submit(s, submission))
     if outcome.created:
         store.journal.submitted(submission)
     return outcome
+
+
+def submit_as(
+    store: Store, submission: Submission, username: str | None, space: bool
+) -> service.SubmitOutcome:
+    """The one submission rule of the app (the Leaderboard tab's upload and the Experiments tab's
+    one click): on a Space the submitter must be signed in and is credited as that login;
+    elsewhere the file's own submitter field stands."""
+    if space:
+        if not username:
+            raise RRError(SIGN_IN)
+        submission = service.with_submitter(submission, username)
+    return submit_recorded(store, submission)
+
+
+def check_admin(store: Store, token: str | None, username: str | None) -> None:
+    """Allow a signed-in listed admin or the admin token, counting wrong tokens (`TokenGuard`)."""
+    if not service.is_admin_user(username):
+        store.guard.check()
+    try:
+        service.check_admin(token, username)
+    except service.WrongToken:
+        store.guard.failed()
+        raise
+
+
+def pending_for_admin(store: Store, token: str | None, username: str | None = None) -> list:
+    """The submissions waiting for approval; admins only (their names and notes are not public)."""
+    check_admin(store, token, username)
+    return run_transaction(store.factory, lambda s: service.list_submissions(s, status="pending"))
 
 
 def moderate_recorded(
@@ -243,6 +308,8 @@ def moderate_recorded(
     username: str | None = None,
 ) -> str:
     """An admin action, committed, then journalled with the same time as its audit record."""
+    check_admin(store, token, username)
+    service.check_submission_id(submission_id)
     at = _now()
 
     def work(session: Session) -> tuple[str, str, str]:
@@ -263,11 +330,18 @@ def moderate_recorded(
     return message
 
 
-def open_store(url: str | None = None) -> Store:
-    """Open the database, rebuild it from the journal (and the hub copy), start the sync."""
-    factory = service.open_leaderboard(url)
+def local_store(factory: sessionmaker[Session]) -> Store:
+    """The leaderboard's database with its local journal (the CLI's: no hub download or sync),
+    so a command's writes survive a rebuild like the app's."""
     journal = Journal(data_dir() / JOURNAL_DIR)
     journal.folder.mkdir(parents=True, exist_ok=True)
+    return Store(factory, journal)
+
+
+def open_store(url: str | None = None) -> Store:
+    """Open the database, rebuild it from the journal (and the hub copy), start the sync."""
+    store = local_store(service.open_leaderboard(url))
+    factory, journal = store.factory, store.journal
     try:
         restored = restore_from_hub(data_dir() / RESTORED_DIR)
     except Exception as error:  # the board still opens; the hub copy is merged next start
@@ -280,4 +354,5 @@ def open_store(url: str | None = None) -> Store:
     except Exception as error:  # bad token, no network: the journal still grows locally
         log.error("leaderboard hub sync is off: %s", error)
         scheduler = None
-    return Store(factory, journal, scheduler)
+    store.scheduler = scheduler
+    return store

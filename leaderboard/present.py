@@ -1,8 +1,9 @@
 """Tables, chart and CSV for the board, built from rows (no gradio; the UI only shows them).
 
-Every string that came from a submission (model names, submitter, notes) is passed through
-`html.escape` before it reaches a table or the chart, so no markup or script from a submission
-can run in the page. The CSV keeps the raw text but defuses spreadsheet formulas. The row table
+Tables hold submitted strings (model names, submitter, notes) as they are: the page shows table
+cells as text, so escaping them too would show `&lt;` to users. The chart's names go through
+`html.escape` once, since plotly renders a subset of HTML in legends and hover labels. The CSV
+keeps the raw text but defuses spreadsheet formulas. The row table
 and the CSV take their columns from `leaderboard.columns`.
 """
 
@@ -29,7 +30,7 @@ PENDING_COLUMNS = ["submission", "status", "source", "submitter", "notes", "rows
 
 
 def safe(text: str | None) -> str:
-    """Submitted text made inert for display."""
+    """Submitted text made inert for the chart (plotly renders HTML tags in names)."""
     return html.escape(text or "", quote=True)
 
 
@@ -42,10 +43,8 @@ def _ci(interval: Interval | None) -> str:
 
 
 def shown(column: Column, row: BoardRow) -> object:
-    """The value of `column` as the board table shows it (percent, rounded, escaped)."""
+    """The value of `column` as the board table shows it (percent, rounded; text as is)."""
     value = getattr(row, column.attr)
-    if column.display == "text":
-        return safe(value)
     if column.display == "percent":
         return _pct(value)
     if column.display == "ratio":
@@ -54,17 +53,17 @@ def shown(column: Column, row: BoardRow) -> object:
 
 
 def board_frame(rows: Iterable[BoardRow]) -> pd.DataFrame:
-    """The filterable row table, accuracies in percent, submitted strings escaped."""
+    """The filterable row table, accuracies in percent."""
     records = [[shown(c, r) for c in BOARD_COLUMNS] for r in rows]
     return pd.DataFrame(records, columns=[c.label for c in BOARD_COLUMNS])
 
 
 def ranking_frame(scores: Sequence[ModelScore]) -> pd.DataFrame:
-    """The per-model ranking table (percent), model names escaped."""
+    """The per-model ranking table (percent)."""
     records = [
         [
             i + 1,
-            safe(s.model),
+            s.model,
             _pct(s.rrmaj_majority),
             _ci(s.rrmaj_majority_ci),
             _pct(s.maj_majority),
@@ -81,16 +80,16 @@ def ranking_frame(scores: Sequence[ModelScore]) -> pd.DataFrame:
 
 
 def pending_frame(submissions: Iterable[SubmissionRecord]) -> pd.DataFrame:
-    """Submissions for the admin panel, submitted strings escaped."""
+    """Submissions for the admin panel."""
     records = [
         [
             s.id,
             s.status,
             s.source,
-            safe(s.submitter),
-            safe(s.notes[:200]),
+            s.submitter,
+            s.notes[:200],
             len(s.rows),
-            safe(", ".join(sorted({r.model for r in s.rows}))[:200]),
+            ", ".join(sorted({r.model for r in s.rows}))[:200],
         ]  # fmt: skip
         for s in submissions
     ]

@@ -192,6 +192,19 @@ def check_admin(token: str | None, username: str | None = None) -> None:
     check_admin_token(token)
 
 
+class WrongToken(RRError):
+    """A wrong admin token: counted by `leaderboard.hub_sync.TokenGuard` to slow guessing."""
+
+
+MAX_SUBMISSION_ID = 2**62  # SQLite integers are 64-bit; larger numbers cannot name a row
+
+
+def check_submission_id(submission_id: int) -> None:
+    """Refuse a submission number no row can have (SQLite integers are 64-bit)."""
+    if not 1 <= submission_id <= MAX_SUBMISSION_ID:
+        raise RRError(f"A submission number is a whole number from 1 to {MAX_SUBMISSION_ID}.")
+
+
 def check_admin_token(token: str | None) -> None:
     """Refuse unless `token` equals `LEADERBOARD_ADMIN_TOKEN` (constant-time comparison)."""
     expected = os.environ.get(ADMIN_TOKEN_ENV, "")
@@ -200,8 +213,11 @@ def check_admin_token(token: str | None) -> None:
             f"Admin actions are disabled: the server has no {ADMIN_TOKEN_ENV} set "
             "(set it as a Space secret to enable approve / reject / delete)."
         )
-    if not token or not hmac.compare_digest(token.encode("utf-8"), expected.encode("utf-8")):
-        raise RRError("The admin token is wrong; the action was refused.")
+    if not token:
+        raise RRError("Give the admin token (or sign in as a listed admin); nothing was done.")
+    given = token.encode("utf-8", "surrogatepass")  # any text compares, none crashes
+    if not hmac.compare_digest(given, expected.encode("utf-8")):
+        raise WrongToken("The admin token is wrong; the action was refused.")
 
 
 def moderate(
@@ -224,6 +240,7 @@ def moderate(
         raise RRError(f"Unknown admin action {action!r}; allowed: {', '.join(ADMIN_ACTIONS)}")
     if len(reason) > 2000:
         raise RRError("The reason is longer than 2000 characters.")
+    check_submission_id(submission_id)
     record = session.get(SubmissionRecord, submission_id)
     if record is None:
         raise RRError(f"There is no submission #{submission_id}.")

@@ -36,6 +36,11 @@ class ModelSource(Protocol):
 
     preferred_backend: str
 
+    def admit(self, name: str) -> None:
+        """Raise RRError for a model name this source refuses (the web app's pool takes registry
+        names and hub ids only); nothing is loaded."""
+        ...
+
     def get(self, name: str, revision: str | None = None, backend: str = "transformers") -> Backend:
         """The backend of model `name` at `revision` on engine `backend`, loaded on first use."""
         ...

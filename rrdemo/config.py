@@ -55,6 +55,9 @@ class AgentSpec:
             raise RRError(f"unknown backend {self.backend!r}; allowed: {', '.join(BACKENDS)}")
 
 
+MAX_SEED = 2**31 - 1  # seeds reach numpy, torch and llama.cpp (32-bit), with room for offsets
+
+
 @dataclass(frozen=True)
 class Sampling:
     """Decoding settings, shared by every agent. temperature 0 means greedy."""
@@ -68,6 +71,8 @@ class Sampling:
             raise RRError(f"temperature must be between 0 and 5, got {self.temperature}")
         if not 0 < self.top_p <= 1:
             raise RRError(f"top-p must be in (0, 1], got {self.top_p}")
+        if not 0 <= self.seed <= MAX_SEED:
+            raise RRError(f"the seed must be a whole number from 0 to {MAX_SEED}, got {self.seed}")
 
 
 def ct_label(c: int, t: int) -> str:

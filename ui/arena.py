@@ -26,6 +26,7 @@ from rrdemo.paper.tables import models_text
 from rrdemo.protocols import run_question
 from ui import render
 from ui.arena_controls import build_controls, wire_controls
+from ui.errors import user_error
 from ui.render import UPDATE_INTERVAL_S, Throttle
 from ui.replay import (
     build_replay,
@@ -49,10 +50,6 @@ PRESET_MODEL_NOTE = (
 )
 
 
-def _is_oom(exc: BaseException) -> bool:
-    return isinstance(exc, MemoryError) or type(exc).__name__ == "OutOfMemoryError"
-
-
 def stream_run(
     request: ArenaRequest, pool: ModelSource, interval: float = UPDATE_INTERVAL_S
 ) -> Iterator[tuple]:
@@ -62,6 +59,8 @@ def stream_run(
     callback turns both into messages.
     """
     prepared = build_run(request)
+    for agent in prepared.config.agents:  # refused names stop here, before anything reads them
+        pool.admit(agent.model)
     # The engine the app was started with (`--backend`, env RRDEMO_BACKEND) joins the config.
     prepared = replace(prepared, config=with_backends(prepared.config, pool.preferred_backend))
     state = ArenaState.for_run(request, prepared)
@@ -108,16 +107,8 @@ def _run_callback(pool: ModelSource):
         request = ArenaRequest(**dict(zip(ARENA_FIELDS, values, strict=True)))
         try:
             yield from generate(request)
-        except RRError as exc:
-            raise gr.Error(str(exc), print_exception=False) from None
         except Exception as exc:  # the server keeps serving; the user gets one clear line
-            if _is_oom(exc):
-                raise gr.Error(
-                    "out of memory: lower N, M or L, or pick a smaller model, and try again",
-                    print_exception=False,
-                ) from None
-            log.exception("arena run failed")
-            raise gr.Error(f"the run failed ({type(exc).__name__}): {str(exc)[:200]}") from None
+            raise user_error(exc, "run") from None
 
     return run
 

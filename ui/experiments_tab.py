@@ -21,7 +21,7 @@ import gradio as gr
 import pandas as pd
 import plotly.graph_objects as go
 
-from leaderboard.hub_sync import Store, submit_recorded
+from leaderboard.hub_sync import Store
 from rrdemo.adversary_report import adversary_table_md, main_table_by_adversary
 from rrdemo.agents import ModelSource
 from rrdemo.config import ADVERSARIES, LATER_FIELDS
@@ -34,8 +34,9 @@ from rrdemo.paths import data_dir
 from rrdemo.runs.log import read_log, read_run
 from rrdemo.runs.runner import run_plan
 from rrdemo.runs.spec import plan_sweep
-from rrdemo.submission import build_submission
 from ui.choices import SWEEP_TASK_CHOICES
+from ui.errors import user_error
+from ui.sweep_submit import build_submit_row
 
 MAX_UNITS = 48  # questions x conditions a web sweep may run; bigger sweeps belong to the CLI
 METHODS = ("MAJ", "RRMaj")
@@ -211,6 +212,8 @@ def run_sweep(
     """Plan, then run the sweep in a worker thread; yield (done, total, log path) as it advances."""
     # the engine the app was started with (`--backend`); fakes and plain sources: transformers
     settings = {"backend": getattr(pool, "preferred_backend", "transformers"), **settings}
+    for model in settings["models"]:  # refused names stop here, before anything reads them
+        pool.admit(model)
     plan = plan_sweep(settings)
     if plan.n_units > MAX_UNITS:
         raise RRError(
@@ -253,23 +256,6 @@ def run_sweep(
             return
 
 
-def submit_sweep(store: Store | None, log_path: str | None, submitter: str) -> str:
-    """One click after a sweep: its log becomes a leaderboard submission (pending approval).
-
-    `store` is the leaderboard app.py opened once (None when it could not be opened).
-    """
-    if store is None:
-        raise RRError("the leaderboard is not available on this server; export the sweep instead")
-    if not log_path:
-        raise RRError("run a sweep first: there is no sweep log to submit")
-    if not (submitter or "").strip():
-        raise RRError("type your name (1-100 characters) so the leaderboard can show who submitted")
-    submission = build_submission(
-        log_path, submitter.strip(), notes="submitted from the app's Experiments tab"
-    )
-    return submit_recorded(store, submission).message
-
-
 def _paper_components() -> tuple[gr.Markdown, gr.Dataframe]:
     """Where the paper's numbers for the sweep's settings are shown, under the sweep's own."""
     gr.Markdown("### The paper beside this sweep")
@@ -306,7 +292,8 @@ def _sweep_controls() -> list[gr.components.Component]:
 
 def _sweep_view(done: int, total: int, path: Path) -> tuple:
     """What the tab shows after `done` of `total` question runs: status, table, plot, log file,
-    the paper's note and table, and MAJ vs RRMaj per adversary."""
+    the paper's note and table, MAJ vs RRMaj per adversary, and the log's path (kept server-side
+    for the submit button)."""
     frame = results_frame(path)
     return (
         f"{done} / {total} question runs done · log `{path.name}`",
@@ -315,6 +302,7 @@ def _sweep_view(done: int, total: int, path: Path) -> tuple:
         str(path) if done else None,
         *paper_beside(frame)[::-1],
         adversary_results(path) if done else ADVERSARY_WAITING,
+        str(path),
     )
 
 
@@ -341,11 +329,8 @@ def _sweep_callback(pool: ModelSource) -> Callable[..., Iterator[tuple]]:
             for done, total, path in run_sweep(settings, pool, stop):
                 progress((done, total), desc="questions", unit="q")
                 yield _sweep_view(done, total, path)
-        except RRError as exc:
-            raise gr.Error(str(exc), print_exception=False) from None
         except Exception as exc:  # the server keeps serving; the user gets one line
-            message = "out of memory" if type(exc).__name__.endswith("MemoryError") else str(exc)
-            raise gr.Error(f"the sweep failed ({type(exc).__name__}): {message[:200]}") from None
+            raise user_error(exc, "sweep") from None
         finally:
             stop.set()  # a closed (stopped) callback also ends the worker after its question
 
@@ -373,26 +358,16 @@ def build_experiments_tab(pool: ModelSource, leaderboard: Store | None = None) -
     plot = gr.Plot(label="Accuracy vs rho")
     log_file = gr.File(label="Sweep log (JSONL)")
     paper_note, paper_table = _paper_components()
+    sweep_log = gr.State(None)  # the path of this session's last sweep log
 
     event = start.click(
         _sweep_callback(pool),
         inputs,
-        [status, table, plot, log_file, paper_note, paper_table, by_adversary],
+        [status, table, plot, log_file, paper_note, paper_table, by_adversary, sweep_log],
         concurrency_id="model",
         concurrency_limit=1,
         api_name="sweep",
     )
     stop_button.click(None, None, None, cancels=[event], api_visibility="private")
 
-    with gr.Row():
-        submitter = gr.Textbox(label="Your name (shown on the leaderboard)", scale=3)
-        submit_button = gr.Button("Submit this sweep to the leaderboard", scale=2)
-    submit_status = gr.Markdown("")
-
-    def submit(path, name):
-        try:
-            return submit_sweep(leaderboard, path, name)
-        except RRError as exc:
-            raise gr.Error(str(exc), print_exception=False) from None
-
-    submit_button.click(submit, [log_file, submitter], submit_status, api_name="submit_sweep")
+    build_submit_row(leaderboard, sweep_log)

@@ -2,13 +2,14 @@
 
 `build_leaderboard_tab(store)` is called inside an open `gr.Blocks()` / `gr.Tab` by app.py with
 the leaderboard app.py opened once (`leaderboard.hub_sync.open_store`). Building the tab reads
-nothing: the board and the moderation queue are loaded when the page loads. The callbacks only
-read inputs, call `leaderboard` functions and format outputs; every submitted string is escaped
-by `leaderboard.present` before it is shown.
+nothing: the board is loaded when the page loads; the moderation queue only for an admin (its
+names and notes are not public). The callbacks only read inputs, call `leaderboard` functions and
+format outputs; table cells show submitted strings as text.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import tempfile
 from collections.abc import Callable
@@ -41,7 +42,6 @@ New submissions appear after an admin approves them.
 """
 
 
-SIGN_IN = "Sign in with Hugging Face (the button above) to submit: results carry your username."
 ACTIONS = ("approve", "reject", "delete")
 
 
@@ -50,14 +50,12 @@ def submit_file(store: hub_sync.Store, path: str | None, username: str | None, s
     if not path:
         return "Choose a submission file (.json) first."
     if space and not username:
-        return SIGN_IN
+        return hub_sync.SIGN_IN
     if os.path.getsize(path) > MAX_FILE_BYTES:
         return f"Rejected:\nthe file is larger than the limit of {MAX_FILE_BYTES} bytes"
     try:
         submission = parse_submission(Path(path).read_bytes())
-        if space and username:
-            submission = service.with_submitter(submission, username)
-        return hub_sync.submit_recorded(store, submission).message
+        return hub_sync.submit_as(store, submission, username, space).message
     except SubmissionRejected as error:
         return "Rejected:\n" + "\n".join(error.reasons)
     except RRError as error:
@@ -83,10 +81,25 @@ def download(store: hub_sync.Store, dataset: str, strength: str, band: str, sour
     return str(present.write_csv(rows, folder / "leaderboard.csv"))
 
 
-def pending(store: hub_sync.Store) -> Any:
-    """The moderation queue: submissions waiting for an admin."""
-    subs = run_transaction(store.factory, lambda s: service.list_submissions(s, status="pending"))
-    return present.pending_frame(subs)
+def pending(store: hub_sync.Store, token: str | None, user: str | None = None) -> tuple[str, Any]:
+    """The moderation queue for an admin (a message and an empty table for anyone else)."""
+    try:
+        subs = hub_sync.pending_for_admin(store, token, user)
+    except RRError as error:
+        return str(error), present.pending_frame([])
+    return f"{len(subs)} submissions wait for approval.", present.pending_frame(subs)
+
+
+def _submission_number(value: float | str | None) -> int:
+    """The submission number typed in the admin panel; RRError says what is allowed."""
+    top = service.MAX_SUBMISSION_ID
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        number = math.nan
+    if not (math.isfinite(number) and number == int(number) and 1 <= number <= top):
+        raise RRError(f"Enter a submission number: a whole number from 1 to {top}.")
+    return int(number)
 
 
 def moderate(
@@ -97,16 +110,14 @@ def moderate(
     reason: str,
     user: str | None = None,
 ) -> tuple[str, Any]:
-    """One admin action; returns its message and the refreshed queue."""
-    if submission_id is None:
-        return "Enter a submission number.", pending(store)
+    """One admin action; returns its message and, for an admin, the refreshed queue."""
     try:
         message = hub_sync.moderate_recorded(
-            store, int(submission_id), action, token, reason or "", username=user
+            store, _submission_number(submission_id), action, token, reason or "", username=user
         )
     except RRError as error:
-        message = str(error)
-    return message, pending(store)
+        return str(error), present.pending_frame([])
+    return message, pending(store, token, user)[1]
 
 
 def _submitter(store: hub_sync.Store, space: bool) -> Callable[..., str]:
@@ -125,19 +136,21 @@ def _submitter(store: hub_sync.Store, space: bool) -> Callable[..., str]:
 
 
 def _moderator(store: hub_sync.Store, space: bool, action: str) -> Callable[..., tuple[str, Any]]:
-    """The callback of one admin button; on a Space a listed admin needs no token."""
+    """The callback of one admin button ("pending" lists the queue); on a Space a listed admin
+    needs no token."""
+
+    def act(token, submission_id, reason, user=None) -> tuple[str, Any]:
+        if action == "pending":
+            return pending(store, token, user)
+        return moderate(store, action, token, submission_id, reason, user)
+
     if space:
 
-        def act(
-            token: str, submission_id: float | None, reason: str, profile: gr.OAuthProfile | None
-        ) -> tuple[str, Any]:
-            user = profile.username if profile else None
-            return moderate(store, action, token, submission_id, reason, user)
+        def act_signed_in(token, submission_id, reason, profile: gr.OAuthProfile | None):
+            return act(token, submission_id, reason, profile.username if profile else None)
 
-        return act
-    return lambda token, submission_id, reason: moderate(
-        store, action, token, submission_id, reason
-    )
+        return act_signed_in
+    return act
 
 
 @dataclass(frozen=True)
@@ -177,7 +190,7 @@ def _submit_form(space: bool) -> tuple[Any, Any, Any]:
     with gr.Accordion("Submit results", open=False):
         if space:
             gr.LoginButton()
-            gr.Markdown(SIGN_IN)
+            gr.Markdown(hub_sync.SIGN_IN)
         gr.Markdown(
             "Upload a JSON file made by `rrdemo export RUN.jsonl` (schema version 1 or 2, at "
             "most 1 MiB, UTF-8). It is checked now and listed after an admin approves it."
@@ -198,6 +211,7 @@ def _admin_panel(space: bool) -> _Admin:
             reason = gr.Textbox(label="reason (recorded)")
         with gr.Row():
             buttons = {
+                "pending": gr.Button("Show pending"),
                 "approve": gr.Button("Approve"),
                 "reject": gr.Button("Reject"),
                 "delete": gr.Button("Delete", variant="stop"),
@@ -232,7 +246,7 @@ def build_leaderboard_tab(store: hub_sync.Store) -> None:
     submit_button.click(
         _submitter(store, space), upload, submit_status, api_name="leaderboard_submit"
     ).then(show, filters, views, api_visibility="private")
-    for action in ACTIONS:
+    for action in ("pending", *ACTIONS):
         admin.buttons[action].click(
             _moderator(store, space, action),
             inputs=admin.inputs,
@@ -240,6 +254,5 @@ def build_leaderboard_tab(store: hub_sync.Store) -> None:
             api_name=f"leaderboard_{action}",
         ).then(show, filters, views, api_visibility="private")
     page = gr.context.Context.root_block
-    if page is not None:  # the board and the queue are read when the page loads, not now
+    if page is not None:  # the board is read when the page loads, not now
         page.load(show, inputs=filters, outputs=views, api_visibility="private")
-        page.load(lambda: pending(store), outputs=admin.queue, api_name="leaderboard_pending")

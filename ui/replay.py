@@ -28,6 +28,7 @@ from rrdemo.replay import (
 )
 from rrdemo.runs.log import read_log
 from ui import render
+from ui.errors import user_error
 from ui.render import Throttle
 from ui.state import ARENA_FIELDS, ArenaRequest, ArenaState
 
@@ -232,13 +233,13 @@ def build_replay(
 
 
 def _plain(fn: Callable) -> Callable:
-    """`fn` with an RRError shown to the user as one plain message."""
+    """`fn` with any error shown to the user as one plain message (`ui.errors.user_error`)."""
 
     def call(*args):
         try:
             return fn(*args)
-        except RRError as exc:
-            raise gr.Error(str(exc), print_exception=False) from None
+        except Exception as exc:  # plain text, escaped once, never a server path or traceback
+            raise user_error(exc, "replay") from None
 
     return call
 
@@ -249,8 +250,8 @@ def _streamed(fn: Callable[..., Iterator]) -> Callable[..., Iterator]:
     def call(*args):
         try:
             yield from fn(*args)
-        except RRError as exc:
-            raise gr.Error(str(exc), print_exception=False) from None
+        except Exception as exc:  # plain text, escaped once, never a server path or traceback
+            raise user_error(exc, "replay") from None
 
     return call
 

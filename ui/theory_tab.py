@@ -19,6 +19,7 @@ from rrdemo.theory import (
     largest_k,
     stability_bound,
 )
+from ui.errors import user_error
 
 EXPLAINER = r"""
 **Stability bound (appendix B).** Over one RR turn of K tokens an honest agent removes at least
@@ -108,8 +109,10 @@ def _update(gamma_h: float, drift_percent: float, k: float, k_max: float):
         drift = float(drift_percent) / 100
         k, k_max = int(k), max(int(k_max), int(k))
         return bound_figure(float(gamma_h), drift, k, k_max), bound_text(float(gamma_h), drift, k)
-    except RRError as exc:
-        raise gr.Error(str(exc), print_exception=False) from None
+    except (ValueError, OverflowError, TypeError) as exc:  # RRError is a ValueError
+        if not isinstance(exc, RRError):
+            exc = RRError("gamma_h, drift and K must be finite numbers within the sliders' ranges")
+        raise user_error(exc, "plot") from None
 
 
 def build_theory_tab() -> None:

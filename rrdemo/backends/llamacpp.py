@@ -34,6 +34,7 @@ whose next-token entropy passes the threshold (that token is then not written).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import time
@@ -141,6 +142,11 @@ class LlamaCppBackend(Backend):
                 self._ll.llama_free(self._ctx)
                 self._ll.llama_model_free(self._model)
                 self._ctx = self._model = None
+
+    def __del__(self) -> None:
+        # A model the pool unloaded frees its weights once the last run holding it ends.
+        with contextlib.suppress(Exception):
+            self.close()
 
     # -- prompts and tokens ----------------------------------------------------------------------
     def render_prompt(self, user: str, system: str | None = None) -> str:

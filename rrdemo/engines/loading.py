@@ -19,6 +19,7 @@ from rrdemo.engines.registry import (
     ModelInfo,
     gguf_path,
     locate_shipped,
+    public_model,
     resolve,
     shipped_gguf,
 )
@@ -86,14 +87,37 @@ def _load_shipped(info: ModelInfo, gguf: Path | None):
     return model.to(device=device, dtype=_torch_dtype(dtype)), tokenizer
 
 
+# What a hub-only load fetches: configs, tokenizers, chat templates and safetensors weights.
+HUB_FILES = ["*.json", "*.safetensors", "*.model", "*.txt", "*.tiktoken", "*.jinja"]
+
+
+def _hub_snapshot(info: ModelInfo, revision: str | None) -> str:
+    """The hub's copy of `info.hub_id` (downloaded, or from the HF cache), never a local folder."""
+    from huggingface_hub import snapshot_download
+
+    try:
+        return snapshot_download(info.hub_id, revision=revision, allow_patterns=HUB_FILES)
+    except Exception as exc:  # not on the hub, gated, offline and not cached, bad revision
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+        hint = (
+            "HF_HUB_OFFLINE=1 forbids downloading it and it is not cached; "
+            if hub_offline()
+            else ""
+        )
+        raise RRError(
+            f"could not load model {info.name!r} from the Hugging Face hub: {hint}{first}"
+        ) from None
+
+
 def _load_pretrained(info: ModelInfo, revision: str | None, source: str):
     """`from_pretrained` of a hub id (downloaded or from the HF cache) or a local folder."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     device, dtype = _device_dtype()
+    where = _hub_snapshot(info, revision) if info.hub_only else info.hub_id
     try:
-        tokenizer = AutoTokenizer.from_pretrained(info.hub_id, revision=revision)
-        model = AutoModelForCausalLM.from_pretrained(info.hub_id, revision=revision, dtype=dtype)
+        tokenizer = AutoTokenizer.from_pretrained(where, revision=revision)
+        model = AutoModelForCausalLM.from_pretrained(where, revision=revision, dtype=dtype)
     except OSError as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         shipped = ", ".join(n for n, i in REGISTRY.items() if i.offline)
@@ -156,15 +180,21 @@ def _load_llamacpp(info: ModelInfo, revision: str | None, backend_options: dict)
 
 
 def load_backend(
-    name: str, revision: str | None = None, backend: str = "transformers", **backend_options
+    name: str,
+    revision: str | None = None,
+    backend: str = "transformers",
+    *,
+    public: bool = False,
+    **backend_options,
 ) -> Backend:
     """Load one model with the engine `backend` (use a `ModelPool` to share it).
 
     A registry entry with a shipped file loads from it (or its converted copy) when installed,
     else from the hub by its `hub_id`; a folder loads as a local folder. `backend.loaded_from`
     says which ("shipped file" | "hub" | "local folder"). The llamacpp engine runs GGUF files only.
+    `public` (names typed in the web app) allows only what `public_model` allows.
     """
-    info = resolve(name)
+    info = public_model(name) if public else resolve(name)
     if backend == "llamacpp":
         return _load_llamacpp(info, revision, backend_options)
     if backend != "transformers":
@@ -178,7 +208,7 @@ def load_backend(
         loaded = _load_shipped(info, shipped_gguf(info))
         source = SHIPPED
     if loaded is None:
-        source = LOCAL if Path(info.hub_id or "").is_dir() else HUB
+        source = LOCAL if not info.hub_only and Path(info.hub_id or "").is_dir() else HUB
         loaded = _load_pretrained(info, revision, source)
     model, tokenizer = loaded
     log.info("model %s loaded from: %s (%s)", info.name, source, model.device)

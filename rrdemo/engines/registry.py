@@ -1,13 +1,16 @@
 """The models users can name: registry entries, hub ids, local folders and `.gguf` files.
 
 Offline entries ship as GGUF files inside PyPI packages; `shipped_gguf` finds the file when its
-package is installed (never at import time).
+package is installed (never at import time). The command line may name anything (`resolve`); the
+web app only registry names and hub ids (`public_model`), plus paths inside the folders an
+operator lists in `RRDEMO_MODEL_DIRS`, so a visitor can neither load nor probe the server's files.
 """
 
 from __future__ import annotations
 
 import importlib.metadata
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +34,9 @@ class ModelInfo:
     # The official GGUF copy on the hub (repo, file): without the shipped file, llama.cpp loads it
     # from there; transformers loads `hub_id` (the safetensors repo) as for any hub model.
     hub_gguf: tuple[str, str] | None = None
+    # Named from the web app: weights come from the hub (its cache), never from a local folder
+    # that happens to have the same relative path as the hub id.
+    hub_only: bool = False
 
 
 def thinking_for(name: str) -> bool:
@@ -180,6 +186,49 @@ def resolve(name: str) -> ModelInfo:
         f"unknown model {name!r}; use a hub id (org/name), a local folder, or one of: "
         f"{', '.join(REGISTRY)} (`python -m rrdemo.engines` describes them)"
     )
+
+
+MODEL_DIRS_ENV = "RRDEMO_MODEL_DIRS"  # folders (os.pathsep-separated) the web app may load from
+# A hub id as the hub allows it: org/name, letters, digits, '.', '_', '-', at most 96 each.
+_HUB_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,95}/[A-Za-z0-9][A-Za-z0-9._-]{0,95}")
+
+
+def refused(name: str) -> str:
+    """The one message for every model name the web app refuses; it depends on the name only,
+    never on what exists on the server."""
+    shown = (name or "").strip()[:200]
+    return (
+        f"model {shown!r} is not allowed here: name one of {', '.join(REGISTRY)} or a Hugging "
+        "Face hub id (org/name); local files and folders are for the command line"
+    )
+
+
+def _allowed_folder(name: str) -> bool:
+    """Whether `name` is a path inside a folder listed in `RRDEMO_MODEL_DIRS` (read when called;
+    symlinks and '..' resolved first, so nothing outside those folders qualifies)."""
+    folders = [f for f in os.environ.get(MODEL_DIRS_ENV, "").split(os.pathsep) if f.strip()]
+    if not folders or "\0" in name:
+        return False
+    target = os.path.realpath(name)
+    for folder in folders:
+        root = os.path.realpath(folder.strip())
+        if os.path.commonpath([root, target]) == root and target != root:
+            return True
+    return False
+
+
+def public_model(name: str) -> ModelInfo:
+    """The entry for a model named in the web app: a registry name, a hub id (loaded from the hub
+    only) or a path inside an operator's `RRDEMO_MODEL_DIRS`. Anything else is refused with
+    `refused(name)`, the same text whether or not such a file exists."""
+    name = (name or "").strip()
+    if name in REGISTRY or name.lower() in {k.lower() for k in REGISTRY}:
+        return resolve(name)
+    if _allowed_folder(name):
+        return resolve(name)
+    if _HUB_ID.fullmatch(name) and ".." not in name and not name.lower().endswith(".gguf"):
+        return ModelInfo(name, f"{name} (hub id)", hub_id=name, hub_only=True)
+    raise RRError(refused(name))
 
 
 def gguf_path(info: ModelInfo, revision: str | None = None) -> Path | None:

@@ -168,7 +168,8 @@ def test_commit_scheduler_pushes_only_new_append_only_files(
 
 
 def test_space_submissions_carry_the_signed_in_username(lb_env: str, tmp_path: Path) -> None:
-    from ui.leaderboard_tab import SIGN_IN, submit_file
+    from leaderboard.hub_sync import SIGN_IN
+    from ui.leaderboard_tab import submit_file
 
     store = hub_sync.open_store()
     path = tmp_path / "sub.json"

@@ -155,7 +155,10 @@ def test_admin_actions_need_the_token_and_are_audited(
     with pytest.raises(RRError, match="no LEADERBOARD_ADMIN_TOKEN set"):
         act("approve", "anything")
     monkeypatch.setenv("LEADERBOARD_ADMIN_TOKEN", "correct horse")
-    for wrong in (None, "", "correct", "correct horse "):
+    for missing in (None, ""):
+        with pytest.raises(RRError, match="Give the admin token"):
+            act("approve", missing)
+    for wrong in ("correct", "correct horse ", "\ud800"):
         with pytest.raises(RRError, match="admin token is wrong"):
             act("approve", wrong)
     assert run_transaction(factory, service.audit_log) == []

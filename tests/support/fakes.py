@@ -103,6 +103,9 @@ class FakePool:
     def __init__(self, *backends: FakeBackend) -> None:
         self.backends = {b.name: b for b in backends}
 
+    def admit(self, name: str) -> None:
+        pass  # every name is served by a fake
+
     def get(self, name: str, revision: str | None = None, backend: str = "transformers") -> Backend:
         return self.backends[name]
 

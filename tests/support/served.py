@@ -1,13 +1,18 @@
-"""The real app served on a free port, with its own data dir and database, for one test module."""
+"""The real app served on a free loopback port for a test module, with its own data and DB."""
 
 from __future__ import annotations
 
 import contextlib
 import socket
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from leaderboard import hub_sync
+
+TOKEN = "sesame"  # the admin token of a served app
 
 
 def free_port() -> int:
@@ -16,18 +21,42 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@contextlib.contextmanager
-def served_app(pool, folder: Path) -> Iterator[str]:
-    """build_demo(pool) launched on 127.0.0.1; yields its URL and closes it afterwards."""
+def rss_bytes() -> int:
+    """This process's resident memory (the served app runs in it)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    raise AssertionError("no VmRSS in /proc/self/status")
+
+
+@dataclass
+class ServedApp:
+    url: str
+    pool: object
+    store: hub_sync.Store
+    folder: Path  # holds leaderboard.db and data/
+    demo: object
+
+
+def serve_app(pool, folder: Path) -> Iterator[ServedApp]:
+    """`app.build_demo(pool)` launched as `python app.py` launches it (`app.serve`)."""
     import app
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("RRDEMO_DATA_DIR", str(folder / "data"))
         mp.setenv("LEADERBOARD_DB_URL", f"sqlite:///{folder / 'leaderboard.db'}")
-        demo = app.build_demo(pool=pool)
+        mp.setenv("LEADERBOARD_ADMIN_TOKEN", TOKEN)
+        store = hub_sync.open_store()
+        demo = app.build_demo(pool=pool, leaderboard=store)
         port = free_port()
-        demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
+        app.serve(demo, "127.0.0.1", port, prevent_thread_lock=True, quiet=True)
         try:
-            yield f"http://127.0.0.1:{port}/"
+            yield ServedApp(f"http://127.0.0.1:{port}/", pool, store, folder, demo)
         finally:
             demo.close()
+
+
+@contextlib.contextmanager
+def served_app(pool, folder: Path) -> Iterator[str]:
+    """`serve_app` as a context manager that yields only the URL."""
+    yield from (app.url for app in serve_app(pool, folder))

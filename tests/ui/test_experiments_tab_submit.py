@@ -11,7 +11,7 @@ import pytest
 from leaderboard.hub_sync import Store, open_store
 from leaderboard.service import board_rows
 from rrdemo.errors import RRError
-from ui.experiments_tab import submit_sweep
+from ui.sweep_submit import submit_sweep
 
 LOG = Path(__file__).resolve().parents[2] / "assets" / "experiment_small.jsonl"  # a real sweep log
 

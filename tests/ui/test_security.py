@@ -1,0 +1,210 @@
+"""A hostile visitor against the real app on a real port (gradio_client and plain HTTP).
+
+Every attack of docs/security.md is replayed: server paths, uploaded GGUF files and the
+leaderboard's own database named as models (Arena, per-agent lines, Experiments), oversized
+uploads, a sweep submission without a sweep, HTML in messages, out-of-range numbers, token
+guessing, a full model queue. Each must be refused with a plain message that reveals nothing about
+the server's files, load nothing, and leave the leaderboard's rows as they were. No model is
+loaded here: the refusals come before any load, and the queue is filled with scripted agents.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from collections.abc import Iterator
+from dataclasses import replace
+
+import pytest
+
+from leaderboard import hub_sync, service
+from leaderboard.db import run_transaction
+from rrdemo.engines.pool import ModelPool
+from tests.support.fakes import fake_pool
+from tests.support.samples import db_checksum
+from tests.support.served import TOKEN, ServedApp, rss_bytes, serve_app
+from ui.state import ARENA_FIELDS, ArenaRequest
+
+TINY = ArenaRequest(model="smollm2", n=3, c=1, k=8, m=0, max_tokens=16, task="logic3")
+REFUSED = "is not allowed here"
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory) -> Iterator[ServedApp]:
+    """The app as a Space serves it: a public pool that keeps one model."""
+    yield from serve_app(ModelPool(public=True, max_models=1), tmp_path_factory.mktemp("app"))
+
+
+@pytest.fixture(scope="module")
+def client(served: ServedApp):
+    from gradio_client import Client
+
+    return Client(served.url, verbose=False, download_files=False)
+
+
+def _run_args(request: ArenaRequest) -> list:
+    return [getattr(request, name) for name in ARENA_FIELDS]
+
+
+def _refusal(call) -> str:
+    """The message a refused call shows (the test fails when the call is not refused)."""
+    from gradio_client.exceptions import AppError, ValidationError
+
+    with pytest.raises((AppError, ValidationError)) as refused:
+        call()
+    message = str(refused.value)
+    assert "Traceback" not in message
+    return message
+
+
+def _upload(url: str, name: str, content: bytes):
+    import httpx
+
+    files = [("files", (name, content, "application/octet-stream"))]
+    return httpx.post(url + "gradio_api/upload", files=files, timeout=60)
+
+
+def _raw_call(url: str, api: str, raw_json: str) -> str:
+    """Call `api` with a JSON body as written (clients cannot send a lone surrogate); returns the
+    server's streamed reply as text."""
+    import httpx
+
+    headers = {"content-type": "application/json"}
+    posted = httpx.post(f"{url}gradio_api/call/{api}", content=raw_json, headers=headers)
+    event = posted.json()["event_id"]
+    return httpx.get(f"{url}gradio_api/call/{api}/{event}", timeout=60).text
+
+
+def _model_names(served: ServedApp, uploaded: str) -> dict[str, str]:
+    """Names a visitor might type, paired with a twin that differs only in whether it exists."""
+    db = served.folder / "leaderboard.db"
+    return {
+        "/etc": "/etc-missing",
+        "/etc/passwd": "/etc/passwd-missing",
+        uploaded: uploaded + ".missing.gguf",
+        str(db): str(db) + "-missing",
+        "data/leaderboard.db.gguf": "data/missing.db.gguf",
+        "../../../../etc/hostname": "../../../../etc/missing",
+        "./": "./missing/",
+    }
+
+
+def test_model_names_reach_no_file_and_reveal_none(client, served: ServedApp) -> None:
+    before_rows = run_transaction(served.store.factory, db_checksum)
+    before_rss = rss_bytes()
+    small = _upload(served.url, "model.gguf", b"GGUF" + b"\0" * 4096)
+    assert small.status_code == 200
+    uploaded = small.json()[0]
+    big = _upload(served.url, "big.gguf", b"GGUF" + b"\0" * (3 * 2**20))  # over MAX_UPLOAD
+    assert big.status_code == 413
+    tried = refused = 0
+    for name, twin in _model_names(served, uploaded).items():
+        replies = []
+        for typed in (name, twin):
+            for request in (
+                replace(TINY, model=typed),
+                replace(TINY, ensemble="per agent", agents=f"{typed}, honest"),
+            ):
+                replies.append(
+                    _refusal(lambda r=request: client.predict(*_run_args(r), api_name="/run"))
+                )
+            settings = [["logic3"], typed, "0c1t", ["strong"], 4, 8, 1, 0, ["static"]]
+            replies.append(_refusal(lambda s=settings: client.predict(*s, api_name="/sweep")))
+        tried += len(replies)
+        refused += sum(REFUSED in reply for reply in replies)
+        # One text for a name that exists on the server and for its missing twin: no oracle.
+        shapes = {reply.replace(twin, "NAME").replace(name, "NAME") for reply in replies}
+        assert len(shapes) == 1, shapes
+        assert not any(root in shape for shape in shapes for root in ("/tmp", "/etc", "/work"))
+    assert refused == tried == 7 * 6
+    assert served.pool.loaded() == []  # nothing was opened, parsed or loaded
+    assert rss_bytes() - before_rss < 64 * 2**20
+    assert run_transaction(served.store.factory, db_checksum) == before_rows
+    # An outside reader (the CLI) sees exactly what the app sees: the app's locks were kept.
+    outside = service.open_leaderboard(f"sqlite:///{served.folder / 'leaderboard.db'}")
+    assert run_transaction(outside, db_checksum) == before_rows
+
+
+def test_messages_are_plain_text_and_numbers_out_of_range_are_named(client) -> None:
+    html = '<a href="https://example.com">x</a><img src=x><form>'
+    message = _refusal(
+        lambda: client.predict(*_run_args(replace(TINY, model=html)), api_name="/run")
+    )
+    assert "<a" not in message and "&lt;a href" in message  # escaped once: the page shows text
+    for seed in (2**70, -1):
+        message = _refusal(
+            lambda s=seed: client.predict(*_run_args(replace(TINY, seed=s)), api_name="/run")
+        )
+        assert "seed must be a whole number from 0 to 2147483647" in message
+    for number in (2**63, -5):
+        reply, queue = client.predict(TOKEN, number, "", api_name="/leaderboard_delete")
+        assert "whole number from 1 to" in reply and queue["data"] == []
+
+
+def test_submissions_need_a_sweep_of_this_session(client, served: ServedApp) -> None:
+    before = run_transaction(served.store.factory, db_checksum)
+    message = _refusal(lambda: client.predict("mallory", api_name="/submit_sweep"))
+    assert "run a sweep first" in message
+    assert run_transaction(served.store.factory, db_checksum) == before
+
+
+def test_pending_is_private_and_token_guessing_is_paused(client, served: ServedApp) -> None:
+    served.store.guard = hub_sync.TokenGuard(limit=5, window=60, pause=60)
+    reply, queue = client.predict("", None, "", api_name="/leaderboard_pending")
+    assert "token" in reply and queue["data"] == []
+    lone_surrogate = _raw_call(served.url, "leaderboard_approve", '{"data": ["\\ud800", 1, ""]}')
+    assert "token is wrong" in lone_surrogate and "event: complete" in lone_surrogate
+    replies = [
+        client.predict(guess, 1, "", api_name="/leaderboard_approve")[0]
+        for guess in ("a", "' OR 1=1 --", "x" * 10_000, "é", TOKEN)
+    ]
+    assert all("token is wrong" in r for r in replies[:4])
+    assert "Too many wrong admin tokens" in replies[4]  # even the right one waits now
+    rows = run_transaction(served.store.factory, lambda s: service.list_submissions(s))
+    assert {r.status for r in rows} == {"approved"}  # the paper's tables, untouched
+
+
+@pytest.fixture(scope="module")
+def slow_app(tmp_path_factory) -> Iterator[ServedApp]:
+    """The app with scripted agents that take a while: runs wait in the queue."""
+    yield from serve_app(fake_pool(delay=5.0), tmp_path_factory.mktemp("slow"))
+
+
+def test_one_visitor_cannot_fill_the_queue_and_cheap_reads_still_answer(slow_app) -> None:
+    from gradio_client import Client
+
+    from ui.queue_limits import GENERATION_PER_SESSION, GENERATION_TOTAL, generation_events
+
+    def waiting_or_running() -> int:
+        return len(generation_events(slow_app.demo._queue))
+
+    request = replace(TINY, model="obey", n=3, c=1, max_tokens=64)
+    clients = [
+        Client(slow_app.url, verbose=False, download_files=False)
+        for _ in range(GENERATION_TOTAL // GENERATION_PER_SESSION + 1)
+    ]
+    jobs = []
+    try:
+        for visitor in clients[:-1]:
+            jobs += [visitor.submit(*_run_args(request), api_name="/run") for _ in range(2)]
+        deadline = time.monotonic() + 60
+        while waiting_or_running() < GENERATION_TOTAL and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert waiting_or_running() == GENERATION_TOTAL
+        # A third run of one visitor, then anyone's run past the total, are refused, saying why.
+        extra = clients[0].submit(*_run_args(request), api_name="/run")
+        assert "You already have 2 runs" in _refusal(lambda: extra.result(timeout=60))
+        late = clients[-1].submit(*_run_args(request), api_name="/run")
+        assert "model queue is full" in _refusal(lambda: late.result(timeout=60))
+        # Meanwhile every cheap read answers at once.
+        _, text = clients[-1].predict(0.03, 0.4, 100, 1000, api_name="/theory")
+        assert "66.0%" in text
+        ranking, board, _ = clients[-1].predict(
+            "all", "all", "all", "all", api_name="/leaderboard_refresh"
+        )
+        assert board["data"] and os.environ.get("SPACE_ID") is None
+    finally:
+        for job in reversed(jobs):  # the waiting ones first; the running one stops after a call
+            with contextlib.suppress(Exception):
+                job.cancel()
