@@ -80,3 +80,18 @@ def test_the_app_opens_the_leaderboard_once_for_both_tabs(monkeypatch):
     app.build_demo(pool=ModelPool())
     assert len(opened) == 1 and handed == [("sweep", opened[0]), ("board", opened[0])]
     opened[0].factory.kw["bind"].dispose()
+
+
+def test_on_a_space_a_sweep_needs_a_login_and_is_credited_to_it(store, tmp_path: Path):
+    with pytest.raises(RRError, match="Sign in with Hugging Face"):
+        submit_sweep(store, str(LOG), "typed name", None, space=True)
+    assert submit_sweep(store, str(LOG), "typed name", "alice", space=True).startswith("Accepted")
+    with store.factory() as session:
+        assert {
+            r.submitter for r in board_rows(session, include_all=True) if r.status == "pending"
+        } == {"alice"}
+    broken = tmp_path / "sweep.jsonl"
+    broken.write_text("not a log\n")
+    with pytest.raises(RRError) as refused:
+        submit_sweep(store, str(broken), "tester")
+    assert str(tmp_path) not in str(refused.value) and "sweep.jsonl" in str(refused.value)
