@@ -14,7 +14,15 @@ from html import escape
 
 import gradio as gr
 
-from rrdemo.config import ADVERSARIES, EOS_POLICIES, ORDERS, PROMPT_STYLES, STRENGTHS
+from rrdemo.config import (
+    ADVERSARIES,
+    EOS_POLICIES,
+    INTERACTIVE_DEFAULTS,
+    MODEL_DEFAULTS,
+    ORDERS,
+    PROMPT_STYLES,
+    STRENGTHS,
+)
 from rrdemo.corruption import TEMPLATES
 from rrdemo.engines.registry import REGISTRY
 from rrdemo.errors import RRError
@@ -97,7 +105,8 @@ def _ensemble(default: ArenaRequest, c: Components) -> gr.Markdown:
         value=default.model,
         label="Model (all agents)",
         allow_custom_value=True,
-        info="offline: smollm2, gemma3-270m; others need the hub",
+        info="offline: smollm2, gemma3-270m, qwen2.5-coder-0.5b/1.5b (these reason step by "
+        "step: picking one sets its prompt style, K and L); others need the hub",
     )
     with gr.Row():
         c["n"] = gr.Slider(1, MAX_AGENTS_UI, value=default.n, step=1, label="N agents")
@@ -253,9 +262,39 @@ def _show_what_is_used(c: Components) -> None:
     )
 
 
+def model_settings(model: str, task: str) -> tuple[int, int, str]:
+    """(K, L, prompt style) the front ends start from for `model` on `task`
+    (`rrdemo.config.MODEL_DEFAULTS`: the Qwen models reason step by step)."""
+    d = INTERACTIVE_DEFAULTS.for_models([model or ""], task)
+    return d.k, d.max_tokens, d.prompt_style
+
+
+def _task_length(model: str, task: str, current: int) -> int:
+    """L for `task` when the model has its own per-task L; else the user's L stays."""
+    if (model or "").strip().lower() not in MODEL_DEFAULTS:
+        return current
+    return model_settings(model, task)[1]
+
+
 def wire_controls(controls: Controls) -> None:
     """The helpers follow the controls; hidden controls appear when a choice needs them."""
     c = controls.fields
+    # A model's own defaults: picking it sets K, L and the prompt style; a task sets its L.
+    # `.input`, not `.change`: a preset or a recording that fills the controls keeps its values.
+    c["model"].input(
+        model_settings,
+        [c["model"], c["task"]],
+        [c["k"], c["max_tokens"], c["prompt_style"]],
+        queue=False,
+        api_visibility="private",
+    )
+    c["task"].input(
+        _task_length,
+        [c["model"], c["task"], c["max_tokens"]],
+        c["max_tokens"],
+        queue=False,
+        api_visibility="private",
+    )
     question = [c["task"], c["question_index"], c["custom_question"], c["custom_gold"]]
     _on_change(question, _preview, question, controls.preview)
     controls.shuffle.click(
