@@ -112,11 +112,16 @@ def test_the_gallery_follows_its_rule_and_is_not_cherry_picked() -> None:
     verdicts = []
     for setting in gallery.settings:
         log = cached_log(setting.log)
-        assert list(setting.questions) == first_questions(log, setting.condition, 3)
+        # the first (up to 3) finished questions; a sweep that has since gone on keeps its prefix
+        assert 1 <= len(setting.questions) <= 3
+        assert list(setting.questions) == first_questions(
+            log, setting.condition, len(setting.questions)
+        )
         verdicts += [setting.unit(q).done["votes"]["RRMaj"]["correct"] for q in setting.questions]
     assert True in verdicts and False in verdicts  # RRMaj fails in the gallery too
     first = gallery.settings[0]
-    assert first.unit(first.questions[0]).provenance().startswith("smollm2 · 2026-")
+    model = cached_log(first.log).conditions[first.condition]["ensemble"]
+    assert first.unit(first.questions[0]).provenance().startswith(f"{model} · 2026-")
 
 
 def test_a_broken_manifest_says_what_is_missing(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from rrdemo.gallery import load_gallery
+from rrdemo.gallery import cached_log, load_gallery
 from tests.support.served import served_app
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets"
@@ -32,7 +32,7 @@ def client(fresh_pool, tmp_path_factory) -> Iterator:
 
 def test_a_gallery_replay_streams_the_recorded_run(client, fresh_pool) -> None:
     setting = load_gallery().settings[0]
-    qid = setting.questions[1]
+    qid = setting.questions[-1]
     unit = setting.unit(qid)
     job = client.submit(f"0/{qid}", api_name="/replay")
     frames = list(job)
@@ -41,7 +41,8 @@ def test_a_gallery_replay_streams_the_recorded_run(client, fresh_pool) -> None:
     assert len(records) > 5  # streamed, not one final frame
     assert [r["events"] for r in records] == sorted(r["events"] for r in records)
     assert all(r["recorded"] == unit.provenance() for r in records)
-    assert all(frame[0].startswith("**Recorded** · smollm2 · 2026-") for frame in frames)
+    model = cached_log(setting.log).conditions[setting.condition]["ensemble"]
+    assert all(frame[0].startswith(f"**Recorded** · {model} · 2026-") for frame in frames)
     assert "Recorded" in frames[-1][2] and "Recorded" in frames[-1][3]  # both panels say it
     final = records[-1]
     for method in ("MAJ", "RRMaj"):
