@@ -170,6 +170,7 @@ def _answer(record: dict) -> AnswerExtracted:
         n_tokens=record["n_tokens"],
         finish_reason=record["finish_reason"],
         text="".join(c["text"] for c in record["chunks"]),
+        key=record.get("vote_key"),
     )
 
 

@@ -49,11 +49,13 @@ def test_preset_streams_coloured_chunks(browser_page, served_app: str, tmp_path:
     page = browser_page
     page.goto(served_app, wait_until="domcontentloaded")
     page.locator("#rr-run").wait_for(timeout=60_000)
-    # One click: the preset fills the controls and starts MAJ and RRMaj.
+    # One click: the preset fills the controls and plays its recorded MAJ and RRMaj run.
     page.locator("#rr-preset-0").click()
     # Corrupted chunks stream into the RRMaj panel; honest agents' answers into the MAJ panel.
     page.locator("#rr-rrmaj .rr-chunk.rr-corrupted").first.wait_for(timeout=300_000)
     page.locator("#rr-maj .rr-chunk.rr-honest").first.wait_for(timeout=300_000)
+    # a preset replays its recording; read the colours once its panels stop being redrawn
+    page.locator("#rr-rrmaj .rr-vote").wait_for(timeout=300_000)
     corrupted = page.locator("#rr-rrmaj .rr-chunk.rr-corrupted").first
     background = corrupted.evaluate("el => getComputedStyle(el).backgroundColor")
     assert background not in ("", "rgba(0, 0, 0, 0)", "transparent")  # really coloured

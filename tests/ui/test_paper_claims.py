@@ -94,7 +94,7 @@ def test_both_wordings_of_the_strong_injection_are_named() -> None:
 def test_the_defaults_say_which_settings_are_the_papers() -> None:
     """K = 100 and M = N are the paper's; L, the shuffled order and the temperature are ours."""
     assert "designated agent $i = t \\bmod N$" in PAPER
-    assert not hasattr(rrdemo.config, "EXPERIMENT_DEFAULTS")
+    assert not hasattr(rrdemo.config, "PAPER_DEFAULTS")
     assert rrdemo.config.EXPERIMENT_DEFAULTS.k == 100
     order_help = _help(experiment_cli.register, "experiment", "--order")
     assert "seat order (the paper's agent t mod N)" in order_help
