@@ -40,6 +40,9 @@ from rrdemo.errors import RRError
 HERE = Path(__file__).resolve().parent
 MODELS = ("smollm2", "qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b")
 START, END = "<!-- bench:floor:start -->", "<!-- bench:floor:end -->"
+# What the timings read: wall seconds (a quiet machine), or this process's CPU seconds
+# (`--clock cpu`: a shared machine, with one llama.cpp thread, which computes in this thread).
+CLOCK = [time.perf_counter]
 FILLER = " the cat sat on a warm mat near the door and looked at the rain outside"
 
 
@@ -62,14 +65,14 @@ def setting(model: str, max_tokens: int):
     return config, prepared.question, prepared.task
 
 
-def calibrate(backend, rows: int, suffix: int, round_: int) -> float:
+def calibrate(backend, rows: int, suffix: int, round_: int, repeats: int = 3) -> float:
     """Seconds per prefill token when `rows` rows, each with its prompt cached, read `suffix`
-    new tokens in one call and sample one token (a turn's prefill)."""
+    new tokens in one call and sample one token (a turn's prefill); the median of `repeats`
+    calls, each reading other words after the same prompts."""
     from rrdemo.backends.base import Finished, GenerationRequest
     from rrdemo.config import Sampling
 
     greedy = Sampling(temperature=0.0)
-    words = (FILLER * (suffix // 8 + 2)).split(" ")
     prompts = [backend.render_prompt(f"Story {round_}.{i}: write on.") for i in range(rows)]
     key = ("bench-floor", round_)
 
@@ -78,17 +81,22 @@ def calibrate(backend, rows: int, suffix: int, round_: int) -> float:
             GenerationRequest((*key, i), t, 1, greedy, 0, group=(*key, i))
             for i, t in enumerate(texts)
         ]
-        start = time.perf_counter()
+        start = CLOCK[0]()
         done = [o for o in backend.generate(requests) if isinstance(o, Finished)]
-        return time.perf_counter() - start, sum(o.prefill_tokens for o in done)
+        return CLOCK[0]() - start, sum(o.prefill_tokens for o in done)
 
     call(prompts)
-    n = suffix
-    while backend.count_tokens(" ".join(words[: n + 1])) < suffix + 1 and n < len(words) - 1:
-        n += 1
-    wall, tokens = call([p + " ".join(words[: n + 1]) for p in prompts])
+    costs = []
+    for rep in range(repeats):
+        words = FILLER.split()[rep:] + FILLER.split()[:rep]
+        words = words * (suffix // len(words) + 2)
+        n = 1
+        while backend.count_tokens(" " + " ".join(words[:n])) < suffix and n < len(words):
+            n += 1
+        wall, tokens = call([f"{p} {' '.join(words[:n])}" for p in prompts])
+        costs.append(wall / max(1, tokens))
     backend.release(key)
-    return wall / max(1, tokens)
+    return statistics.median(costs)
 
 
 def reference_decode(backend, prompt_ids: list[int], rows: int, steps: int, defaults: bool):
@@ -122,13 +130,13 @@ def reference_decode(backend, prompt_ids: list[int], rows: int, steps: int, defa
             batch.fill([(t, p, s, p == len(prompt_ids) - 1) for p, t in enumerate(prompt_ids)])
             ll.llama_decode(ctx, batch.raw)
             tokens.append(_argmax(ll, ctx, len(prompt_ids) - 1, backend.n_vocab, np))
-        start = time.perf_counter()
+        start = CLOCK[0]()
         for step in range(steps):
             batch.fill([(tokens[s], len(prompt_ids) + step, s, True) for s in range(rows)])
             if ll.llama_decode(ctx, batch.raw) != 0:
                 raise RRError("the reference loop's llama_decode failed")
             tokens = [_argmax(ll, ctx, s, backend.n_vocab, np) for s in range(rows)]
-        return rows * steps / (time.perf_counter() - start)
+        return rows * steps / (CLOCK[0]() - start)
     finally:
         batch.free()
         ll.llama_free(ctx)
@@ -152,9 +160,9 @@ def engine_decode(backend, prompt: str, rows: int, steps: int) -> float:
             GenerationRequest(("bench-tp", s), prompt, n_new, Sampling(0.0), s, group=s)
             for s in range(rows)
         ]
-        start = time.perf_counter()
+        start = CLOCK[0]()
         done = [o for o in backend.generate(requests) if isinstance(o, Finished)]
-        wall = time.perf_counter() - start
+        wall = CLOCK[0]() - start
         assert all(o.decode_tokens == n_new for o in done), "the engine stopped early"
         return wall
 
@@ -173,7 +181,7 @@ def measure(engine: str, model: str, opts, log) -> dict:
     rounds = []
     for r in range(opts.repeats):
         order = ("MAJ", "RRMaj") if r % 2 == 0 else ("RRMaj", "MAJ")
-        out = {method: run(backend, config, question, task, (method,)) for method in order}
+        out = {method: _timed(backend, config, question, task, method) for method in order}
         maj, rr = out["MAJ"], out["RRMaj"]
         extra = rr["prefill_tokens"] - maj["prefill_tokens"]
         turns = config.n_trajectories * math.ceil(config.max_tokens / config.k)
@@ -236,6 +244,13 @@ def measure(engine: str, model: str, opts, log) -> dict:
     return result
 
 
+def _timed(backend, config, question, task, method: str) -> dict:
+    """`run` with its time read on `CLOCK` (as `wall_s`)."""
+    start = CLOCK[0]()
+    out = run(backend, config, question, task, (method,))
+    return {**out, "wall_s": CLOCK[0]() - start}
+
+
 def _spread(values: list[float]) -> dict:
     return {
         "median": round(statistics.median(values), 3),
@@ -251,7 +266,7 @@ def render(results: dict) -> str:
     out = [
         f"Machine: {m['cpu']}, {m['cores']} cores, llama-cpp-python {m['llama_cpp']} "
         f"({m['llama_threads']} threads), torch {m['torch']} ({m['torch_threads']} threads); "
-        f"load average {m['load_average_start']} at start. Medians of {results['repeats']} "
+        f"load average {m['load_average_start']} at start; {results['clock']} seconds. Medians of {results['repeats']} "
         "rounds [min-max]; 3c2t strong, N = M = 5, shuffled order, seed 0, every answer and "
         "trajectory exactly L tokens.",
     ]
@@ -301,6 +316,13 @@ def main(argv: list[str] | None = None) -> int:
         "2 cores (default %(default)s; '' for none)",
     )
     p.add_argument("--steps", type=int, default=64, help="decode steps of the throughput test")
+    p.add_argument(
+        "--clock",
+        choices=("wall", "cpu"),
+        default="wall",
+        help="wall seconds, or CPU seconds of this process (a shared machine; needs "
+        "RRDEMO_LLAMA_THREADS=1)",
+    )
     p.add_argument("--no-throughput", dest="throughput", action="store_false")
     p.add_argument("--out", type=Path, default=HERE / "floor.json")
     p.add_argument("--readme", type=Path, default=HERE / "README.md")
@@ -308,8 +330,10 @@ def main(argv: list[str] | None = None) -> int:
     if opts.repeats < 1 or opts.max_tokens < 16 or opts.steps < 1:
         print("error: --repeats and --steps must be at least 1, --max-tokens 16", file=sys.stderr)
         return 2
+    CLOCK[0] = time.perf_counter if opts.clock == "wall" else time.process_time
     quick = {m for m in opts.quick_models.split(",") if m}
-    results: dict = {"machine": machine(), "repeats": opts.repeats, "models": {}}
+    results: dict = {"machine": machine(), "repeats": opts.repeats, "clock": opts.clock}
+    results["models"] = {}
     try:
         for model in (m for m in opts.models.split(",") if m):
             one = argparse.Namespace(**vars(opts))

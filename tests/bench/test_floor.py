@@ -58,6 +58,7 @@ def test_the_table_has_one_block_per_model_with_the_floor_and_the_reference():
         {
             "machine": machine,
             "repeats": 1,
+            "clock": "wall",
             "models": {"smollm2": {"llamacpp": engine}, "qwen": {"llamacpp": engine}},
         }
     )
