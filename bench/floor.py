@@ -277,7 +277,7 @@ def render(results: dict) -> str:
             f"**{model}** ({first['task']} {first['question']}, {first['prompt_style']}, "
             f"K = {first['k']}, L = {first['max_tokens']})",
             "",
-            "| engine | load, s | MAJ, s | RRMaj, s | floor, s | RRMaj / floor | RRMaj / MAJ "
+            "| engine | load (wall), s | MAJ, s | RRMaj, s | floor, s | RRMaj / floor | RRMaj / MAJ "
             "| extra prefill tokens (per row and turn) | prefill, ms/token | MAJ tok/s "
             "| decode tok/s: engine / llama.cpp defaults / engine settings | engine / defaults |",
             "|---|---|---|---|---|---|---|---|---|---|---|---|",
