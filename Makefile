@@ -58,6 +58,7 @@ format: setup
 	$(BIN)/ruff check --fix .
 
 bench: setup warm llama
+	$(BIN)/python -m bench.floor
 	$(BIN)/python -m bench.cost
 	$(BIN)/python -m bench.backends
 

@@ -111,13 +111,16 @@ def render_table(results: dict) -> str:
     return "\n".join(lines)
 
 
-def write_readme(path: Path, table: str) -> None:
-    """Put `table` between the result markers of the README (appended when they are missing)."""
+def write_readme(
+    path: Path, table: str, start: str = TABLE_START, end: str = TABLE_END, title: str = "Results"
+) -> None:
+    """Put `table` between the markers `start` and `end` of the README (a section `title` is
+    appended when they are missing)."""
     text = path.read_text() if path.exists() else "# Benchmarks\n"
-    block = f"{TABLE_START}\n{table}\n{TABLE_END}"
-    if TABLE_START in text and TABLE_END in text:
-        head, rest = text.split(TABLE_START, 1)
-        text = head + block + rest.split(TABLE_END, 1)[1]
+    block = f"{start}\n{table}\n{end}"
+    if start in text and end in text:
+        head, rest = text.split(start, 1)
+        text = head + block + rest.split(end, 1)[1]
     else:
-        text = text.rstrip("\n") + "\n\n## Results\n\n" + block + "\n"
+        text = text.rstrip("\n") + f"\n\n## {title}\n\n" + block + "\n"
     path.write_text(text)

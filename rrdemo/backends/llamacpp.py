@@ -12,17 +12,21 @@ a request of the same call: that prefix is computed once, by the first of them, 
 copy it in a second prefill wave. A cached donor whose cells the copy took almost all of is then
 dropped (in RR the next writer of the same prompt supersedes the last one), which keeps streams
 free. The rows of one call get consecutive sequence ids, so that a decode step over all of them is
-one micro-batch (`Sequences.block`; a row whose own cells sit elsewhere moves them). Each row's
-new suffix is prefilled in its own call (see `_prefill`), then every live row decodes one token
-per `llama_decode` step. Sampling (greedy, or temperature + top-p) runs in numpy with each
+one micro-batch (`Sequences.block`; a row whose own cells sit elsewhere moves them). The new
+suffixes of all rows are prefilled in one call, shorter ones padded where that saves a micro-batch
+(see `_prefill`), then every live row decodes one token per `llama_decode` step. Sampling (greedy, or temperature + top-p) runs in numpy with each
 request's own seeded generator.
 
-Why a stream per sequence (`kv_unified=False`) and no flash attention: in one shared cell pool a
-sequence's cells land wherever there is room, attention then sums them in another order, and
-greedy text could change with what else ran before; CPU flash attention sums differently for a
-one-token step than for a prefill batch. In its own stream a sequence's cells always sit in
-position order from cell 0, and plain attention does not depend on the batch, so a text depends
-only on its tokens: batched equals one by one, reused or copied prefixes equal from scratch.
+Reproducibility: the same requests in the same order give the same text, whatever ran before
+(each call's batch shapes follow from its requests alone). Why a stream per sequence
+(`kv_unified=False`) and no flash attention: in one shared cell pool a sequence's cells land
+wherever there is room, attention then sums them in another order, and greedy text could change
+with what else ran before; CPU flash attention sums differently for a one-token step than for a
+prefill batch. In its own stream a sequence's cells always sit in position order from cell 0 and
+plain attention does not depend on the batch, so a reused or copied prefix equals one computed
+from scratch. A row's text can still depend on the rows it was batched with: the CPU matrix
+kernels round a token's sums differently with the batch shape, which flips a greedy token at a
+near-tie now and then (tests/rrdemo/backends/test_llamacpp_batching.py measures how often).
 
 A request's `max_new_tokens` is a soft end: when the token that reaches it stops in the middle of
 a UTF-8 character (byte-fallback tokens carry one byte each), decoding goes on until the character
@@ -59,7 +63,7 @@ from rrdemo.backends.llamacpp_native import (
     quiet_llama_logs,
     sample_token,
 )
-from rrdemo.backends.llamacpp_rows import Row, assign, equal_suffixes
+from rrdemo.backends.llamacpp_rows import Row, assign, padded_lengths
 from rrdemo.backends.llamacpp_sequences import Sequences
 from rrdemo.backends.tokens import incomplete_tail
 from rrdemo.errors import RRError
@@ -267,40 +271,41 @@ class LlamaCppBackend(Backend):
     def _prefill(self, rows: list[Row]) -> list[int]:
         """Run the rows' uncached prompt tokens, wave by wave, and sample each first token.
 
-        Rows whose suffixes have the same length run together, in sequence-id order, as one
-        micro-batch of equal pieces (at most N_UBATCH tokens); a row of another length runs alone
-        (split at N_BATCH). Never rows of different lengths together: llama.cpp would cut each
-        sequence into other pieces than it runs alone, whose sums round differently.
+        All the rows of a wave run in one llama_decode call (several only past N_BATCH tokens),
+        in sequence-id order. llama.cpp runs a micro-batch per length among them
+        (`micro_batches`), so a shorter suffix is padded where that saves micro-batches worth
+        more than the padding (`padded_lengths`): pad tokens repeat the row's last token after
+        it, give no logits, and their cells are cropped right after the call.
         """
         firsts = [0] * len(rows)
         for wave in range(max(r.wave for r in rows) + 1):
-            todo = [(b, row) for b, row in enumerate(rows) if row.wave == wave]
+            todo = sorted(
+                ((b, row) for b, row in enumerate(rows) if row.wave == wave),
+                key=lambda item: item[1].seq.sid,
+            )
             for _, row in todo:
                 if row.source is not None:
                     self._seqs.copy(row.source.seq.sid, row.seq.sid, row.cached)
-            for group in equal_suffixes(todo):
-                if len(group) > 1:
-                    n = len(group[0][1].ids) - group[0][1].cached
-                    self._decode(
-                        [
-                            (row.ids[p], p, row.seq.sid, p == len(row.ids) - 1)
-                            for _, row in group
-                            for p in range(row.cached, len(row.ids))
-                        ]
-                    )
-                    for j, (b, row) in enumerate(group):
-                        firsts[b] = self._sample(row, self._logits((j + 1) * n - 1))
-                    continue
-                b, row = group[0]
-                for start in range(row.cached, len(row.ids), N_BATCH):
-                    end = min(start + N_BATCH, len(row.ids))
-                    self._decode(
-                        [
-                            (row.ids[p], p, row.seq.sid, p == len(row.ids) - 1)
-                            for p in range(start, end)
-                        ]
-                    )
-                firsts[b] = self._sample(row, self._logits(end - start - 1))
+            fed = padded_lengths(
+                [len(row.ids) - row.cached for _, row in todo],
+                [row.seq.sid for _, row in todo],
+                [self.n_ctx_seq - row.cached for _, row in todo],
+            )
+            entries, last = [], {}  # last: entry index of each row's last real token -> b
+            for (b, row), n in zip(todo, fed, strict=True):
+                last[len(entries) + len(row.ids) - row.cached - 1] = b
+                entries += [
+                    (row.ids[min(p, len(row.ids) - 1)], p, row.seq.sid, p == len(row.ids) - 1)
+                    for p in range(row.cached, row.cached + n)
+                ]
+            for start in range(0, len(entries), N_BATCH):
+                self._decode(entries[start : start + N_BATCH])
+                for i in range(start, min(start + N_BATCH, len(entries))):
+                    if i in last:
+                        firsts[last[i]] = self._sample(rows[last[i]], self._logits(i - start))
+            for (_, row), n in zip(todo, fed, strict=True):
+                if row.cached + n > len(row.ids):
+                    self._seqs.crop(row.seq.sid, len(row.ids))
         return firsts
 
     def _decode_loop(self, rows: list[Row], next_tokens: list[int]) -> Iterator[GenerationOutput]:

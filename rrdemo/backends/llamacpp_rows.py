@@ -18,6 +18,10 @@ from rrdemo.backends.tokens import common_prefix
 # A cached donor holding at most this many tokens beyond what its copy took (a re-tokenized turn
 # boundary) is dropped: the copy holds everything else it could give a later request.
 _DOMINATED = 2
+# A micro-batch costs about as much as this many prefill tokens: reading all the weights once.
+# Padding a row's suffix by fewer tokens than that, to run it with longer ones, saves time.
+PASS_TOKENS = 8
+_MAX_LEVELS = 8  # distinct suffix lengths tried as padding targets (2^7 plans); beyond, no padding
 
 
 @dataclass
@@ -112,14 +116,40 @@ def donor_for(
     return (best, keep, key) if best is not None else None
 
 
-def equal_suffixes(todo: list[tuple[int, Row]]) -> list[list[tuple[int, Row]]]:
-    """The rows to prefill, grouped by suffix length (sequence-id order inside a group, at most
-    N_UBATCH tokens a group)."""
-    by_length: dict[int, list[tuple[int, Row]]] = {}
-    for item in sorted(todo, key=lambda item: item[1].seq.sid):
-        by_length.setdefault(len(item[1].ids) - item[1].cached, []).append(item)
-    groups = []
-    for n, items in by_length.items():
-        size = max(1, N_UBATCH // n)
-        groups += [items[i : i + size] for i in range(0, len(items), size)]
-    return groups
+def micro_batches(lengths: list[int], sids: list[int]) -> int:
+    """How many micro-batches llama.cpp cuts one call into when row i feeds `lengths[i]` tokens to
+    sequence `sids[i]` (rows in batch order). With a stream per sequence it takes the same number
+    of tokens from each of a run of consecutive sequence ids (`split_equal`, sequential): each
+    micro-batch runs the first unfinished row and the next ones whose ids follow on, as far as the
+    shortest of them or N_UBATCH tokens."""
+    left, count = list(lengths), 0
+    while any(left):
+        run: list[int] = []
+        for i, n in enumerate(left):
+            if n and (not run or sids[i] == sids[run[-1]] + 1):
+                run.append(i)
+        take = min(min(left[i] for i in run), max(1, N_UBATCH // len(run)))
+        for i in run:
+            left[i] -= take
+        count += 1
+    return count
+
+
+def padded_lengths(lengths: list[int], sids: list[int], room: list[int]) -> list[int]:
+    """How many tokens each row feeds in one prefill call: its suffix, padded up to the length of
+    a longer one where that saves micro-batches (each reads all the weights) worth more than the
+    padding costs (`PASS_TOKENS` tokens a micro-batch). A row pads to at most `room` tokens."""
+    distinct = sorted(set(lengths))
+    optional = distinct[:-1] if len(distinct) <= _MAX_LEVELS else []
+    best: tuple[tuple[int, int], list[int]] | None = None
+    for mask in range(1 << len(optional)):
+        levels = [n for j, n in enumerate(optional) if mask >> j & 1] + distinct[len(optional) :]
+        padded = [
+            level if (level := min(x for x in levels if x >= n)) <= r else n
+            for n, r in zip(lengths, room, strict=True)
+        ]
+        cost = (PASS_TOKENS * micro_batches(padded, sids) + sum(padded), sum(padded))
+        if best is None or cost < best[0]:
+            best = (cost, padded)
+    assert best is not None
+    return best[1]

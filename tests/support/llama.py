@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import pytest
 
-from rrdemo.backends.base import Backend, Finished, GenerationRequest
+from rrdemo.backends.base import Finished, GenerationRequest
 from rrdemo.backends.llamacpp_native import available
 from rrdemo.config import Sampling
 
@@ -43,17 +41,24 @@ def finish(backend, key, text, n, sampling=GREEDY, seed=0) -> Finished:
     return next(o for o in outs if isinstance(o, Finished))
 
 
-class OneByOne(Backend):
-    """The same backend, but each call's requests generated one after another (no batching)."""
+def spy_decode(backend) -> list[list[tuple]]:
+    """Record the entries of every llama_decode call `backend` makes from now on."""
+    calls: list[list[tuple]] = []
+    decode = backend._decode
 
-    def __init__(self, inner) -> None:
-        self.inner, self.name, self.revision = inner, inner.name, None
+    def spy(entries):
+        calls.append(list(entries))
+        decode(entries)
 
-    def render_prompt(self, user, system=None):
-        return self.inner.render_prompt(user, system)
+    backend._decode = spy
+    return calls
 
-    def generate(self, requests):
-        for i, request in enumerate(requests):
-            self.inner.release()  # no reuse, no sharing: every prompt from scratch
-            for out in self.inner.generate([request]):
-                yield replace(out, index=i)
+
+class OneModel:
+    """A model source handing `backend` to every agent."""
+
+    def __init__(self, backend) -> None:
+        self.backend = backend
+
+    def get(self, *_, **__):
+        return self.backend

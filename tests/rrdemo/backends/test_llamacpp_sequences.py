@@ -1,5 +1,5 @@
-"""Sequence bookkeeping of the llama.cpp backend: consecutive ids per call, batched prefill of
-equal suffixes, donors still decoding, and dropping cells a copy has superseded."""
+"""Sequence bookkeeping of the llama.cpp backend: consecutive ids per call, donors still
+decoding, and dropping cells a copy has superseded."""
 
 from __future__ import annotations
 
@@ -11,7 +11,15 @@ from rrdemo.config import AgentSpec, RunConfig
 from rrdemo.errors import RRError
 from rrdemo.protocols import run_question
 from rrdemo.tasks import get_task
-from tests.support.llama import GREEDY, finish, llama, needs_llama, twin
+from tests.support.llama import (
+    GREEDY,
+    OneModel,
+    finish,
+    llama,
+    needs_llama,
+    spy_decode,
+    twin,
+)
 
 
 class _Memory:
@@ -71,29 +79,16 @@ def test_moving_a_sequence_copies_its_kept_cells_and_frees_it():
 
 
 # -- the real model -------------------------------------------------------------------------------
-def _spy(backend) -> list[list[tuple]]:
-    """Record the entries of every llama_decode call `backend` makes from now on."""
-    calls: list[list[tuple]] = []
-    decode = backend._decode
-
-    def spy(entries):
-        calls.append(list(entries))
-        decode(entries)
-
-    backend._decode = spy
-    return calls
-
-
 @needs_llama
 def test_decode_steps_over_several_rows_use_consecutive_sequence_ids(llama_pool):
     backend = twin(llama(llama_pool, "smollm2"))
-    calls = _spy(backend)
+    calls = spy_decode(backend)
     task = get_task("custom")
     question = task.question("Which is a fruit? (A) car (B) apple (C) stone", gold="(B)")
     agents = (AgentSpec("smollm2", True), AgentSpec("smollm2"), AgentSpec("smollm2"))
     config = RunConfig(agents=agents, k=3, max_tokens=12, m=3, order="shuffled")
     backend.suppress_eos = True  # every trajectory runs all its turns
-    list(run_question(config, question, task, _One(backend), methods=("RRMaj",)))
+    list(run_question(config, question, task, OneModel(backend), methods=("RRMaj",)))
     # Steps with all 3 trajectories (a row that ran on to finish a character leaves a gap).
     steps = [c for c in calls if len(c) == 3 and all(e[3] for e in c)]
     assert len(steps) >= 6  # 4 turns of 3 tokens: the first from the prefill, then 2 steps
@@ -101,28 +96,6 @@ def test_decode_steps_over_several_rows_use_consecutive_sequence_ids(llama_pool)
         sids = [e[2] for e in entries]
         assert sids == list(range(sids[0], sids[0] + len(sids))), sids
     backend.close()
-
-
-@needs_llama
-def test_equal_suffixes_prefill_in_one_call_and_give_the_text_of_one_by_one(llama_pool):
-    backend = twin(llama(llama_pool, "smollm2"))
-    alone = twin(backend, share_prefixes=False)
-    prompts = [backend.render_prompt(q) for q in ("Name a colour.", "Name an animal.")]
-    for i, prompt in enumerate(prompts):  # each key caches its own prompt
-        finish(backend, ("k", i), prompt, 1)
-    more = " Answer in one word, then explain why in a sentence."
-    calls = _spy(backend)
-    requests = [GenerationRequest(("k", i), p + more, 6, GREEDY, 0) for i, p in enumerate(prompts)]
-    together = {o.index: o for o in backend.generate(requests) if isinstance(o, Finished)}
-    n = together[0].prefill_tokens
-    assert n > 5 and together[1].prefill_tokens == n  # the same words after each prompt
-    prefill = [c for c in calls if len({e[2] for e in c}) == 2 and len(c) > 2]
-    assert len(prefill) == 1 and len(prefill[0]) == 2 * n  # both suffixes, one call
-    for i, request in enumerate(requests):
-        fresh = finish(alone, ("fresh", i), request.prompt, 6)
-        assert together[i].text == fresh.text and together[i].n_tokens == fresh.n_tokens
-    for b in (backend, alone):
-        b.close()
 
 
 @needs_llama
@@ -155,14 +128,6 @@ def test_a_donor_the_copy_took_whole_is_dropped_and_its_stream_freed(llama_pool)
     finish(backend, ("c",), other, 2)  # shares only the template's opening: b stays
     assert set(backend.cached_keys()) == {("b",), ("c",)}
     backend.close()
-
-
-class _One:
-    def __init__(self, backend) -> None:
-        self.backend = backend
-
-    def get(self, *_, **__):
-        return self.backend
 
 
 @needs_llama
