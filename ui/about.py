@@ -83,14 +83,16 @@ which several agents wrote is right only 11-17% of the time.
 
 ### An honest note on the models
 
-The Space runs on two CPU cores with **offline** models: SmolLM2-135M-Instruct and the Gemma 3
-270M base model, both 4-bit GGUF files shipped on PyPI. They are a few hundred times smaller than
-the paper's models ({paper_models}), get most
-benchmark questions wrong even when nobody is corrupted, and follow injections erratically. On
-this hardware the demo shows **how the protocols work** (who writes what, how votes form, what it
-costs), not the paper's accuracy numbers; use the Leaderboard for those, or run the app on a GPU
-with a hub model (`Qwen/Qwen2.5-1.5B-Instruct` or larger) to see the effect itself. A first run
-loads and converts the offline model (20-60 s); later runs start in a second or two.
+The Space runs on two CPU cores with **offline** models, 4-bit GGUF files shipped on PyPI:
+SmolLM2-135M-Instruct and the Gemma 3 270M base model, which cannot reason and follow injections
+erratically, and Qwen2.5-Coder-0.5B/1.5B-Instruct, which reason in numbered steps. Even the 1.5B is
+ten to fifty times smaller than the paper's models ({paper_models}). The Arena opens on recorded
+runs of our sweep with the 1.5B (strong injection, N = M = 5, K = 16, L = 640, Logic3, GSM8K,
+AQuA): its agents reason, the injection moves them (Logic3 MAJ 33% uncorrupted, 0% when all five
+are corrupted) and 90-100% of the RR trajectories at 1c4t-4c1t have both an honest and a corrupted
+writer. **The sweep is partial (32 of 600 units, 2-3 questions per setting) and shows no rescue
+beyond its intervals yet** (README, "Evidence"). A live run of the 1.5B takes about 5 minutes on
+two cores; on a GPU, type a larger hub model (`Qwen/Qwen2.5-7B-Instruct` or larger).
 
 ### Reference
 

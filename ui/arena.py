@@ -42,11 +42,13 @@ log = logging.getLogger(__name__)
 
 PRESET_MODEL_NOTE = (
     "Each preset replays the first recorded run of its setting; **Run live** runs it again on the "
-    "models with the same config and seed. The offline models (SmolLM2-135M, Gemma-3-270M) show how "
-    "the protocols work but not the rescue itself: no setting we measured puts RRMaj above MAJ "
-    "beyond the intervals with them (About tab). To see the effect, type a hub model of a few "
-    "billion parameters in **Model (all agents)** on a GPU, e.g. `Qwen/Qwen2.5-7B-Instruct` "
-    f"(the paper used {models_text()})."
+    "models with the same config and seed. The first presets are recordings of "
+    "Qwen2.5-Coder-1.5B, an offline model that reasons step by step: its agents solve some "
+    "problems, the injection moves them, and RR trajectories mix honest and corrupted writers. "
+    "Our sweep with it is partial (32 of 600 units) and shows no rescue beyond its intervals yet "
+    "(About tab). SmolLM2-135M and Gemma-3-270M show how the protocols work, not the rescue. On a "
+    "GPU, type a hub model of a few billion parameters in **Model (all agents)**, e.g. "
+    f"`Qwen/Qwen2.5-7B-Instruct` (the paper used {models_text()})."
 )
 
 
