@@ -232,6 +232,9 @@ def build_replay(
     return ReplayControls(choice, run_live, upload, uploaded, live)
 
 
+OPENING_PACE = 0.5  # the page's first recording plays in half the usual time
+
+
 def _plain(fn: Callable) -> Callable:
     """`fn` with any error shown to the user as one plain message (`ui.errors.user_error`)."""
 
@@ -304,7 +307,10 @@ def wire_replay(
     entries = gallery.entries()
     if entries:  # the page opens on the first recorded run (its controls are set already)
         first = "{}/{}".format(*entries[0])
-        play_first = _streamed(lambda: stream_replay(gallery_unit(gallery, first), seconds))
+        # the opening recording plays at twice the pace, so its verdict lands within seconds
+        play_first = _streamed(
+            lambda: stream_replay(gallery_unit(gallery, first), seconds * OPENING_PACE)
+        )
         opening = gr.on(None, play_first, None, outputs, api_visibility="private", **played)
         events.append(opening)
     listed = parts.upload.upload(
