@@ -138,7 +138,8 @@ def extract_number(text: str, finish_reason: str | None = None) -> str | None:
       1. the first number after the last answer phrase that has one ("The answer is 3 apples");
       2. the last \\boxed{...} holding a number;
       3. the last "#### N" (GSM8K reference style);
-      4. the last number in the text that is not negated or rejected.
+      4. the last number in the text that is not negated or rejected, nor a step or list label
+         ("Step 4:", "6. " opening a line).
     """
     if not text:
         return None
@@ -163,6 +164,20 @@ def extract_number(text: str, finish_reason: str | None = None) -> str | None:
         if found:
             return format_number(found[0])
     for value, start, end in reversed(number_spans(text)):
-        if not negated_at(text, start, end):
+        if not negated_at(text, start, end) and not _label_at(text, start, end):
             return format_number(value)
     return None
+
+
+# A step or list label: "Step 4:", or a number opening its line followed by "." / ")" ("6. The
+# answer is N." echoes the format after a numbered plan; its 6 is no answer).
+_STEP_BEFORE = re.compile(r"\bstep\s*$", re.IGNORECASE)
+_LABEL_AFTER = re.compile(r"[.):][ \t]+\S")  # more text follows on its line
+
+
+def _label_at(text: str, start: int, end: int) -> bool:
+    """Whether the number at text[start:end] labels a step or list item."""
+    if _STEP_BEFORE.search(text, max(0, start - 12), start):
+        return True
+    line_start = text.rfind("\n", 0, start) + 1
+    return not text[line_start:start].strip() and bool(_LABEL_AFTER.match(text, end))

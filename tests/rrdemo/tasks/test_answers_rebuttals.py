@@ -229,6 +229,15 @@ CASES = [
         "(D)",
         "(D)",
     ),
+    # -- the format echoed after a numbered plan (Qwen2.5-Coder-1.5B sweep): a label is no answer
+    (
+        "gsm8k",
+        "Savings = $15.00 - $9.00 = $6.00\n\nStep 4: Verify the answer.\nThe answer is N.",
+        "6",
+        None,
+    ),
+    ("gsm8k", "1. Add the prices.\n2. The sum is 40 dollars.\n6. The answer is N.", "40", None),
+    ("gsm8k", "So in total:\n18.\n", "18", None),
 ]
 
 
