@@ -35,7 +35,7 @@ from rrdemo.backends.base import (
     keys_with_prefix,
     render_prompt_text,
 )
-from rrdemo.backends.hf_tensors import merge, sample_token, split, view
+from rrdemo.backends.hf_tensors import merge, sample_tokens, split, view
 from rrdemo.backends.tokens import by_length, common_prefix
 from rrdemo.turns import entropy_nats, turn_over
 
@@ -161,9 +161,9 @@ class TransformersBackend(Backend):
         rows, cache, mask, logits = self._prefill_batch(requests)
         positions = torch.tensor([[len(r.ids)] for r in rows], device=self.model.device)
         logits = self._allowed(logits)
-        next_tokens = [
-            sample_token(logits[b], r.request.sampling, r.rng) for b, r in enumerate(rows)
-        ]
+        next_tokens = sample_tokens(
+            logits, [r.request.sampling for r in rows], [r.rng for r in rows]
+        )
         # 2. Decode: append each row's token, retire finished rows, then one forward step for the rest.
         while rows:
             keep = []
@@ -199,9 +199,9 @@ class TransformersBackend(Backend):
             )
             positions = positions + 1
             logits = self._allowed(out.logits[:, -1, :])
-            next_tokens = [
-                sample_token(logits[b], r.request.sampling, r.rng) for b, r in enumerate(rows)
-            ]
+            next_tokens = sample_tokens(
+                logits, [r.request.sampling for r in rows], [r.rng for r in rows]
+            )
 
     @staticmethod
     def _uncertain(row: _Row, logits: torch.Tensor) -> bool:

@@ -45,6 +45,42 @@ def sample_token(logits: torch.Tensor, sampling: Sampling, rng: torch.Generator)
     return int(torch.multinomial(probs, 1, generator=rng))
 
 
+def sample_tokens(
+    logits: torch.Tensor,
+    samplings: list[Sampling],
+    rngs: list[torch.Generator],
+    batched: bool | None = None,
+) -> list[int]:
+    """`sample_token` for every row of `logits`. On a GPU the softmax and each row's leading
+    candidates are computed for all rows at once and copied back in one transfer, instead of one
+    copy of the whole vocabulary per row; rows whose candidates do not cover the nucleus (or that
+    sample without one) fall back to `sample_token`. On a CPU it is `sample_token` row by row
+    (`batched` None: decided by the device)."""
+    if not (logits.device.type != "cpu" if batched is None else batched):
+        pairs = zip(samplings, rngs, strict=True)
+        return [sample_token(logits[b], s, r) for b, (s, r) in enumerate(pairs)]
+    temperatures = torch.tensor(
+        [s.temperature or 1.0 for s in samplings], device=logits.device
+    ).unsqueeze(1)
+    probs = torch.softmax(logits.float() / temperatures, dim=-1)
+    k = min(_TOP_CANDIDATES, probs.shape[-1])
+    values, order = torch.topk(probs, k)
+    values, order, greedy = values.cpu(), order.cpu(), logits.argmax(dim=-1).cpu()
+    tokens = []
+    for b, (sampling, rng) in enumerate(zip(samplings, rngs, strict=True)):
+        if sampling.temperature == 0:
+            tokens.append(int(greedy[b]))
+        elif sampling.top_p < 1.0 and float(values[b].sum()) > sampling.top_p + _NUCLEUS_MARGIN:
+            head = values[b].clone()
+            outside = torch.cumsum(head, dim=-1) - head > sampling.top_p
+            head[outside] = 0.0
+            choice = torch.multinomial(head / head.sum(), 1, generator=rng)
+            tokens.append(int(order[b][choice]))
+        else:
+            tokens.append(sample_token(logits[b], sampling, rng))
+    return tokens
+
+
 def view(cache: DynamicCache, keep: int) -> DynamicCache:
     """A new cache holding views of the first `keep` tokens of `cache` (no copy: cache updates
     build new tensors instead of writing into old ones, so the views stay valid)."""

@@ -124,6 +124,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--dry-run", action="store_true", help="validate and print the plan; run nothing"
     )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="units run at once, their model calls batched together (worth it on a GPU; "
+        "not part of the logged config; default 1)",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.set_defaults(func=handler)
 
@@ -206,6 +213,8 @@ def handler(args: argparse.Namespace) -> int:
     served = {name for e in ensemble_files for name in e.served}
     plan = plan_sweep(raw, served=served)
     out = Path(args.out)
+    if args.workers < 1:
+        raise RRError(f"--workers must be a whole number of at least 1, got {args.workers}")
     if out.is_dir():
         raise RRError(f"--out {out} is a folder; give the path of a .jsonl file")
     done = len(read_log(out).done) if out.exists() else 0
@@ -230,7 +239,7 @@ def handler(args: argparse.Namespace) -> int:
     for ensemble in ensemble_files:  # served agents answer through their servers
         ensemble.register(pool)
     try:
-        summary = run_plan(plan, out, pool, progress=not args.quiet)
+        summary = run_plan(plan, out, pool, progress=not args.quiet, workers=args.workers)
     except KeyboardInterrupt:
         print("interrupted; run the same command again to resume", file=sys.stderr)
         return 130

@@ -10,6 +10,7 @@ or counted twice.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -20,6 +21,7 @@ from tqdm import tqdm
 
 from rrdemo.fold import Fold
 from rrdemo.protocols import run_question
+from rrdemo.runs.gang import Gang, GangModels
 from rrdemo.runs.log import open_log
 from rrdemo.runs.spec import Condition, Plan
 from rrdemo.tasks.base import Question
@@ -68,12 +70,17 @@ def run_plan(
     *,
     progress: bool = True,
     on_unit: Callable[[int], None] | None = None,
+    workers: int = 1,
 ) -> RunSummary:
     """Run every (condition, question) unit not yet in the log, appending records as they finish.
 
     `models` is anything with `get(name, revision)` (a `ModelPool`, or a fake in tests).
-    `on_unit(i)` is called after the i-th unit of this call is safely written.
+    `on_unit(i)` is called after the i-th unit of this call is safely written. `workers` > 1 runs
+    that many units at once, their model calls merged into one batch (`rrdemo.runs.gang`: worth it
+    on a GPU); each unit's records are then written together when it is done.
     """
+    if workers < 1:
+        raise ValueError(f"workers must be at least 1, got {workers}")
     writer, done = open_log(Path(log_path), plan)
     # Question-major: the first question under every condition, then the second, ... so a run
     # stopped early has every condition measured on the same questions.
@@ -87,20 +94,17 @@ def run_plan(
         bar = tqdm(
             total=plan.n_units, initial=skipped, unit="q", desc="questions", dynamic_ncols=True
         )
-    start, decoded = time.perf_counter(), 0
-    try:
-        for i, (condition, question) in enumerate(todo, start=1):
-            events = run_question(
-                condition.config,
-                question,
-                condition.task,
-                models,
-                maj_samples=condition.config.n_trajectories,
-            )
-            for record in unit_records(condition, question, events):
+    start, decoded, written = time.perf_counter(), 0, 0
+    lock = threading.Lock()
+
+    def record_unit(condition: Condition, records: Iterable[dict]) -> None:
+        nonlocal decoded, written
+        with lock:
+            for record in records:
                 writer.write(record, sync=record["type"] == "done")
                 if record["type"] == "done":
                     decoded += sum(c["decode_tokens"] for c in record["compute"].values())
+            written += 1
             if bar is not None:
                 rate = decoded / max(time.perf_counter() - start, 1e-9)
                 bar.set_postfix_str(
@@ -108,9 +112,66 @@ def run_plan(
                 )
                 bar.update(1)
             if on_unit is not None:
-                on_unit(i)
+                on_unit(written)
+
+    try:
+        if workers == 1:
+            for condition, question in todo:  # records stream to the log as they come
+                record_unit(condition, _unit(condition, question, models))
+        else:
+            _run_together(todo, models, workers, record_unit)
     finally:
         writer.close()
         if bar is not None:
             bar.close()
     return RunSummary(plan.n_units, skipped, len(todo), decoded, time.perf_counter() - start)
+
+
+def _unit(condition: Condition, question: Question, models: Any) -> Iterator[dict]:
+    events = run_question(
+        condition.config,
+        question,
+        condition.task,
+        models,
+        maj_samples=condition.config.n_trajectories,
+    )
+    return unit_records(condition, question, events)
+
+
+def _run_together(
+    todo: list[tuple[Condition, Question]],
+    models: Any,
+    workers: int,
+    record_unit: Callable[[Condition, Iterable[dict]], None],
+) -> None:
+    """`workers` threads take units in order; their model calls go to the model as one batch."""
+    gang = Gang()
+    source = GangModels(models, gang)
+    queue = iter(todo)
+    take = threading.Lock()
+    errors: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            while not errors:
+                with take:
+                    unit = next(queue, None)
+                if unit is None:
+                    return
+                condition, question = unit
+                records = list(_unit(condition, question, source))  # a whole unit, or nothing
+                record_unit(condition, records)
+        except BaseException as error:  # stop the others after their current unit
+            errors.append(error)
+        finally:
+            gang.leave()
+
+    threads = [threading.Thread(target=work, daemon=True) for _ in range(min(workers, len(todo)))]
+    for _ in threads:
+        gang.join()  # before any starts: the first call waits for every thread's
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if errors:
+        raise errors[0]

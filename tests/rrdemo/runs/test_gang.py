@@ -1,0 +1,161 @@
+"""Units run together: model calls of worker threads merged into one batch, results unchanged."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import pytest
+
+from rrdemo.backends.base import Finished
+from rrdemo.runs.gang import Gang, GangModels
+from rrdemo.runs.runner import run_plan
+from tests.rrdemo.runs.test_runner import assert_exactly_once
+from tests.support.fakes import fake_plan, fake_pool
+
+
+def _content(path) -> dict:
+    """Each unit's records without what timing and run ids change."""
+    units: dict = {}
+    for line in path.read_text().splitlines()[1:]:
+        record = json.loads(line)
+        record.pop("compute", None)
+        record.pop("wall_s", None)
+        key = (record["condition"], record["question_id"], record.get("method"))
+        units.setdefault(key, []).append(json.dumps(record, sort_keys=True))
+    return {k: sorted(v) for k, v in units.items()}
+
+
+def test_units_run_together_write_what_they_write_alone(tmp_path):
+    plan = fake_plan(labels=("0c3t", "2c1t", "1c2t"))
+    alone, together = tmp_path / "alone.jsonl", tmp_path / "together.jsonl"
+    run_plan(plan, alone, fake_pool(), progress=False)
+    pool = fake_pool()
+    summary = run_plan(plan, together, pool, progress=False, workers=4)
+    assert summary.units_run == plan.n_units
+    assert_exactly_once(together, plan)
+    assert _content(together) == _content(alone)
+    # the model saw fewer, bigger calls: several units' requests in one batch
+    sizes = [len(call) for call in pool.backends["obey"].calls]
+    assert max(sizes) > plan.conditions[0].config.n_trajectories
+
+
+def test_a_resumed_run_with_workers_runs_only_what_is_missing(tmp_path):
+    plan = fake_plan()
+    log = tmp_path / "run.jsonl"
+    with pytest.raises(RuntimeError, match="simulated crash"):
+        run_plan(plan, log, fake_pool(fail_after=40), progress=False, workers=3)
+    done_before = sum('"type": "done"' in line for line in log.read_text().splitlines())
+    assert done_before < plan.n_units
+    summary = run_plan(plan, log, fake_pool(), progress=False, workers=3)
+    assert summary.units_skipped == done_before
+    assert_exactly_once(log, plan)
+
+
+def test_workers_must_be_positive(tmp_path):
+    with pytest.raises(ValueError, match="at least 1"):
+        run_plan(fake_plan(), tmp_path / "x.jsonl", fake_pool(), progress=False, workers=0)
+
+
+class _Echo:
+    """A backend stand-in that finishes each request with its own prompt."""
+
+    def __init__(self) -> None:
+        self.calls: list[int] = []
+
+    def generate(self, requests):
+        self.calls.append(len(requests))
+        for i, r in enumerate(requests):
+            yield Finished(i, r.prompt, 1, "eos", 0, 1)
+
+
+def _request(prompt):
+    from rrdemo.backends.base import GenerationRequest
+    from rrdemo.config import Sampling
+
+    return GenerationRequest(("k", prompt), prompt, 1, Sampling(), seed=0)
+
+
+def test_the_gang_waits_for_every_member_and_routes_outputs_back():
+    gang, echo = Gang(), _Echo()
+    source = GangModels(type("Pool", (), {"get": lambda self, *a, **k: echo})(), gang)
+    backend = source.get("m")
+    got: dict[int, list[str]] = {}
+
+    def member(n: int) -> None:
+        try:
+            outputs = list(backend.generate([_request(f"{n}-{j}") for j in range(n)]))
+            got[n] = [o.text for o in outputs if isinstance(o, Finished)]
+        finally:
+            gang.leave()
+
+    threads = [threading.Thread(target=member, args=(n,)) for n in (1, 2, 3)]
+    for _ in threads:
+        gang.join()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert echo.calls == [6]  # one call for all three members
+    assert got == {n: [f"{n}-{j}" for j in range(n)] for n in (1, 2, 3)}
+    assert source.get("m") is backend
+
+
+def test_a_model_failure_reaches_every_waiting_member():
+    class Broken:
+        def generate(self, requests):
+            raise RuntimeError("out of memory")
+            yield
+
+    gang = Gang()
+    backend = GangModels(type("Pool", (), {"get": lambda self, *a, **k: Broken()})(), gang).get("m")
+    errors = []
+
+    def member() -> None:
+        try:
+            list(backend.generate([_request("x")]))
+        except RuntimeError as error:
+            errors.append(str(error))
+        finally:
+            gang.leave()
+
+    threads = [threading.Thread(target=member) for _ in range(2)]
+    for _ in threads:
+        gang.join()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == ["out of memory"] * 2
+
+
+@pytest.mark.slow
+def test_real_model_units_run_together(tmp_path, real_pool):
+    from rrdemo.runs.spec import plan_sweep
+
+    plan = plan_sweep(
+        {
+            "tasks": "logic3",
+            "configs": "1c1t",
+            "strengths": "strong",
+            "k": 4,
+            "max_tokens": 8,
+            "n": 3,
+            "m_star": 2,
+            "temperature": 0.0,
+        }
+    )
+    log = tmp_path / "real.jsonl"
+    summary = run_plan(plan, log, real_pool, progress=False, workers=3)
+    assert summary.units_run == 3
+    assert_exactly_once(log, plan)
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    questions = {r["question_id"]: r for r in records if r["type"] == "done"}
+    # each trajectory was written for its own question: the chunks' prompt-free text is the
+    # continuation of that question's agents (their first turns differ across questions)
+    firsts = {
+        r["question_id"]: r["chunks"][0]["text"]
+        for r in records
+        if r["type"] == "trajectory" and r["method"] == "RRMaj" and r["trajectory"] == 0
+    }
+    assert set(firsts) == set(questions)
