@@ -11,7 +11,10 @@ from rrdemo.config import Sampling
 def _draws(batched: bool, logits, samplings, seed: int) -> list[int]:
     rngs = [torch.Generator().manual_seed(seed + b) for b in range(len(samplings))]
     if batched is None:
-        return [sample_token(logits[b], s, r) for b, (s, r) in enumerate(zip(samplings, rngs))]
+        return [
+            sample_token(logits[b], s, r)
+            for b, (s, r) in enumerate(zip(samplings, rngs, strict=True))
+        ]
     return sample_tokens(logits, samplings, rngs, batched=batched)
 
 
