@@ -60,6 +60,7 @@ class _Row:
     prefill_tokens: int
     new: list[int] = field(default_factory=list)
     shown: str = ""  # text already streamed as deltas
+    window: tuple[int, int] = (0, 0)  # new tokens decoded as context, and up to where was shown
     partial: bool = False  # the decoded new tokens end inside a character
     text: str = ""  # the decoded new tokens (kept only under a turn policy)
 
@@ -368,13 +369,20 @@ class TransformersBackend(Backend):
         return None if best is None else (best, keep)
 
     def _delta(self, row: _Row) -> str:
-        text = self.tokenizer.decode(row.new, skip_special_tokens=True)
-        row.partial = text.endswith("\ufffd")  # the last character's bytes are incomplete
+        """The text the new token adds. Only the tokens since the last text given out are
+        decoded, with those of the step before as context (decoding all of a 600-token answer at
+        every step costs more than the GPU's step); a turn policy reads the whole text."""
         if row.request.turn is not None:
-            row.text = text
-        if row.partial or not text.startswith(row.shown):
+            row.text = self.tokenizer.decode(row.new, skip_special_tokens=True)
+        start, read = row.window
+        before = self.tokenizer.decode(row.new[start:read], skip_special_tokens=True)
+        after = self.tokenizer.decode(row.new[start:], skip_special_tokens=True)
+        row.partial = after.endswith("\ufffd")  # the last character's bytes are incomplete
+        if row.partial or not after.startswith(before):
             return ""  # half a character, or a re-segmentation: wait for more tokens
-        delta, row.shown = text[len(row.shown) :], text
+        row.window = (read, len(row.new))
+        delta = after[len(before) :]
+        row.shown += delta
         return delta
 
     def _finish(

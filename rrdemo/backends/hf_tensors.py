@@ -65,17 +65,17 @@ def sample_tokens(
     probs = torch.softmax(logits.float() / temperatures, dim=-1)
     k = min(_TOP_CANDIDATES, probs.shape[-1])
     values, order = torch.topk(probs, k)
-    values, order, greedy = values.cpu(), order.cpu(), logits.argmax(dim=-1).cpu()
+    values, order, greedy = values.cpu(), order.cpu(), logits.argmax(dim=-1).cpu().tolist()
+    top_p = torch.tensor([s.top_p for s in samplings]).unsqueeze(1)
+    covered = ((top_p < 1.0) & (values.sum(dim=1, keepdim=True) > top_p + _NUCLEUS_MARGIN))[:, 0]
+    heads = values.masked_fill(torch.cumsum(values, dim=-1) - values > top_p, 0.0)
+    heads = heads / heads.sum(dim=1, keepdim=True)
     tokens = []
     for b, (sampling, rng) in enumerate(zip(samplings, rngs, strict=True)):
         if sampling.temperature == 0:
-            tokens.append(int(greedy[b]))
-        elif sampling.top_p < 1.0 and float(values[b].sum()) > sampling.top_p + _NUCLEUS_MARGIN:
-            head = values[b].clone()
-            outside = torch.cumsum(head, dim=-1) - head > sampling.top_p
-            head[outside] = 0.0
-            choice = torch.multinomial(head / head.sum(), 1, generator=rng)
-            tokens.append(int(order[b][choice]))
+            tokens.append(greedy[b])
+        elif covered[b]:
+            tokens.append(int(order[b, torch.multinomial(heads[b], 1, generator=rng)]))
         else:
             tokens.append(sample_token(logits[b], sampling, rng))
     return tokens

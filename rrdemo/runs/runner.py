@@ -144,34 +144,33 @@ def _run_together(
     workers: int,
     record_unit: Callable[[Condition, Iterable[dict]], None],
 ) -> None:
-    """`workers` threads take units in order; their model calls go to the model as one batch."""
-    gang = Gang()
-    source = GangModels(models, gang)
-    queue = iter(todo)
-    take = threading.Lock()
+    """`workers` units at a time, one thread each; their model calls go to the model as one batch."""
     errors: list[BaseException] = []
+    # Units go in waves of `workers` that start together: MAJ's long answers then run in one
+    # batch and RRMaj's short turns in another (a unit starting alone would make every other
+    # unit's turn wait for its answers).
+    for first in range(0, len(todo), workers):
+        gang = Gang()
+        source = GangModels(models, gang)
 
-    def work() -> None:
-        try:
-            while not errors:
-                with take:
-                    unit = next(queue, None)
-                if unit is None:
-                    return
-                condition, question = unit
+        def work(
+            condition: Condition, question: Question, gang: Gang = gang, source=source
+        ) -> None:
+            try:
                 records = list(_unit(condition, question, source))  # a whole unit, or nothing
                 record_unit(condition, records)
-        except BaseException as error:  # stop the others after their current unit
-            errors.append(error)
-        finally:
-            gang.leave()
+            except BaseException as error:
+                errors.append(error)
+            finally:
+                gang.leave()
 
-    threads = [threading.Thread(target=work, daemon=True) for _ in range(min(workers, len(todo)))]
-    for _ in threads:
-        gang.join()  # before any starts: the first call waits for every thread's
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    if errors:
-        raise errors[0]
+        wave = todo[first : first + workers]
+        threads = [threading.Thread(target=work, args=unit, daemon=True) for unit in wave]
+        for _ in threads:
+            gang.join()  # before any starts: the first call waits for every thread's
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        if errors:
+            raise errors[0]
