@@ -131,6 +131,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="units run at once, their model calls batched together (worth it on a GPU; "
         "not part of the logged config; default 1)",
     )
+    parser.add_argument(
+        "--shard",
+        help="I/N: run only every N-th unit starting with the I-th, into its own --out; "
+        "join the shards' logs with scripts/merge_logs.py (several processes or machines)",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.set_defaults(func=handler)
 
@@ -202,6 +207,17 @@ def _ensemble_files(raw: dict) -> list:
     return files
 
 
+def parse_shard(text: str) -> tuple[int, int]:
+    """ "2/3" -> (2, 3); RRError unless it is I/N with 1 <= I <= N."""
+    index, _, count = text.partition("/")
+    if not (index.strip().isdigit() and count.strip().isdigit()):
+        raise RRError(f"--shard takes I/N, e.g. 1/2 (the first of two shards), got {text!r}")
+    i, n = int(index), int(count)
+    if not 1 <= i <= n:
+        raise RRError(f"--shard {text}: I must be between 1 and N")
+    return i, n
+
+
 def handler(args: argparse.Namespace) -> int:
     """Validate the whole sweep first (nothing loads or is written on bad input), then run it."""
     from rrdemo.runs.log import read_log
@@ -215,6 +231,7 @@ def handler(args: argparse.Namespace) -> int:
     out = Path(args.out)
     if args.workers < 1:
         raise RRError(f"--workers must be a whole number of at least 1, got {args.workers}")
+    shard = parse_shard(args.shard) if args.shard else None
     if out.is_dir():
         raise RRError(f"--out {out} is a folder; give the path of a .jsonl file")
     done = len(read_log(out).done) if out.exists() else 0
@@ -239,7 +256,9 @@ def handler(args: argparse.Namespace) -> int:
     for ensemble in ensemble_files:  # served agents answer through their servers
         ensemble.register(pool)
     try:
-        summary = run_plan(plan, out, pool, progress=not args.quiet, workers=args.workers)
+        summary = run_plan(
+            plan, out, pool, progress=not args.quiet, workers=args.workers, shard=shard
+        )
     except KeyboardInterrupt:
         print("interrupted; run the same command again to resume", file=sys.stderr)
         return 130

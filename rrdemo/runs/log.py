@@ -295,3 +295,36 @@ def open_log(path: Path, plan: Plan) -> tuple[LogWriter, set[tuple[str, str]]]:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(_dump(header))
     return LogWriter(path), set()
+
+
+def merge_logs(paths: Sequence[Path | str], out: Path | str) -> int:
+    """Join the logs of one sweep run in shards (`run_plan(shard=...)`) or on several machines
+    into `out`: the header once, then every finished unit once (from the first log holding it),
+    its trajectory records before its done record. Returns the number of units written. Logs
+    of different sweeps are refused before anything is written."""
+    logs = [read_log(path) for path in paths]
+    if not logs:
+        raise RRError("give at least one log to merge")
+    for log in logs[1:]:
+        if (log.header.get("sweep"), log.header.get("conditions")) != (
+            logs[0].header.get("sweep"),
+            logs[0].header.get("conditions"),
+        ):
+            raise RRError(f"{log.path} holds a different sweep than {logs[0].path}; not merged")
+    seen: set[tuple[str, str]] = set()
+    lines = [_dump(logs[0].header)]
+    for log in logs:
+        pending: dict[tuple[str, str], list[dict]] = {}
+        for _, record in log.records:
+            unit = (record["condition"], record.get("question_id"))
+            pending.setdefault(unit, []).append(record)
+            if record["type"] == "done":
+                records = pending.pop(unit)
+                if unit not in seen:
+                    seen.add(unit)
+                    lines += [_dump(r) for r in records]
+    out = Path(out)
+    tmp = out.with_name(out.name + ".merging")
+    tmp.write_bytes(b"".join(lines))
+    tmp.replace(out)
+    return len(seen)

@@ -71,13 +71,16 @@ def run_plan(
     progress: bool = True,
     on_unit: Callable[[int], None] | None = None,
     workers: int = 1,
+    shard: tuple[int, int] | None = None,
 ) -> RunSummary:
     """Run every (condition, question) unit not yet in the log, appending records as they finish.
 
     `models` is anything with `get(name, revision)` (a `ModelPool`, or a fake in tests).
     `on_unit(i)` is called after the i-th unit of this call is safely written. `workers` > 1 runs
     that many units at once, their model calls merged into one batch (`rrdemo.runs.gang`: worth it
-    on a GPU); each unit's records are then written together when it is done.
+    on a GPU); each unit's records are then written together when it is done. `shard=(i, n)`
+    runs only every n-th unit of the order, starting with the i-th (1-based): n processes or
+    machines share a sweep, each with its own log, joined afterwards by `merge_logs`.
     """
     if workers < 1:
         raise ValueError(f"workers must be at least 1, got {workers}")
@@ -85,14 +88,18 @@ def run_plan(
     # Question-major: the first question under every condition, then the second, ... so a run
     # stopped early has every condition measured on the same questions.
     units = [(j, i, c, q) for i, c in enumerate(plan.conditions) for j, q in enumerate(c.questions)]
-    todo = [
-        (c, q) for _, _, c, q in sorted(units, key=lambda u: u[:2]) if (c.key, q.qid) not in done
-    ]
-    skipped = plan.n_units - len(todo)
+    order = [(c, q) for _, _, c, q in sorted(units, key=lambda u: u[:2])]
+    if shard is not None:
+        index, count = shard
+        if not 1 <= index <= count:
+            raise ValueError(f"shard must be i/n with 1 <= i <= n, got {index}/{count}")
+        order = order[index - 1 :: count]
+    todo = [(c, q) for c, q in order if (c.key, q.qid) not in done]
+    skipped = len(order) - len(todo)
     bar = None
     if progress:
         bar = tqdm(
-            total=plan.n_units, initial=skipped, unit="q", desc="questions", dynamic_ncols=True
+            total=len(order), initial=skipped, unit="q", desc="questions", dynamic_ncols=True
         )
     start, decoded, written = time.perf_counter(), 0, 0
     lock = threading.Lock()
@@ -124,7 +131,7 @@ def run_plan(
         writer.close()
         if bar is not None:
             bar.close()
-    return RunSummary(plan.n_units, skipped, len(todo), decoded, time.perf_counter() - start)
+    return RunSummary(len(order), skipped, len(todo), decoded, time.perf_counter() - start)
 
 
 def _unit(condition: Condition, question: Question, models: Any) -> Iterator[dict]:

@@ -159,3 +159,64 @@ def test_real_model_units_run_together(tmp_path, real_pool):
         if r["type"] == "trajectory" and r["method"] == "RRMaj" and r["trajectory"] == 0
     }
     assert set(firsts) == set(questions)
+
+
+# -- shards ---------------------------------------------------------------------------------------
+def test_shards_split_a_sweep_and_merge_into_the_whole(tmp_path):
+    from rrdemo.runs.log import merge_logs, read_log
+
+    plan = fake_plan(labels=("0c3t", "2c1t", "1c2t"))
+    whole = tmp_path / "whole.jsonl"
+    run_plan(plan, whole, fake_pool(), progress=False)
+    shards = [tmp_path / f"shard{i}.jsonl" for i in (1, 2)]
+    ran = [
+        run_plan(plan, s, fake_pool(), progress=False, shard=(i, 2)).units_run
+        for i, s in zip((1, 2), shards, strict=True)
+    ]
+    assert sum(ran) == plan.n_units and min(ran) >= plan.n_units // 2
+    assert not read_log(shards[0]).done & read_log(shards[1]).done
+    merged = tmp_path / "merged.jsonl"
+    assert merge_logs(shards, merged) == plan.n_units
+    assert_exactly_once(merged, plan)
+    assert _content(merged) == _content(whole)
+    # merging again with an overlapping copy keeps each unit once; the merged log resumes
+    assert merge_logs([merged, shards[0]], merged) == plan.n_units
+    assert_exactly_once(merged, plan)
+    assert run_plan(plan, merged, fake_pool(), progress=False).units_run == 0
+
+
+def test_logs_of_different_sweeps_are_not_merged(tmp_path):
+    from rrdemo.errors import RRError
+    from rrdemo.runs.log import merge_logs
+
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    run_plan(fake_plan(labels=("0c3t",)), a, fake_pool(), progress=False)
+    run_plan(fake_plan(labels=("2c1t",)), b, fake_pool(), progress=False)
+    out = tmp_path / "out.jsonl"
+    with pytest.raises(RRError, match="different sweep"):
+        merge_logs([a, b], out)
+    assert not out.exists()
+
+
+def test_cli_shard_must_be_i_of_n(tmp_path, capsys):
+    from rrdemo.cli import main as cli_main
+
+    for bad in ("3/2", "0/2", "x", "1-2"):
+        code = cli_main(
+            [
+                "experiment",
+                "--tasks",
+                "logic3",
+                "--configs",
+                "0c1t",
+                "--n",
+                "1",
+                "--shard",
+                bad,
+                "--out",
+                str(tmp_path / "x.jsonl"),
+            ]
+        )
+        assert code == 2
+        assert "--shard" in capsys.readouterr().err
+    assert not (tmp_path / "x.jsonl").exists()
