@@ -364,7 +364,7 @@ def rss_probe(opts: BenchOptions, n: int) -> dict:
 
     import torch
 
-    from rrdemo.engines.loading import load_backend
+    from rrdemo.backends.loading import load_backend
     from rrdemo.tasks import get_task, load_questions
 
     torch.set_num_threads(opts.threads)
@@ -615,7 +615,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.rss_probe is not None:
             print(json.dumps(rss_probe(opts, args.rss_probe)))
             return 0
-        from rrdemo.engines.loading import load_backend
+        from rrdemo.backends.loading import load_backend
 
         base = load_backend(opts.model)
         if not hasattr(base, "model"):

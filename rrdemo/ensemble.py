@@ -29,8 +29,8 @@ from typing import Any
 
 from rrdemo.backends.endpoint import Endpoint
 from rrdemo.backends.openai import PROMPT_FORMATS, OpenAIBackend
+from rrdemo.backends.registry import REGISTRY
 from rrdemo.config import AgentSpec, RunConfig, Sampling
-from rrdemo.engines.registry import REGISTRY
 from rrdemo.errors import RRError
 
 BACKENDS = ("local", "openai")

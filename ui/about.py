@@ -8,8 +8,8 @@ from pathlib import Path
 import gradio as gr
 
 from rrdemo.agents import ModelSource
-from rrdemo.hardware import describe_hardware, on_space
-from rrdemo.paper.tables import models_text
+from rrdemo.backends.hardware import describe_hardware, on_space
+from rrdemo.report.paper.tables import models_text
 from rrdemo.tasks.data import DATASETS, benchmark_source
 
 

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rrdemo.analysis.pools import Outcome
 from rrdemo.errors import RRError
+from rrdemo.report.stats import Outcome
 from rrdemo.speakers import chunk_roles
 
 if TYPE_CHECKING:

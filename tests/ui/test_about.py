@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rrdemo.paper.tables import MODEL_IDS
+from rrdemo.report.paper.tables import MODEL_IDS
 from ui.about import about_markdown, runtime_markdown
 
 

@@ -193,7 +193,7 @@ def test_server_address_comes_from_the_environment(monkeypatch: pytest.MonkeyPat
 
 def test_building_the_demo_loads_no_model() -> None:
     import app
-    from rrdemo.engines.pool import ModelPool
+    from rrdemo.backends.pool import ModelPool
 
     pool = ModelPool()
     demo = app.build_demo(pool=pool)

@@ -16,7 +16,7 @@ import rrdemo.corruption
 import rrdemo.theory
 from rrdemo.cli import experiment as experiment_cli
 from rrdemo.cli import theory as theory_cli
-from rrdemo.paper.tables import MODEL_IDS
+from rrdemo.report.paper.tables import MODEL_IDS
 from ui.about import about_markdown
 from ui.arena import PRESET_MODEL_NOTE
 from ui.theory_tab import EXPLAINER, bound_text

@@ -6,13 +6,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from rrdemo.backends import choice
 from rrdemo.backends.base import Delta, Finished, GenerationRequest
+from rrdemo.backends.choice import choose_backend, with_backends
 from rrdemo.backends.llamacpp_native import sample_token
+from rrdemo.backends.registry import _OFFLINE_FILES
 from rrdemo.backends.tokens import common_prefix, incomplete_tail
 from rrdemo.config import AgentSpec, RunConfig, Sampling
-from rrdemo.engines import choice
-from rrdemo.engines.choice import choose_backend, with_backends
-from rrdemo.engines.registry import _OFFLINE_FILES
 from rrdemo.errors import RRError
 from rrdemo.protocols import run_question
 from rrdemo.tasks import get_task
