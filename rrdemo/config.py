@@ -76,7 +76,7 @@ class Sampling:
 
 
 def ct_label(c: int, t: int) -> str:
-    """The paper's name of a corruption setting: c corrupted, t truthful agents -> `3c2t`."""
+    """The paper's name of a corruption setting: c corrupted, t honest agents -> `3c2t`."""
     return f"{c}c{t}t"
 
 

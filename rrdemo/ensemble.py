@@ -102,7 +102,7 @@ class Ensemble:
         """One line per seat: model, role and where it runs (for CLI output and logs)."""
         lines = []
         for i, spec in enumerate(self.config.agents):
-            role = "corrupted" if spec.corrupted else "truthful"
+            role = "corrupted" if spec.corrupted else "honest"
             served = self.served.get(spec.model)
             where = (
                 f"served {served.endpoint.served_model!r} at {served.endpoint.url}"

@@ -279,9 +279,7 @@ def _sweep_controls() -> list[gr.components.Component]:
         model = gr.Dropdown(
             list(REGISTRY), value=DEFAULT_MODEL, label="Model", allow_custom_value=True
         )
-        configs = gr.Textbox(
-            value="0c3t,1c2t,2c1t,3c0t", label="Settings (c corrupted, t truthful)"
-        )
+        configs = gr.Textbox(value="0c3t,1c2t,2c1t,3c0t", label="Settings (c corrupted, t honest)")
     with gr.Row():
         k = gr.Slider(1, 256, value=16, step=1, label="K")
         max_tokens = gr.Slider(8, 512, value=48, step=8, label="L")

@@ -18,7 +18,7 @@ from rrdemo.report.stats import (
 # -- final speaker ----------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class SpeakerRow:
-    """Accuracy of RR trajectories ended by a truthful (Clean-Last) vs a corrupted agent (Corrupt-Last)."""
+    """Accuracy of RR trajectories ended by an honest agent (Clean-Last) vs a corrupted agent (Corrupt-Last)."""
 
     ensemble: str
     strength: str

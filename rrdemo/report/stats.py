@@ -7,10 +7,10 @@ Pool design (the paper's appendix D). For a budget M <= M*, one trial draws M me
 question's pool without replacement and takes the plurality (ties broken at random; unreadable
 answers do not vote; a vote with no readable answer is wrong); the accuracy is averaged over 50
 trials. RRMaj draws M of the M* trajectories. MAJ keeps the ensemble's c:t composition: it draws
-M*c/N answers from the corrupted agents' answers and the rest from the truthful agents' (the
+M*c/N answers from the corrupted agents' answers and the rest from the honest agents' (the
 fraction is rounded up with probability equal to its remainder, so the expected share is exact).
 At M = 1 no draw is made: RRMaj is the mean accuracy of one trajectory, p_rr, and MAJ is the
-expectation c/(c+t) P(corrupted correct) + t/(c+t) P(truthful correct).
+expectation c/(c+t) P(corrupted correct) + t/(c+t) P(honest correct).
 
 Intervals: `std` is the spread over the pool-sampling trials (the paper's "±"); `lo`/`hi` is a 95%
 percentile bootstrap over questions (1000 resamples, each question with a random trial), so it
@@ -144,7 +144,7 @@ def vote(mask: np.ndarray, keys: Sequence[str | None], correct: Sequence[bool], 
 
 
 def expected_single(rows: Sequence[Outcome], method: str, n: int, c: int) -> float:
-    """M = 1: p_rr for RRMaj; c/N P(corrupted correct) + t/N P(truthful correct) for MAJ."""
+    """M = 1: p_rr for RRMaj; c/N P(corrupted correct) + t/N P(honest correct) for MAJ."""
     if not rows:
         return 0.0
     if method == "MAJ" and 0 < c < n:

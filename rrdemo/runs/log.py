@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from rrdemo.runs.spec import Plan
 
 LOG_FORMAT = "rrdemo-experiment"
-LOG_VERSION = 1
+LOG_VERSION = 2  # 2: chunks name the honest role "honest" (scripts/convert_logs.py)
 RECORD_TYPES = ("trajectory", "done")
 
 _CONDITION_FIELDS = (
@@ -101,7 +101,7 @@ def _check_header(path: Path, record: Any) -> dict[str, dict[str, Any]]:
     if record.get("version") != LOG_VERSION:
         raise RRError(
             f"{path}: log format version {record.get('version')!r} is not supported "
-            f"(this rrdemo reads version {LOG_VERSION})"
+            f"(this rrdemo reads version {LOG_VERSION}; convert it with scripts/convert_logs.py)"
         )
     conditions = {}
     for cond in record.get("conditions") or []:
@@ -245,7 +245,7 @@ def header_for(plan: Plan) -> dict[str, Any]:
     }
 
 
-def _dump(record: dict) -> bytes:
+def dump_record(record: dict) -> bytes:
     return (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
 
 
@@ -268,7 +268,7 @@ class LogWriter:
             ) from None
 
     def write(self, record: dict, sync: bool = False) -> None:
-        os.write(self._fd, _dump(record))
+        os.write(self._fd, dump_record(record))
         if sync:
             os.fsync(self._fd)
 
@@ -293,5 +293,5 @@ def open_log(path: Path, plan: Plan) -> tuple[LogWriter, set[tuple[str, str]]]:
         os.truncate(path, log.keep_bytes)  # drop a half-finished unit; the runner redoes it
         return writer, log.done
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(_dump(header))
+    path.write_bytes(dump_record(header))
     return LogWriter(path), set()

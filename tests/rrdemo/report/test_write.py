@@ -204,7 +204,7 @@ def test_report_counts_mixed_trajectories_and_tests_final_speaker_on_them_only(l
     for line in log.read_text().splitlines()[1:]:
         record = json.loads(line)
         if record["type"] == "trajectory" and record["method"] == "RRMaj":
-            is_mixed = chunk_roles(record["chunks"]) == {"corrupted", "truthful"}
+            is_mixed = chunk_roles(record["chunks"]) == {"corrupted", "honest"}
             mixed.setdefault(record["condition"], []).append((is_mixed, record["correct"]))
     run = read_run(log)
     rows = {(r.label, r.strength, r.k): r for r in speaker_mix(run.outcomes)}

@@ -61,7 +61,7 @@ def test_log_records_every_trajectory_with_chunks_roles_votes_and_compute(tmp_pa
     for r in traj:
         assert r["chunks"], r
         for chunk in r["chunks"]:
-            assert chunk["role"] in ("corrupted", "truthful")
+            assert chunk["role"] in ("corrupted", "honest")
             assert chunk["agent"] in range(3)
         # the logged roles agree with the config: the first c seats are corrupted
         cond = next(c for c in plan.conditions if c.key == r["condition"])
