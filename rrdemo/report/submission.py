@@ -13,8 +13,8 @@ their content hash; a version 1 file may not use the new field.
 
 The contract needs only pydantic and the standard library (no gradio, no database); the builder
 reads the run with the report's reader. Accuracies are fractions in [0, 1] (the paper prints
-percentages). Over 400 lines on purpose: the format, its readable rejection messages and its one
-builder are one concept, kept in one module.
+percentages). The format, its readable rejection messages and its one builder are one concept,
+kept in one module.
 """
 
 from __future__ import annotations
