@@ -10,8 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from rrdemo.report.render import ci_text, csv_text, markdown_table
-from rrdemo.report.stats import TRIALS, Outcome
+from rrdemo.report.stats import TRIALS
 from rrdemo.report.tables import MainRow, main_table
+from rrdemo.runs.log import Outcome
 
 
 def strategies(outcomes: Iterable[Outcome]) -> list[str]:

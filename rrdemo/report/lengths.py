@@ -10,7 +10,7 @@ import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from rrdemo.report.stats import Outcome
+from rrdemo.runs.log import Outcome
 
 
 @dataclass(frozen=True)

@@ -26,36 +26,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from rrdemo.config import Corruption
+from rrdemo.runs.log import Outcome
 from rrdemo.voting import derive_seed
 
 TRIALS = 50  # pool-sampling trials (the paper's 50 bootstrap trials)
 BOOT = 1000  # question bootstrap resamples for the 95% intervals
-
-
-@dataclass(frozen=True)
-class Outcome(Corruption):
-    """One MAJ answer or one RR trajectory, with the condition it belongs to."""
-
-    condition: str  # "task:config_hash", unique per condition
-    ensemble: str  # model name, or the seats spelled out for a mixed ensemble
-    task: str
-    strength: str
-    k: int
-    max_tokens: int
-    n: int  # N agents
-    c: int  # corrupted agents
-    m_star: int  # pool size of the condition
-    question_id: str
-    method: str  # "MAJ" or "RRMaj"
-    trajectory: int
-    vote_key: str | None  # what votes are grouped by; None = no answer could be read
-    correct: bool
-    corrupted: bool  # MAJ: the answering agent is corrupted; RRMaj: the last speaker is
-    mixed: bool | None = None  # RRMaj: both an honest and a corrupted agent wrote (None: unknown)
-    adversary: str = "static"  # adversary strategy of the condition (rrdemo.adversary)
-    n_tokens: int = 0  # tokens written (the answer, or the whole shared trajectory)
-    cut: bool = False  # stopped at L rather than by an end-of-sequence
 
 
 @dataclass(frozen=True)
