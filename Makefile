@@ -20,7 +20,7 @@ $(STAMP): requirements.txt requirements-offline.txt
 
 # Convert the offline GGUF models once; later starts load the converted copy in about a second.
 warm: setup
-	$(BIN)/python -m rrdemo.engines --warm smollm2 gemma3-270m
+	$(BIN)/python -m rrdemo.backends --warm smollm2 gemma3-270m
 
 # The app runs the offline GGUF models on llama.cpp (2.5-4.5x faster on CPU, bench/README.md);
 # if llama-cpp-python cannot be built here it serves them on transformers instead (one log line).

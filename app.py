@@ -23,12 +23,12 @@ import gradio as gr
 
 from leaderboard.hub_sync import Store, open_store
 from rrdemo.agents import ModelSource
-from rrdemo.engines.choice import BACKEND_CHOICES, DEFAULT_BACKEND, choose_backend
-from rrdemo.engines.pool import ModelPool
-from rrdemo.engines.registry import DEFAULT_MODEL
+from rrdemo.backends.choice import BACKEND_CHOICES, DEFAULT_BACKEND, choose_backend
+from rrdemo.backends.hardware import prepare
+from rrdemo.backends.pool import ModelPool
+from rrdemo.backends.registry import DEFAULT_MODEL
 from rrdemo.ensemble import load_ensemble
 from rrdemo.errors import RRError
-from rrdemo.hardware import prepare
 from ui.about import build_about_tab
 from ui.arena import build_arena_tab
 from ui.experiments_tab import build_experiments_tab

@@ -84,7 +84,7 @@ class _One:
 
 def load(engine: str, model: str):
     """(backend, seconds to load) for `engine`."""
-    from rrdemo.engines.loading import load_backend
+    from rrdemo.backends.loading import load_backend
 
     start = time.perf_counter()
     backend = load_backend(model, backend=engine)

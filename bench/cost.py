@@ -14,7 +14,7 @@ exactly L tokens (the backend's `suppress_eos`, like `generate(min_new_tokens=L)
 RRMaj both decode N x L tokens per question. One extra pass with end-of-sequence allowed is
 reported per decoded token.
 
-Over 400 lines on purpose: it is one measurement (setting, timed rounds, variants, throughput,
+One module: it is one measurement (setting, timed rounds, variants, throughput,
 memory probe in child processes of this same module) whose parts share `BenchOptions` and the
 accounting; its table writer is apart (bench/report.py).
 """
@@ -38,7 +38,7 @@ from bench.report import render_table, write_readme
 from rrdemo.errors import RRError
 
 HERE = Path(__file__).resolve().parent
-TARGETS = {  # issue 11: the medians on a 2-core CPU, in the setting where every agent speaks
+TARGETS = {  # the medians on a 2-core CPU, in the setting where every agent speaks
     "rrmaj_over_maj_wall_ratio": ("<=", 1.05),
     "prefill_tokens_per_trajectory_ratio": ("<=", 1.2),
     "decode_throughput_ratio_vs_generate": (">=", 0.95),
@@ -364,7 +364,7 @@ def rss_probe(opts: BenchOptions, n: int) -> dict:
 
     import torch
 
-    from rrdemo.engines.loading import load_backend
+    from rrdemo.backends.loading import load_backend
     from rrdemo.tasks import get_task, load_questions
 
     torch.set_num_threads(opts.threads)
@@ -615,7 +615,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.rss_probe is not None:
             print(json.dumps(rss_probe(opts, args.rss_probe)))
             return 0
-        from rrdemo.engines.loading import load_backend
+        from rrdemo.backends.loading import load_backend
 
         base = load_backend(opts.model)
         if not hasattr(base, "model"):

@@ -103,7 +103,7 @@ def render_table(results: dict) -> str:
             f"+{memory['extra_mb']} MB; weights {one['weights_mb']} MB; whole-process peaks incl. "
             f"loading {one['peak_rss_mb']} / {many['peak_rss_mb']} MB)."
         )
-    lines += ["", "| target (issue 11) | value | target | met |", "|---|---|---|---|"]
+    lines += ["", "| target | value | target | met |", "|---|---|---|---|"]
     for key, row in t.items():
         lines.append(
             f"| {key} | {row['value']} | {row['target']} | {'yes' if row['met'] else 'NO'} |"

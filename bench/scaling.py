@@ -102,7 +102,7 @@ def predict(point: dict, units: dict) -> float:
 def measure(points, model: str, seed: int, log) -> dict:
     import torch
 
-    from rrdemo.engines.loading import load_backend
+    from rrdemo.backends.loading import load_backend
     from rrdemo.tasks import get_task, load_questions
 
     base = load_backend(model)

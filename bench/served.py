@@ -31,8 +31,8 @@ from rrdemo.backends.base import GenerationRequest
 from rrdemo.backends.endpoint import Endpoint
 from rrdemo.backends.llamacpp_server import launch_llama_cpp_server
 from rrdemo.backends.openai import OpenAIBackend
+from rrdemo.backends.pool import ModelPool
 from rrdemo.config import RunConfig, Sampling, homogeneous_agents
-from rrdemo.engines.pool import ModelPool
 from rrdemo.errors import RRError
 from rrdemo.events import ChunkWritten, ComputeUsed, Decision
 from rrdemo.protocols import run_question

@@ -18,7 +18,7 @@ from leaderboard import hub_sync, service
 from leaderboard.columns import CLI_COLUMNS, COLUMNS, BoardRow
 from leaderboard.db import run_transaction
 from rrdemo.errors import RRError
-from rrdemo.submission import Submission, SubmissionRejected, parse_submission
+from rrdemo.report.submission import Submission, SubmissionRejected, parse_submission
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, make_dataclass
 from typing import Any, Literal
 
-from rrdemo.submission import Setting
+from rrdemo.report.submission import Setting
 
 Display = Literal["plain", "text", "percent", "ratio"]
 REQUIRED = object()  # a stored column every row has (no default in BoardRow)

@@ -35,7 +35,7 @@ from leaderboard.db import run_transaction
 from leaderboard.orm import ADMIN_ACTIONS, AuditRecord, SubmissionRecord
 from rrdemo.errors import RRError
 from rrdemo.paths import data_dir
-from rrdemo.submission import Submission, parse_submission
+from rrdemo.report.submission import Submission, parse_submission
 
 log = logging.getLogger(__name__)
 

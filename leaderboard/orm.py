@@ -14,7 +14,7 @@ from datetime import datetime
 from sqlalchemy import JSON, CheckConstraint, Enum, Float, ForeignKey, Integer, String, Text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
-from rrdemo.submission import ALL_SOURCES
+from rrdemo.report.submission import ALL_SOURCES
 
 STATUSES = ("pending", "approved", "rejected")
 ADMIN_ACTIONS = ("approve", "reject", "delete")

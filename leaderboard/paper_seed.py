@@ -1,6 +1,6 @@
 """The paper's reported tables as submissions; `leaderboard.service.seed_board` stores them.
 
-Two tables of "The Consensus Trap", carried over exactly in `rrdemo.paper.main_tables`:
+Two tables of "The Consensus Trap", carried over exactly in `rrdemo.report.paper.main_tables`:
 - MODERATE_TABLE: Table "Systemic Resilience under Moderate Advisory Injection"
   (tab:moderate_bias_summary, main text), 5 models x 6 datasets;
 - STRONG_TABLE: Table "Systemic Resilience under Strong Corrupt Injection" (appendix C,
@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from decimal import Decimal
 
-from rrdemo.paper.main_tables import DATASET_IDS, MODERATE_TABLE, STRONG_TABLE, main_lines
-from rrdemo.paper.tables import MODEL_IDS as ALL_MODEL_IDS
-from rrdemo.submission import ResultRow, Submission
+from rrdemo.report.paper.main_tables import DATASET_IDS, MODERATE_TABLE, STRONG_TABLE, main_lines
+from rrdemo.report.paper.tables import MODEL_IDS as ALL_MODEL_IDS
+from rrdemo.report.submission import ResultRow, Submission
 
 # The five models of the main tables -> Hugging Face hub ids (see docs/leaderboard.md).
 MODEL_IDS = {line.model: ALL_MODEL_IDS[line.model] for line in main_lines("moderate")}

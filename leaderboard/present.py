@@ -20,7 +20,7 @@ import plotly.graph_objects as go
 from leaderboard.columns import BOARD_COLUMNS, CSV_COLUMNS, BoardRow, Column
 from leaderboard.orm import SubmissionRecord
 from leaderboard.ranking import Interval, ModelScore, accuracy_by_rho
-from rrdemo.figures import PALETTE, RhoLine, accuracy_rho_figure
+from rrdemo.report.figures import PALETTE, RhoLine, accuracy_rho_figure
 
 RANKING_COLUMNS = [
     "rank", "model", "RRMaj % (rho>=0.6)", "RRMaj 95% CI", "MAJ % (rho>=0.6)", "mean gain %",

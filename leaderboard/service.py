@@ -25,7 +25,7 @@ from leaderboard.db import create_db_engine, make_sessionmaker, run_transaction,
 from leaderboard.orm import ADMIN_ACTIONS, AuditRecord, ResultRecord, SubmissionRecord
 from leaderboard.paper_seed import TABLES, paper_submission
 from rrdemo.errors import RRError
-from rrdemo.submission import RESERVED_SOURCES, ResultRow, Submission, parse_submission
+from rrdemo.report.submission import RESERVED_SOURCES, ResultRow, Submission, parse_submission
 
 PROJECT_RUNS_ENV = "LEADERBOARD_PROJECT_RUNS"  # folder whose */submission.json every board seeds
 ADMIN_TOKEN_ENV = "LEADERBOARD_ADMIN_TOKEN"
@@ -114,7 +114,7 @@ def store_submission(
 def submit(session: Session, submission: Submission | bytes) -> SubmitOutcome:
     """Validate (when given file bytes) and store a user submission as pending.
 
-    Raises `rrdemo.submission.SubmissionRejected` (one reason per problem) on bad input;
+    Raises `rrdemo.report.submission.SubmissionRejected` (one reason per problem) on bad input;
     nothing is written then. This is also the one-click path after an in-app experiment.
     """
     if isinstance(submission, bytes):

@@ -29,7 +29,7 @@ class Agent:
 
 
 class ModelSource(Protocol):
-    """Where agents get their backends: `rrdemo.modelpool.ModelPool`, or a test's fake.
+    """Where agents get their backends: `rrdemo.backends.pool.ModelPool`, or a test's fake.
 
     `preferred_backend` is the engine new runs ask for ("auto", "llamacpp", "transformers").
     """

@@ -76,7 +76,7 @@ class Sampling:
 
 
 def ct_label(c: int, t: int) -> str:
-    """The paper's name of a corruption setting: c corrupted, t truthful agents -> `3c2t`."""
+    """The paper's name of a corruption setting: c corrupted, t honest agents -> `3c2t`."""
     return f"{c}c{t}t"
 
 
@@ -368,7 +368,7 @@ def parse_ct(label: str) -> tuple[int, int]:
     match = _CT.match(label)
     if not match:
         raise RRError(
-            f"corruption setting must look like 3c2t (c corrupted, t truthful), got {label!r}"
+            f"corruption setting must look like 3c2t (c corrupted, t honest), got {label!r}"
         )
     return int(match.group(1)), int(match.group(2))
 
@@ -397,3 +397,62 @@ def homogeneous_agents(
         AgentSpec(model=models[i % len(models)], corrupted=i in seats, revision=revision)
         for i in range(n)
     )
+
+
+# Role words an agent list accepts after a model, and whether each means corrupted.
+ROLES: dict[str, bool] = {
+    "corrupted": True,
+    "c": True,
+    "adversarial": True,
+    "honest": False,
+    "h": False,
+    "t": False,
+}
+
+
+def parse_agents(text: str) -> tuple[AgentSpec, ...]:
+    """Agents in seat order from the one agent-list syntax every front end uses.
+
+    Agents are separated by commas or new lines; each is a model name, marked corrupted by a
+    trailing `*` or by a role word after it (`smollm2, corrupted`, `smollm2, c`; honest by
+    default); `#` starts a comment. So `"smollm2*, gemma3-270m"` and the lines
+    `"smollm2, c"` / `"gemma3-270m, honest"` are the same ensemble.
+    """
+    specs: list[AgentSpec] = []
+    for number, raw in enumerate((text or "").splitlines(), start=1):
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        where = f"agents line {number} ({raw.strip()!r})"
+        roled = True  # whether the last agent on this line already has its role
+        for part in (p.strip() for p in line.split(",")):
+            role = ROLES.get(part.lower())
+            if role is not None:
+                if roled:
+                    raise RRError(f"{where}: the role {part!r} must follow a model name")
+                specs[-1] = replace(specs[-1], corrupted=role)
+                roled = True
+            elif part.rstrip("*"):
+                specs.append(AgentSpec(model=part.rstrip("*"), corrupted=part.endswith("*")))
+                roled = part.endswith("*")
+            else:
+                raise RRError(
+                    f"{where}: empty agent; write '<model>, honest|corrupted' per line, or "
+                    "models separated by commas with a trailing * for corrupted ones"
+                )
+    if not specs:
+        raise RRError(
+            "the agent list is empty: write one agent per line, e.g. 'smollm2, corrupted'"
+        )
+    return tuple(specs)
+
+
+def with_corrupted_seats(agents: tuple[AgentSpec, ...], seats: str) -> tuple[AgentSpec, ...]:
+    """The same agents with exactly the seats listed in `seats` (`"0,2,4"`) corrupted."""
+    try:
+        chosen = {int(s) for s in seats.split(",") if s.strip()}
+    except ValueError:
+        raise RRError(f"corrupted seats must be seat numbers like 0,2,4, got {seats!r}") from None
+    if not chosen <= set(range(len(agents))):
+        raise RRError(f"corrupted seats must be between 0 and {len(agents) - 1}")
+    return tuple(replace(a, corrupted=i in chosen) for i, a in enumerate(agents))

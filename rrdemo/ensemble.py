@@ -29,8 +29,8 @@ from typing import Any
 
 from rrdemo.backends.endpoint import Endpoint
 from rrdemo.backends.openai import PROMPT_FORMATS, OpenAIBackend
+from rrdemo.backends.registry import REGISTRY
 from rrdemo.config import AgentSpec, RunConfig, Sampling
-from rrdemo.engines.registry import REGISTRY
 from rrdemo.errors import RRError
 
 BACKENDS = ("local", "openai")
@@ -102,7 +102,7 @@ class Ensemble:
         """One line per seat: model, role and where it runs (for CLI output and logs)."""
         lines = []
         for i, spec in enumerate(self.config.agents):
-            role = "corrupted" if spec.corrupted else "truthful"
+            role = "corrupted" if spec.corrupted else "honest"
             served = self.served.get(spec.model)
             where = (
                 f"served {served.endpoint.served_model!r} at {served.endpoint.url}"

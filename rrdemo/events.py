@@ -108,8 +108,7 @@ class Decision(Event):
     """The method's final answer; `tied` lists the answers that tied when a tie was broken.
 
     `answer` is readable (the first extracted answer behind the winning vote key) and is what
-    `correct` scores; `key` is the winning vote key itself (None in logs written before it
-    existed, and when nothing was answered).
+    `correct` scores; `key` is the winning vote key itself (None when nothing was answered).
     """
 
     kind: ClassVar[str] = "decision"

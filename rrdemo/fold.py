@@ -162,11 +162,11 @@ class Chunk:
     done: bool = False
 
     def record(self) -> dict:
-        """The chunk as the run log writes it (the role word there is "truthful", not "honest")."""
+        """The chunk as the run log writes it."""
         return {
             "turn": self.turn,
             "agent": self.agent,
-            "role": "corrupted" if self.corrupted else "truthful",
+            "role": "corrupted" if self.corrupted else "honest",
             "model": self.model,
             "text": self.text,
             "n_tokens": self.n_tokens,

@@ -129,5 +129,5 @@ def silence_warning(config: RunConfig, question_ids: Iterable[str] = ("",)) -> s
 
 # -- after a run, from the log ---------------------------------------------------------------------
 def chunk_roles(chunks: Iterable[dict]) -> set[str]:
-    """The roles ("corrupted" / "truthful") that wrote a logged trajectory's chunks (token > 0)."""
+    """The roles ("corrupted" / "honest") that wrote a logged trajectory's chunks (token > 0)."""
     return {c["role"] for c in chunks if c.get("n_tokens", 1) > 0 and c.get("role")}

@@ -17,9 +17,9 @@ import statistics
 import time
 from pathlib import Path
 
+from rrdemo.backends.choice import with_backends
+from rrdemo.backends.pool import ModelPool
 from rrdemo.config import INTERACTIVE_DEFAULTS, homogeneous_agents
-from rrdemo.engines.choice import with_backends
-from rrdemo.engines.pool import ModelPool
 from rrdemo.events import AnswerExtracted
 from rrdemo.protocols import run_question
 from rrdemo.tasks import get_task, load_questions

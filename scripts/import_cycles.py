@@ -6,7 +6,7 @@
 Reads the source with `ast` (nothing is imported), so an import inside a function counts as
 much as one at the top of the file: a function-level import only hides a cycle until the
 function runs. Imports under `if TYPE_CHECKING:` never run and are left out. An edge goes to the
-module named (`from rrdemo.engines import pool` names `rrdemo.engines.pool`); the packages it
+module named (`from rrdemo.backends import pool` names `rrdemo.backends.pool`); the packages it
 passes through are not counted, since Python finishes a package's `__init__` before its
 submodules import one another. Each cycle is printed as one path through its modules.
 """

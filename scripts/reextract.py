@@ -28,7 +28,7 @@ from rrdemo.config import RunConfig
 from rrdemo.events import AnswerExtracted
 from rrdemo.fold import Fold
 from rrdemo.protocols import Final, _conclude, _tie
-from rrdemo.runs.log import _dump
+from rrdemo.runs.log import dump_record
 from rrdemo.tasks import get_task
 from rrdemo.tasks.base import Question
 
@@ -144,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{t['decision_new_correct'] / t['decisions']:.1%} |"
         )
     if args.write:
-        args.log.write_bytes(b"".join(_dump(r) for r in records))
+        args.log.write_bytes(b"".join(dump_record(r) for r in records))
     return 0
 
 

@@ -20,7 +20,7 @@ def main(out: str = "assets/screenshot_arena.png") -> None:
     from playwright.sync_api import sync_playwright
 
     import app
-    from rrdemo.engines.pool import ModelPool
+    from rrdemo.backends.pool import ModelPool
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -13,9 +13,9 @@ import json
 import sys
 import time
 
+from rrdemo.backends.choice import with_backends
+from rrdemo.backends.pool import ModelPool
 from rrdemo.config import INTERACTIVE_DEFAULTS, homogeneous_agents
-from rrdemo.engines.choice import with_backends
-from rrdemo.engines.pool import ModelPool
 from rrdemo.events import Decision
 from rrdemo.fold import fold
 from rrdemo.protocols import run_question

@@ -13,7 +13,7 @@ import torch
 
 
 def main(n_questions: int = 12, tokens: int = 48) -> None:
-    from rrdemo.engines.pool import ModelPool
+    from rrdemo.backends.pool import ModelPool
     from rrdemo.tasks import get_task, load_questions
     from rrdemo.turns import entropy_nats
 

@@ -21,6 +21,6 @@ def _isolated_paths(tmp_path, monkeypatch):
 @pytest.fixture(scope="session")
 def real_pool():
     """The offline models, loaded once for the whole session (converted copies come from .cache/)."""
-    from rrdemo.engines.pool import ModelPool
+    from rrdemo.backends.pool import ModelPool
 
     return ModelPool()

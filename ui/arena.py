@@ -17,13 +17,13 @@ from dataclasses import dataclass, replace
 import gradio as gr
 
 from rrdemo.agents import ModelSource
-from rrdemo.engines.choice import with_backends
-from rrdemo.engines.registry import DEFAULT_MODEL, resolve
+from rrdemo.backends.choice import with_backends
+from rrdemo.backends.hardware import gpu_duration, on_gpu
+from rrdemo.backends.registry import DEFAULT_MODEL, resolve
 from rrdemo.errors import RRError
 from rrdemo.gallery import Gallery, load_gallery
-from rrdemo.hardware import gpu_duration, on_gpu
-from rrdemo.paper.tables import models_text
 from rrdemo.protocols import run_question
+from rrdemo.report.paper.tables import models_text
 from ui import render
 from ui.arena_controls import build_controls, wire_controls
 from ui.errors import user_error

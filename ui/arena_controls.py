@@ -14,6 +14,7 @@ from html import escape
 
 import gradio as gr
 
+from rrdemo.backends.registry import REGISTRY
 from rrdemo.config import (
     ADVERSARIES,
     EOS_POLICIES,
@@ -22,9 +23,9 @@ from rrdemo.config import (
     ORDERS,
     PROMPT_STYLES,
     STRENGTHS,
+    parse_agents,
 )
 from rrdemo.corruption import TEMPLATES
-from rrdemo.engines.registry import REGISTRY
 from rrdemo.errors import RRError
 from rrdemo.speakers import silence_warning
 from rrdemo.tasks import get_task, load_questions
@@ -56,9 +57,11 @@ def _random_index(task_name: str) -> int:
 
 def _rho_text(ensemble: str, n: float, c: float, agents: str) -> str:
     if ensemble == "per agent":
-        lines = [line for line in (agents or "").splitlines() if line.split("#")[0].strip()]
-        n = len(lines)
-        c = sum("corrupt" in line.lower() for line in lines)
+        try:
+            specs = parse_agents(agents)
+        except RRError as error:
+            return str(error)
+        n, c = len(specs), sum(a.corrupted for a in specs)
     n, c = int(n or 0), int(c or 0)
     if n < 1 or not 0 <= c <= n:
         return f"c must be between 0 and N = {n}"

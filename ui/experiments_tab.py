@@ -3,8 +3,8 @@
 The sweep goes through the experiment runner (`rrdemo.runs`: `plan_sweep`, then `run_plan`), which
 logs every trajectory to a JSONL file under the data dir. A worker thread runs it; the callback
 re-reads the log (`rrdemo.runs.log.read_log`) as units finish and shows accuracy against rho for
-MAJ and RRMaj (`rrdemo.figures`), and MAJ vs RRMaj per adversary strategy when the sweep has
-several (`rrdemo.adversary_report`). Stop ends the sweep after the question being run (the log
+MAJ and RRMaj (`rrdemo.report.figures`), and MAJ vs RRMaj per adversary strategy when the sweep has
+several (`rrdemo.report.adversary`). Stop ends the sweep after the question being run (the log
 stays valid and can be resumed by the CLI).
 """
 
@@ -22,15 +22,15 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from leaderboard.hub_sync import Store
-from rrdemo.adversary_report import adversary_table_md, main_table_by_adversary
 from rrdemo.agents import ModelSource
+from rrdemo.backends.registry import DEFAULT_MODEL, REGISTRY
 from rrdemo.config import ADVERSARIES, LATER_FIELDS
-from rrdemo.engines.registry import DEFAULT_MODEL, REGISTRY
 from rrdemo.errors import RRError
-from rrdemo.figures import PALETTE, RhoLine, accuracy_rho_figure
-from rrdemo.paper.beside import INTRO, cell_text
-from rrdemo.paper.settings import SettingResult, settings_beside
 from rrdemo.paths import data_dir
+from rrdemo.report.adversary import adversary_table_md, main_table_by_adversary
+from rrdemo.report.figures import PALETTE, RhoLine, accuracy_rho_figure
+from rrdemo.report.paper.beside import INTRO, cell_text
+from rrdemo.report.paper.settings import SettingResult, settings_beside
 from rrdemo.runs.log import read_log, read_run
 from rrdemo.runs.runner import run_plan
 from rrdemo.runs.spec import plan_sweep
@@ -110,7 +110,7 @@ ADVERSARY_WAITING = "MAJ vs RRMaj per adversary strategy appears as questions fi
 
 def adversary_results(path: Path) -> str:
     """MAJ vs RRMaj per adversary strategy and corrupted setting, with 95% intervals, as the
-    report prints it (`rrdemo.adversary_report`); a waiting note until a question has finished."""
+    report prints it (`rrdemo.report.adversary`); a waiting note until a question has finished."""
     try:
         run = read_run(path)
     except RRError:  # no finished question yet
@@ -124,7 +124,7 @@ def adversary_results(path: Path) -> str:
 
 def rho_figure(frame: pd.DataFrame) -> go.Figure:
     """Accuracy against rho: MAJ dashed and RRMaj solid, one colour per task, strength, adversary
-    and K (`rrdemo.figures.accuracy_rho_figure`)."""
+    and K (`rrdemo.report.figures.accuracy_rho_figure`)."""
     lines = []
     groups = frame.groupby(["task", "strength", "adversary", "K"], sort=True)
     for number, ((task, strength, adversary, k), group) in enumerate(groups):
@@ -148,7 +148,7 @@ PAPER_COLUMNS = ["dataset", "config", "strength", "source", "who", "MAJ %", "RRM
 
 
 def paper_beside(frame: pd.DataFrame) -> tuple[pd.DataFrame, str]:
-    """The sweep's settings beside the paper's lines for them (rrdemo.paper.settings), as a
+    """The sweep's settings beside the paper's lines for them (rrdemo.report.paper.settings), as a
     table of text cells, and a note: which paper tables, and how this run's model differs.
     Only the paper's own adversary (static) has paper lines; other strategies' rows are left out."""
     if "adversary" in frame:
@@ -279,9 +279,7 @@ def _sweep_controls() -> list[gr.components.Component]:
         model = gr.Dropdown(
             list(REGISTRY), value=DEFAULT_MODEL, label="Model", allow_custom_value=True
         )
-        configs = gr.Textbox(
-            value="0c3t,1c2t,2c1t,3c0t", label="Settings (c corrupted, t truthful)"
-        )
+        configs = gr.Textbox(value="0c3t,1c2t,2c1t,3c0t", label="Settings (c corrupted, t honest)")
     with gr.Row():
         k = gr.Slider(1, 256, value=16, step=1, label="K")
         max_tokens = gr.Slider(8, 512, value=48, step=8, label="L")

@@ -22,9 +22,9 @@ import gradio as gr
 from leaderboard import hub_sync, present, service
 from leaderboard.db import run_transaction
 from leaderboard.ranking import RHO_BANDS, filter_rows, rank_models
+from rrdemo.backends.hardware import on_space
 from rrdemo.errors import RRError
-from rrdemo.hardware import on_space
-from rrdemo.submission import (
+from rrdemo.report.submission import (
     ALL_SOURCES,
     DATASETS,
     MAX_FILE_BYTES,

@@ -14,10 +14,10 @@ from dataclasses import asdict, dataclass, field, fields
 
 from rrdemo.config import (
     INTERACTIVE_DEFAULTS,
-    AgentSpec,
     RunConfig,
     Sampling,
     homogeneous_agents,
+    parse_agents,
 )
 from rrdemo.errors import RRError
 from rrdemo.events import Event, RunStarted
@@ -25,16 +25,6 @@ from rrdemo.fold import Fold, MethodRecord, SpeakerTally
 from rrdemo.tasks import Question, Task, get_task, load_questions
 
 CUSTOM = "custom"
-# Role words accepted in per-agent lines, and whether each means corrupted.
-ROLES: dict[str, bool] = {
-    "corrupted": True,
-    "c": True,
-    "adversarial": True,
-    "honest": False,
-    "h": False,
-    "truthful": False,
-    "t": False,
-}
 
 
 @dataclass(frozen=True)
@@ -69,32 +59,6 @@ class ArenaRequest:
 
 
 ARENA_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(ArenaRequest))
-
-
-def parse_agents(text: str) -> tuple[AgentSpec, ...]:
-    """Per-agent lines "<model>, honest|corrupted" (role optional, honest by default)."""
-    specs = []
-    for number, raw in enumerate((text or "").splitlines(), start=1):
-        line = raw.split("#", 1)[0].strip()
-        if not line:
-            continue
-        parts = [p.strip() for p in line.split(",")]
-        if len(parts) > 2 or not parts[0]:
-            raise RRError(
-                f"agents line {number} ({raw.strip()!r}) must read '<model>, honest' or "
-                "'<model>, corrupted'"
-            )
-        role = parts[1].lower() if len(parts) == 2 else "honest"
-        if role not in ROLES:
-            raise RRError(
-                f"agents line {number}: role {parts[1]!r} is not one of honest, corrupted"
-            )
-        specs.append(AgentSpec(model=parts[0], corrupted=ROLES[role]))
-    if not specs:
-        raise RRError(
-            "per-agent ensemble is empty: write one line per agent, e.g. 'smollm2, corrupted'"
-        )
-    return tuple(specs)
 
 
 def _whole(value: float | int | str | None, name: str) -> int:

@@ -12,9 +12,9 @@ from pathlib import Path
 import gradio as gr
 
 from leaderboard.hub_sync import SIGN_IN, Store, submit_as
+from rrdemo.backends.hardware import on_space
 from rrdemo.errors import RRError
-from rrdemo.hardware import on_space
-from rrdemo.submission import build_submission
+from rrdemo.report.submission import build_submission
 from ui.errors import user_error
 
 

@@ -13,8 +13,8 @@ from collections.abc import Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from rrdemo.backends.registry import thinking_for
 from rrdemo.config import Sampling
-from rrdemo.engines.registry import thinking_for
 from rrdemo.turns import TurnPolicy
 
 
@@ -90,7 +90,7 @@ def render_prompt_text(
 
     `thinking` is the chat template's `enable_thinking` (Qwen3 and other reasoning models; a
     template that does not read it ignores it). None takes the model's setting,
-    `rrdemo.engines.registry.thinking_for(tokenizer.name_or_path)`: off unless a registry entry turns it on,
+    `rrdemo.backends.registry.thinking_for(tokenizer.name_or_path)`: off unless a registry entry turns it on,
     so RR agents answer directly instead of spending L on a hidden reasoning block.
     """
     if tokenizer is not None:

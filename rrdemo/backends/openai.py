@@ -37,7 +37,7 @@ from rrdemo.backends.base import (
     render_prompt_text,
 )
 from rrdemo.backends.endpoint import Endpoint, Fatal, Retryable, raise_for_status
-from rrdemo.engines.loading import load_tokenizer
+from rrdemo.backends.loading import load_tokenizer
 from rrdemo.errors import RRError
 
 log = logging.getLogger(__name__)

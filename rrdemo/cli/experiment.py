@@ -250,7 +250,7 @@ def handler(args: argparse.Namespace) -> int:
                 f"L={cfg.max_tokens}\t{len(c.questions)} questions\t{c.key}"
             )
         return 0
-    from rrdemo.engines.pool import ModelPool
+    from rrdemo.backends.pool import ModelPool
 
     pool = ModelPool()
     for ensemble in ensemble_files:  # served agents answer through their servers

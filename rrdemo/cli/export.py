@@ -1,7 +1,7 @@
 """`rrdemo export RUN.jsonl --submitter NAME [--out FILE]`: the leaderboard submission of a run.
 
 One result row per condition at M = N (MAJ and RRMaj accuracy with 95% intervals), built and
-validated by `rrdemo.submission` before it is written; `python -m leaderboard submit FILE` takes it.
+validated by `rrdemo.report.submission` before it is written; `python -m leaderboard submit FILE` takes it.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def handler(args: argparse.Namespace) -> int:
     """Build, validate, then write atomically; an existing file is kept unless --force."""
     # Here, not at the top: every `rrdemo` command imports this module to register it, and the
     # builder pulls in pydantic and the run reader's analysis stack.
-    from rrdemo.submission import build_submission
+    from rrdemo.report.submission import build_submission
 
     log = Path(args.log)
     out = Path(args.out) if args.out else log.with_name(log.stem + ".submission.json")

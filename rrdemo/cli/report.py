@@ -26,7 +26,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def handler(args: argparse.Namespace) -> int:
     """Write the report and list the files."""
-    from rrdemo.report import write_report  # plotly and the analyses load only for this command
+    from rrdemo.report.write import (
+        write_report,  # plotly and the analyses load only for this command
+    )
 
     for path in write_report(args.log, args.out, png=not args.no_png):
         print(path)

@@ -15,9 +15,9 @@ from rrdemo.config import (
     ORDERS,
     PROMPT_STYLES,
     STRENGTHS,
-    AgentSpec,
     RunConfig,
     homogeneous_agents,
+    with_corrupted_seats,
 )
 from rrdemo.errors import RRError
 from rrdemo.events import (
@@ -207,15 +207,7 @@ def _config(args) -> tuple[RunConfig, object | None]:
     models = [m.strip() for m in args.models.split(",") if m.strip()]
     agents = homogeneous_agents(models, args.agents, args.corrupt, revision=args.revision)
     if args.corrupt_seats:
-        try:
-            seats = {int(s) for s in args.corrupt_seats.split(",") if s.strip()}
-        except ValueError:
-            raise RRError(
-                f"--corrupt-seats must be seat numbers like 0,2,4, got {args.corrupt_seats!r}"
-            ) from None
-        if not seats <= set(range(args.agents)):
-            raise RRError(f"--corrupt-seats must be between 0 and {args.agents - 1}")
-        agents = tuple(AgentSpec(a.model, i in seats, a.revision) for i, a in enumerate(agents))
+        agents = with_corrupted_seats(agents, args.corrupt_seats)
     from rrdemo.tasks import canonical_name  # loaded on use: every command builds this parser
 
     task = None if args.question is not None else canonical_name(args.task)
@@ -253,9 +245,9 @@ def handle(args) -> int:
         warning = silence_warning(config, [question.qid])
         if warning:
             print(f"warning: {warning}", file=sys.stderr)
-    from rrdemo.engines.choice import with_backends
-    from rrdemo.engines.pool import ModelPool
-    from rrdemo.engines.registry import resolve
+    from rrdemo.backends.choice import with_backends
+    from rrdemo.backends.pool import ModelPool
+    from rrdemo.backends.registry import resolve
 
     served = set(ensemble.served) if ensemble is not None else set()
     config = with_backends(config, args.backend, served)

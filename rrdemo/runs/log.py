@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rrdemo.analysis.pools import Outcome
+from rrdemo.config import Corruption
 from rrdemo.errors import RRError
 from rrdemo.speakers import chunk_roles
 
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from rrdemo.runs.spec import Plan
 
 LOG_FORMAT = "rrdemo-experiment"
-LOG_VERSION = 1
+LOG_VERSION = 2  # 2: chunks name the honest role "honest" (scripts/convert_logs.py)
 RECORD_TYPES = ("trajectory", "done")
 
 _CONDITION_FIELDS = (
@@ -54,6 +54,31 @@ _TRAJECTORY_FIELDS = (
 
 
 # -- reading --------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Outcome(Corruption):
+    """One MAJ answer or one RR trajectory, with the condition it belongs to."""
+
+    condition: str  # "task:config_hash", unique per condition
+    ensemble: str  # model name, or the seats spelled out for a mixed ensemble
+    task: str
+    strength: str
+    k: int
+    max_tokens: int
+    n: int  # N agents
+    c: int  # corrupted agents
+    m_star: int  # pool size of the condition
+    question_id: str
+    method: str  # "MAJ" or "RRMaj"
+    trajectory: int
+    vote_key: str | None  # what votes are grouped by; None = no answer could be read
+    correct: bool
+    corrupted: bool  # MAJ: the answering agent is corrupted; RRMaj: the last speaker is
+    mixed: bool | None = None  # RRMaj: both an honest and a corrupted agent wrote (None: unknown)
+    adversary: str = "static"  # adversary strategy of the condition (rrdemo.adversary)
+    n_tokens: int = 0  # tokens written (the answer, or the whole shared trajectory)
+    cut: bool = False  # stopped at L rather than by an end-of-sequence
+
+
 @dataclass
 class RunLog:
     """A parsed log: its header, its conditions by key, its records and its finished units."""
@@ -101,7 +126,7 @@ def _check_header(path: Path, record: Any) -> dict[str, dict[str, Any]]:
     if record.get("version") != LOG_VERSION:
         raise RRError(
             f"{path}: log format version {record.get('version')!r} is not supported "
-            f"(this rrdemo reads version {LOG_VERSION})"
+            f"(this rrdemo reads version {LOG_VERSION}; convert it with scripts/convert_logs.py)"
         )
     conditions = {}
     for cond in record.get("conditions") or []:
@@ -245,7 +270,7 @@ def header_for(plan: Plan) -> dict[str, Any]:
     }
 
 
-def _dump(record: dict) -> bytes:
+def dump_record(record: dict) -> bytes:
     return (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
 
 
@@ -268,7 +293,7 @@ class LogWriter:
             ) from None
 
     def write(self, record: dict, sync: bool = False) -> None:
-        os.write(self._fd, _dump(record))
+        os.write(self._fd, dump_record(record))
         if sync:
             os.fsync(self._fd)
 
@@ -293,7 +318,7 @@ def open_log(path: Path, plan: Plan) -> tuple[LogWriter, set[tuple[str, str]]]:
         os.truncate(path, log.keep_bytes)  # drop a half-finished unit; the runner redoes it
         return writer, log.done
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(_dump(header))
+    path.write_bytes(dump_record(header))
     return LogWriter(path), set()
 
 
@@ -312,7 +337,7 @@ def merge_logs(paths: Sequence[Path | str], out: Path | str) -> int:
         ):
             raise RRError(f"{log.path} holds a different sweep than {logs[0].path}; not merged")
     seen: set[tuple[str, str]] = set()
-    lines = [_dump(logs[0].header)]
+    lines = [dump_record(logs[0].header)]
     for log in logs:
         pending: dict[tuple[str, str], list[dict]] = {}
         for _, record in log.records:
@@ -322,7 +347,7 @@ def merge_logs(paths: Sequence[Path | str], out: Path | str) -> int:
                 records = pending.pop(unit)
                 if unit not in seen:
                     seen.add(unit)
-                    lines += [_dump(r) for r in records]
+                    lines += [dump_record(r) for r in records]
     out = Path(out)
     tmp = out.with_name(out.name + ".merging")
     tmp.write_bytes(b"".join(lines))

@@ -19,6 +19,8 @@ from typing import Any
 
 import yaml
 
+from rrdemo.backends.choice import with_backends
+from rrdemo.backends.registry import resolve
 from rrdemo.config import (
     ADVERSARIES,
     EOS_POLICIES,
@@ -30,10 +32,9 @@ from rrdemo.config import (
     RunConfig,
     Sampling,
     homogeneous_agents,
+    parse_agents,
     parse_ct,
 )
-from rrdemo.engines.choice import with_backends
-from rrdemo.engines.registry import resolve
 from rrdemo.errors import RRError
 from rrdemo.speakers import silence_warning
 from rrdemo.tasks import SOURCES, canonical_name, get_task, load_questions
@@ -75,7 +76,7 @@ DEFAULTS: dict[str, Any] = {
     "top_p": EXPERIMENT_DEFAULTS.top_p,
     "order": EXPERIMENT_DEFAULTS.order,  # "shuffled": a seeded speaking order per trajectory
     "source": "auto",
-    # engine of local GGUF models: transformers, llamacpp or auto (rrdemo.engines.choice.choose_backend);
+    # engine of local GGUF models: transformers, llamacpp or auto (rrdemo.backends.choice.choose_backend);
     # the CLI and the app ask for auto. Left out of the logged sweep when transformers.
     "backend": "transformers",
     **LATER_SETTINGS,
@@ -118,19 +119,6 @@ def _int(value: Any, what: str, low: int = 1) -> int:
     return number
 
 
-def parse_ensemble(text: str) -> list[dict]:
-    """`"smollm2*,smollm2,gemma3-270m"` -> agents in seat order; a trailing `*` marks corrupted."""
-    agents = []
-    for part in [p.strip() for p in text.split(",")]:
-        if not part.rstrip("*"):
-            raise RRError(
-                f"ensemble {text!r}: empty agent; write models separated by commas, "
-                "a trailing * marks a corrupted agent (e.g. smollm2*,smollm2,gemma3-270m)"
-            )
-        agents.append({"model": part.rstrip("*"), "corrupted": part.endswith("*")})
-    return agents
-
-
 def normalize_sweep(raw: dict[str, Any]) -> dict[str, Any]:
     """Fill defaults, check every value, and return the canonical sweep dict (what the header logs)."""
     unknown = sorted(set(raw) - set(DEFAULTS))
@@ -153,7 +141,9 @@ def normalize_sweep(raw: dict[str, Any]) -> dict[str, Any]:
     if not strengths:
         raise RRError("give at least one corruption strength (moderate, strong)")
     ensembles = [
-        parse_ensemble(e) if isinstance(e, str) else e
+        [{"model": a.model, "corrupted": a.corrupted} for a in parse_agents(e)]
+        if isinstance(e, str)
+        else e
         for e in _as_list(s["ensembles"], "ensembles")
     ]
     for agents in ensembles:

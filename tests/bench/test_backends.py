@@ -209,7 +209,7 @@ def test_run_benchmark_fills_every_new_key(monkeypatch):
 @needs_llama
 def test_the_arenas_run_on_two_questions_on_llama_cpp():
     """A real pass, shortened to L = 8: both questions decode, EOS allowed, nothing left cached."""
-    from rrdemo.engines.pool import ModelPool
+    from rrdemo.backends.pool import ModelPool
 
     backend = llama(ModelPool(), "smollm2")
     picked = [(c.with_(max_tokens=8), q, t) for c, q, t in arena_questions("smollm2", 2)]

@@ -11,7 +11,7 @@ import pytest
 from leaderboard import cli, hub_sync, service
 from leaderboard.db import run_transaction
 from rrdemo.errors import RRError
-from rrdemo.submission import parse_submission
+from rrdemo.report.submission import parse_submission
 from tests.support.samples import db_checksum, encode, result_row, submission
 
 

@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 from leaderboard import service
 from leaderboard.db import create_db_engine, current_revision, downgrade, upgrade
 from leaderboard.orm import ResultRecord
-from rrdemo.submission import SubmissionRejected, parse_submission
+from rrdemo.report.submission import SubmissionRejected, parse_submission
 from tests.support.samples import encode, result_row, submission
 
 # Content hashes of two schema-1 files, computed by the schema-1 code (before `adversary` existed).

@@ -11,7 +11,7 @@ import pytest
 
 from leaderboard import present, service
 from leaderboard.db import run_transaction
-from rrdemo.submission import MAX_FILE_BYTES, SubmissionRejected, parse_submission
+from rrdemo.report.submission import MAX_FILE_BYTES, SubmissionRejected, parse_submission
 from tests.support.samples import db_checksum, encode, result_row, submission
 
 

@@ -11,7 +11,7 @@ import pytest
 from leaderboard import cli, service
 from leaderboard.columns import CLI_COLUMNS, COLUMNS, STORED_COLUMNS, BoardRow
 from leaderboard.orm import Base
-from tests.support.samples import board_row
+from tests.support.samples import board_row, paper_row_count
 
 
 def test_board_rows_have_a_field_per_stored_column_and_the_derived_ones() -> None:
@@ -33,7 +33,9 @@ def test_every_stored_column_is_a_column_of_the_orm_tables() -> None:
 def test_the_cli_lists_the_declared_columns(lb_env: str, capsys: pytest.CaptureFixture) -> None:
     assert cli.main(["list", "--format", "json"]) == 0
     rows = json.loads(capsys.readouterr().out)
-    assert len(rows) == 360 and all(list(r) == [c.name for c in COLUMNS] for r in rows)
+    assert len(rows) == paper_row_count() and all(
+        list(r) == [c.name for c in COLUMNS] for r in rows
+    )
     assert cli.main(["list", "--format", "table"]) == 0
     header = capsys.readouterr().out.splitlines()[0]
     assert header.split() == [c.name for c in CLI_COLUMNS]
@@ -42,7 +44,7 @@ def test_the_cli_lists_the_declared_columns(lb_env: str, capsys: pytest.CaptureF
 def test_board_rows_come_back_from_the_database_with_every_column(factory) -> None:
     with factory() as session:
         rows = service.board_rows(session)
-    assert len(rows) == 360 and all(isinstance(r, BoardRow) for r in rows)
+    assert len(rows) == paper_row_count() and all(isinstance(r, BoardRow) for r in rows)
     first = rows[0]
     assert (first.source, first.status, first.submission_id, first.config_hash) == (
         "paper", "approved", 1, "paper-moderate"

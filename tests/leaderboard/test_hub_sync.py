@@ -16,7 +16,7 @@ from leaderboard import hub_sync, service
 from leaderboard.db import run_transaction
 from leaderboard.orm import AuditRecord, ResultRecord, SubmissionRecord
 from rrdemo.errors import RRError
-from rrdemo.submission import parse_submission
+from rrdemo.report.submission import parse_submission
 from tests.support.samples import db_checksum, encode, submission
 
 

@@ -23,7 +23,7 @@ from leaderboard.db import (
 )
 from leaderboard.orm import AuditRecord, Base, ResultRecord, SubmissionRecord
 from rrdemo.errors import RRError
-from rrdemo.submission import parse_submission
+from rrdemo.report.submission import parse_submission
 from tests.support.samples import db_checksum, encode, result_row, submission
 
 TABLES = {"submissions", "results", "audit_log", "alembic_version"}
@@ -243,7 +243,7 @@ def test_hub_sync_is_off_unless_configured(
 def test_our_committed_sweeps_are_seeded_approved_and_cannot_be_submitted(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from rrdemo.submission import SubmissionRejected, build_submission
+    from rrdemo.report.submission import SubmissionRejected, build_submission
 
     log = Path(__file__).resolve().parents[2] / "assets" / "experiment_small.jsonl"
     made = build_submission(log, "rrdemo", "a committed sweep", source="rrdemo")

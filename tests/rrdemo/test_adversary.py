@@ -247,9 +247,9 @@ def test_sweep_crosses_adversaries_and_old_sweeps_log_the_same_header():
 
 
 def test_report_and_export_show_maj_and_rrmaj_per_strategy(tmp_path):
-    from rrdemo.report import build_report
+    from rrdemo.report.submission import build_submission
+    from rrdemo.report.write import build_report
     from rrdemo.runs.log import read_run
-    from rrdemo.submission import build_submission
     from tests.support.fakes import QUESTIONS
 
     task = FakeTask()

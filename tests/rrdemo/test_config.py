@@ -1,4 +1,4 @@
-"""Per-model defaults: a model that must reason first gets its prompt style, K and L per task."""
+"""RunConfig and its parts: per-model defaults, and the one agent-list syntax (`parse_agents`)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,14 @@ import argparse
 import pytest
 
 from rrdemo.cli import run as cli_run
-from rrdemo.config import INTERACTIVE_DEFAULTS, MODEL_DEFAULTS, ModelDefaults
+from rrdemo.config import (
+    INTERACTIVE_DEFAULTS,
+    MODEL_DEFAULTS,
+    ModelDefaults,
+    parse_agents,
+    with_corrupted_seats,
+)
+from rrdemo.errors import RRError
 
 
 def test_models_without_an_entry_keep_the_front_ends_defaults() -> None:
@@ -61,3 +68,34 @@ def test_rrdemo_run_applies_the_model_defaults_and_a_flag_still_wins() -> None:
         INTERACTIVE_DEFAULTS.k,
         INTERACTIVE_DEFAULTS.max_tokens,
     )
+
+
+def test_one_agent_list_syntax_lines_roles_stars_and_comments() -> None:
+    lines = parse_agents("smollm2, corrupted\n# a comment\ngemma3-270m\n  smollm2 , honest ")
+    stars = parse_agents("smollm2*, gemma3-270m, smollm2")
+    expected = [("smollm2", True), ("gemma3-270m", False), ("smollm2", False)]
+    assert [(a.model, a.corrupted) for a in lines] == expected
+    assert [(a.model, a.corrupted) for a in stars] == expected
+
+
+@pytest.mark.parametrize("role", ["c", "corrupted", "adversarial", "C"])
+def test_every_corrupted_role_word_counts_as_corrupted(role: str) -> None:
+    """The Arena's rho line once counted only lines containing "corrupt": "smollm2, c" read 0c."""
+    (agent,) = parse_agents(f"smollm2, {role}")
+    assert agent.corrupted
+
+
+@pytest.mark.parametrize(
+    "text", ["", "# only a comment", "corrupted, smollm2", "smollm2*, honest", ","]
+)
+def test_bad_agent_lists_are_one_message(text: str) -> None:
+    with pytest.raises(RRError):
+        parse_agents(text)
+
+
+def test_corrupted_seats_are_exactly_the_listed_ones() -> None:
+    agents = parse_agents("smollm2*, smollm2, smollm2")
+    assert [a.corrupted for a in with_corrupted_seats(agents, "1, 2")] == [False, True, True]
+    for bad in ("x", "3"):
+        with pytest.raises(RRError):
+            with_corrupted_seats(agents, bad)

@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from rrdemo.backends.openai import OpenAIBackend
-from rrdemo.engines.pool import ModelPool
+from rrdemo.backends.pool import ModelPool
 from rrdemo.ensemble import load_ensemble, parse_ensemble, use_ensemble
 from rrdemo.errors import RRError
 

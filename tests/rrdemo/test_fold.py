@@ -104,7 +104,7 @@ def test_log_records_of_a_trajectory_its_votes_and_compute():
             {
                 "turn": 0,
                 "agent": 2,
-                "role": "truthful",
+                "role": "honest",
                 "model": "m-honest",
                 "text": "The answer",
                 "n_tokens": 2,

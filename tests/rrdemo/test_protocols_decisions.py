@@ -15,10 +15,10 @@ from dataclasses import replace
 
 import pytest
 
-from rrdemo.analysis.tables import main_table
 from rrdemo.config import RunConfig, Sampling, homogeneous_agents
 from rrdemo.events import AnswerExtracted, Decision, Vote, event_from_dict
 from rrdemo.protocols import run_question
+from rrdemo.report.tables import main_table
 from rrdemo.runs.log import read_run
 from rrdemo.runs.runner import run_plan
 from rrdemo.runs.spec import Condition, Plan

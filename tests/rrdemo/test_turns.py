@@ -248,7 +248,7 @@ def test_the_arena_turn_length_control_reaches_the_config():
 
 # --- the report -----------------------------------------------------------------------------------
 def test_the_report_splits_the_main_table_and_k_ablation_by_turn_policy(tmp_path):
-    from rrdemo.report import build_report
+    from rrdemo.report.write import build_report
     from rrdemo.runs.log import read_run
     from rrdemo.runs.runner import run_plan
     from rrdemo.runs.spec import Condition, Plan

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rrdemo.analysis.pools import Outcome
+from rrdemo.runs.log import Outcome
 
 GOLD, TARGET, OTHER = "(B)", "(C)", "(A)"
 

@@ -98,3 +98,10 @@ def db_checksum(session: Session) -> tuple[dict[str, int], str]:
     version = session.execute(text("SELECT version_num FROM alembic_version")).all()
     digest.update(repr(version).encode())
     return counts, digest.hexdigest()
+
+
+def paper_row_count() -> int:
+    """How many rows the paper's tables seed into every board (both strengths)."""
+    from leaderboard.paper_seed import TABLES, paper_submission
+
+    return sum(len(paper_submission(strength).results) for strength in TABLES)

@@ -125,7 +125,7 @@ def test_a_last_word_run_shows_a_corrupted_writer_of_the_last_turn(client) -> No
         ),
         ({"task": "custom", "custom_question": "What is 2 + 2?"}, "give the correct answer"),
         ({"task": "logic3", "question_index": 99999}, "does not exist"),
-        ({"ensemble": "per agent", "agents": "smollm2, maybe"}, "honest, corrupted"),
+        ({"ensemble": "per agent", "agents": "smollm2, maybe"}, "unknown model 'maybe'"),
         ({"adversary": "sneaky"}, "Value: sneaky is not in the list of choices"),
         ({"prompt_style": "loud"}, "Value: loud is not in the list of choices"),
     ],
@@ -193,7 +193,7 @@ def test_server_address_comes_from_the_environment(monkeypatch: pytest.MonkeyPat
 
 def test_building_the_demo_loads_no_model() -> None:
     import app
-    from rrdemo.engines.pool import ModelPool
+    from rrdemo.backends.pool import ModelPool
 
     pool = ModelPool()
     demo = app.build_demo(pool=pool)

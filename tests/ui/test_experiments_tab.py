@@ -92,7 +92,7 @@ def test_a_sweep_over_two_adversaries_shows_maj_and_rrmaj_per_strategy() -> None
         ("2c1t", "static"),
     ]
     assert len(rho_figure(frame).data) == 4  # MAJ and RRMaj per strategy
-    # The report's own per-strategy table (rrdemo.adversary_report), one line per strategy.
+    # The report's own per-strategy table (rrdemo.report.adversary), one line per strategy.
     text = adversary_results(path)
     lines = [line for line in text.splitlines() if line.startswith("| ") and "2c1t" in line]
     assert [line.split(" | ")[5] for line in lines] == ["static", "last-word"]

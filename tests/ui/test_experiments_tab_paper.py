@@ -10,8 +10,8 @@ import threading
 import gradio as gr
 import pytest
 
-from rrdemo.paper.beside import PAPER, RUN
-from rrdemo.paper.main_tables import main_lines
+from rrdemo.report.paper.beside import PAPER, RUN
+from rrdemo.report.paper.main_tables import main_lines
 from tests.support.fakes import FakeBackend, FakePool, obeys_injection
 from ui.experiments_tab import (
     PAPER_COLUMNS,

@@ -66,7 +66,7 @@ def test_every_click_uses_the_one_store_and_opens_no_engine(store, monkeypatch):
 
 def test_the_app_opens_the_leaderboard_once_for_both_tabs(monkeypatch):
     import app
-    from rrdemo.engines.pool import ModelPool
+    from rrdemo.backends.pool import ModelPool
 
     opened, handed = [], []
 

@@ -16,14 +16,16 @@ import rrdemo.corruption
 import rrdemo.theory
 from rrdemo.cli import experiment as experiment_cli
 from rrdemo.cli import theory as theory_cli
-from rrdemo.paper.tables import MODEL_IDS
-from ui.about import ABOUT
+from rrdemo.report.paper.tables import MODEL_IDS
+from ui.about import about_markdown
 from ui.arena import PRESET_MODEL_NOTE
 from ui.theory_tab import EXPLAINER, bound_text
 
+ABOUT = about_markdown()
 ROOT = Path(__file__).resolve().parents[2]
 PAPER = " ".join((ROOT / "tests" / "data" / "consensus_trap.tex").read_text().split())
 README = " ".join((ROOT / "README.md").read_text().split())
+USAGE = " ".join((ROOT / "docs" / "usage.md").read_text().split())
 
 
 def _flat(text: str) -> str:
@@ -76,11 +78,11 @@ def test_readme_states_proposition_1_with_its_conditions() -> None:
     assert "no anonymous, symmetric outcome-level aggregation can be mostly robust" in README
 
 
-def test_readme_says_the_final_speaker_test_pools_only_mixed_trajectories() -> None:
+def test_usage_says_the_final_speaker_test_pools_only_mixed_trajectories() -> None:
     assert re.search(
-        r"final-speaker test \(Fisher's exact, on the \*mixed\* trajectories only", README
+        r"final-speaker test \(Fisher's exact, on the \*mixed\* trajectories only", USAGE
     )
-    assert "the paper's numbers beside it pool every trajectory" in README
+    assert "the paper's numbers beside it pool every trajectory" in USAGE
 
 
 def test_both_wordings_of_the_strong_injection_are_named() -> None:

@@ -7,7 +7,15 @@ from dataclasses import astuple, replace
 
 import pytest
 
-from rrdemo.config import ADVERSARIES, LATER_FIELDS, PROMPT_STYLES, AgentSpec, RunConfig, Sampling
+from rrdemo.config import (
+    ADVERSARIES,
+    LATER_FIELDS,
+    PROMPT_STYLES,
+    AgentSpec,
+    RunConfig,
+    Sampling,
+    parse_agents,
+)
 from rrdemo.errors import RRError
 from rrdemo.events import ChunkWritten, Decision, RunStarted, TokenDelta
 from rrdemo.protocols import run_question
@@ -17,7 +25,7 @@ from tests.support.fakes import QUESTION, FakeBackend, FakePool, FakeTask, obeys
 from ui import render
 from ui.arena import Throttle, stream_run
 from ui.arena_controls import _silence_text
-from ui.state import ArenaRequest, ArenaState, build_config, build_run, parse_agents
+from ui.state import ArenaRequest, ArenaState, build_config, build_run
 
 
 def _fake_run(config: RunConfig, pool: FakePool) -> tuple[ArenaState, list]:
@@ -166,7 +174,7 @@ def test_throttle_limits_the_rate() -> None:
         ({"task": "logic3", "question_index": 100000}, "does not exist"),
         ({"task": "custom", "custom_question": "   "}, "empty"),
         ({"task": "logic3", "target": "Z"}, "not valid"),
-        ({"ensemble": "per agent", "agents": "smollm2, sneaky"}, "role"),
+        ({"ensemble": "per agent", "agents": "smollm2, corrupted, honest"}, "role"),
         ({"ensemble": "per agent", "agents": ""}, "empty"),
         ({"temperature": 9}, "temperature"),
         ({"adversary": "sneaky"}, "unknown adversary strategy 'sneaky'; allowed: static"),
@@ -177,7 +185,7 @@ def test_throttle_limits_the_rate() -> None:
 def test_bad_requests_raise_clear_errors(changes: dict, needle: str | None) -> None:
     request = replace(ArenaRequest(), **changes)
     if needle is None:  # an unknown model is refused when it is resolved, before any loading
-        from rrdemo.engines.registry import resolve
+        from rrdemo.backends.registry import resolve
 
         with pytest.raises(RRError, match="unknown model"):
             resolve(build_config(request).agents[0].model)

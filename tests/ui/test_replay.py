@@ -17,7 +17,7 @@ ASSETS = Path(__file__).resolve().parents[2] / "assets"
 @pytest.fixture(scope="module")
 def fresh_pool():
     """A pool that has loaded nothing: a replay must not need a model."""
-    from rrdemo.engines.pool import ModelPool
+    from rrdemo.backends.pool import ModelPool
 
     return ModelPool()
 

@@ -26,7 +26,7 @@ def opening_setting() -> tuple[str, dict]:
 
 @pytest.fixture
 def fresh_app(tmp_path) -> Iterator[tuple[str, object]]:
-    from rrdemo.engines.pool import ModelPool
+    from rrdemo.backends.pool import ModelPool
 
     pool = ModelPool()  # nothing loaded: the opening replay must not need a model
     with served_app(pool, tmp_path) as url:

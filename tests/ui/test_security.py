@@ -20,7 +20,7 @@ import pytest
 
 from leaderboard import hub_sync, service
 from leaderboard.db import run_transaction
-from rrdemo.engines.pool import ModelPool
+from rrdemo.backends.pool import ModelPool
 from tests.support.fakes import fake_pool
 from tests.support.samples import db_checksum
 from tests.support.served import TOKEN, ServedApp, rss_bytes, serve_app

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from leaderboard import hub_sync
-from rrdemo.engines.pool import ModelPool
-from rrdemo.submission import parse_submission
+from rrdemo.backends.pool import ModelPool
+from rrdemo.report.submission import parse_submission
 from tests.support.samples import encode, result_row, submission
 from tests.support.served import TOKEN, ServedApp, serve_app
 from tests.ui.test_app_browser import browser_page  # noqa: F401 - the chromium fixture

@@ -7,6 +7,6 @@ import pytest
 
 @pytest.fixture(scope="module")
 def llama_pool():
-    from rrdemo.engines.pool import ModelPool
+    from rrdemo.backends.pool import ModelPool
 
     return ModelPool()

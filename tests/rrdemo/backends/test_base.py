@@ -9,8 +9,8 @@ from tokenizers import Tokenizer
 from tokenizers.models import WordLevel
 from transformers import PreTrainedTokenizerFast
 
+from rrdemo.backends import registry
 from rrdemo.backends.base import render_prompt_text
-from rrdemo.engines import registry
 
 # The part of Qwen3's chat template that reads enable_thinking (an empty think block = thinking off).
 QWEN3_LIKE = (

@@ -19,8 +19,8 @@ from rrdemo.backends.base import Delta, Finished, GenerationRequest
 from rrdemo.backends.endpoint import Endpoint
 from rrdemo.backends.llamacpp_server import free_port
 from rrdemo.backends.openai import OpenAIBackend
+from rrdemo.backends.pool import ModelPool
 from rrdemo.config import RunConfig, Sampling, homogeneous_agents
-from rrdemo.engines.pool import ModelPool
 from rrdemo.errors import RRError
 from rrdemo.events import ChunkWritten, Decision, TokenDelta
 from rrdemo.protocols import run_question

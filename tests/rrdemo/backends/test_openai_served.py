@@ -23,8 +23,8 @@ from rrdemo.backends.base import Finished, GenerationRequest
 from rrdemo.backends.endpoint import Endpoint
 from rrdemo.backends.llamacpp_server import launch_llama_cpp_server
 from rrdemo.backends.openai import OpenAIBackend
+from rrdemo.backends.pool import ModelPool
 from rrdemo.config import RunConfig, Sampling, homogeneous_agents
-from rrdemo.engines.pool import ModelPool
 from rrdemo.ensemble import use_ensemble
 from rrdemo.errors import RRError
 from rrdemo.events import (

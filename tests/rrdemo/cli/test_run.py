@@ -25,7 +25,7 @@ BAD = [
     (["--template", "no slot"], "{target}"),
     (["--question", "  "], "--question is empty"),
     (["--methods", "MAJ,debate"], "--methods takes MAJ, RRMaj"),
-    (["--corrupt-seats", "0,9"], "--corrupt-seats must be between 0 and 4"),
+    (["--corrupt-seats", "0,9"], "corrupted seats must be between 0 and 4"),
     (["--task", "nosuch", "--question", None], "unknown task 'nosuch'"),
     (["--ensemble", "/nonexistent.yaml"], "does not exist"),
 ]

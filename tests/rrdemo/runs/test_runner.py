@@ -17,7 +17,7 @@ from rrdemo.cli import main as cli_main
 from rrdemo.errors import RRError
 from rrdemo.runs.log import read_log
 from rrdemo.runs.runner import run_plan
-from rrdemo.runs.spec import Plan, normalize_sweep, parse_ensemble, plan_sweep
+from rrdemo.runs.spec import Plan, normalize_sweep, plan_sweep
 from tests.support.fakes import fake_plan, fake_pool
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -61,7 +61,7 @@ def test_log_records_every_trajectory_with_chunks_roles_votes_and_compute(tmp_pa
     for r in traj:
         assert r["chunks"], r
         for chunk in r["chunks"]:
-            assert chunk["role"] in ("corrupted", "truthful")
+            assert chunk["role"] in ("corrupted", "honest")
             assert chunk["agent"] in range(3)
         # the logged roles agree with the config: the first c seats are corrupted
         cond = next(c for c in plan.conditions if c.key == r["condition"])
@@ -184,7 +184,8 @@ def test_sweep_defaults_expand_every_config_for_n():
 
 
 def test_ensemble_syntax_marks_corrupted_seats():
-    assert parse_ensemble("smollm2*, gemma3-270m") == [
+    sweep = normalize_sweep({"tasks": "logic3", "ensembles": ["smollm2*, gemma3-270m"]})
+    assert sweep["ensembles"][0] == [
         {"model": "smollm2", "corrupted": True},
         {"model": "gemma3-270m", "corrupted": False},
     ]

@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from rrdemo.analysis.tables import asymmetric_yield, main_table
 from rrdemo.config import AgentSpec, homogeneous_agents
+from rrdemo.report.tables import asymmetric_yield, main_table
 from rrdemo.runs.log import read_run
 from rrdemo.runs.runner import run_plan
 from rrdemo.runs.spec import ensemble_name, plan_sweep

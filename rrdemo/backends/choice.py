@@ -1,0 +1,78 @@
+"""Which engine runs an agent's model, and on which device and dtype."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import replace
+from functools import cache
+
+from rrdemo.backends.llamacpp_native import available
+from rrdemo.backends.registry import REGISTRY, gguf_available, resolve
+from rrdemo.config import BACKENDS, RunConfig
+from rrdemo.errors import RRError
+
+log = logging.getLogger(__name__)
+BACKEND_CHOICES: tuple[str, ...] = ("auto", *BACKENDS)
+DEFAULT_BACKEND = "auto"  # llama.cpp for GGUF models when it is installed, else transformers
+
+
+@cache
+def llama_cpp_missing() -> str | None:
+    """Why llama-cpp-python cannot be used here (one line, logged once), or None when it can."""
+    reason = available()
+    if reason:
+        log.warning(
+            "llama.cpp backend unavailable (%s): GGUF models run on transformers; `make llama` "
+            "builds llama-cpp-python",
+            reason,
+        )
+    return reason
+
+
+def choose_backend(
+    model: str, requested: str = DEFAULT_BACKEND, revision: str | None = None
+) -> str:
+    """The engine an agent of `model` uses: llama.cpp needs a GGUF file (the offline models, a
+    registry model's official GGUF copy on the hub, or a local .gguf) and llama-cpp-python; other
+    hub models always use transformers. "auto" takes llama.cpp
+    when it can (measured faster on CPU, bench/README.md) and falls back to transformers with one
+    log line; an explicit "llamacpp" without llama-cpp-python is an error."""
+    if requested not in BACKEND_CHOICES:
+        raise RRError(f"unknown backend {requested!r}; allowed: {', '.join(BACKEND_CHOICES)}")
+    if requested == "transformers":
+        return "transformers"
+    name = (model or "").strip()
+    if (
+        name not in REGISTRY
+        and name.lower() not in {k.lower() for k in REGISTRY}
+        and not name.lower().endswith(".gguf")
+    ):
+        return "transformers"  # hub ids and folders (and served agents' names)
+    if not gguf_available(resolve(name), revision):
+        return "transformers"
+    missing = llama_cpp_missing()
+    if missing and requested == "llamacpp":
+        raise RRError(f"the llamacpp backend needs llama-cpp-python ({missing}); run `make llama`")
+    return "transformers" if missing else "llamacpp"
+
+
+def with_backends(config: RunConfig, requested: str = DEFAULT_BACKEND, served=()) -> RunConfig:
+    """`config` with every local agent's engine chosen (`choose_backend`); agents named in
+    `served` (answered by servers) keep theirs."""
+    agents = tuple(
+        a
+        if a.model in served
+        else replace(a, backend=choose_backend(a.model, requested, a.revision))
+        for a in config.agents
+    )
+    return config.with_(agents=agents)
+
+
+def choose_device_dtype(cuda: bool, bf16: bool) -> tuple[str, str]:
+    """(device, dtype) for loading: bf16 (else fp16) on a CUDA GPU, float32 on CPU.
+
+    On CPU float32 is kept: bf16 prefills 5-7 times slower on CPUs without bf16 units.
+    """
+    if cuda:
+        return "cuda", "bfloat16" if bf16 else "float16"
+    return "cpu", "float32"

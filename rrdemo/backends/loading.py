@@ -1,0 +1,248 @@
+"""Load one model on one engine: its shipped GGUF (or the converted copy), a hub id, a folder.
+
+transformers and torch load inside the functions, so importing this module stays cheap.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+
+from rrdemo.backends.base import Backend
+from rrdemo.backends.choice import choose_device_dtype
+from rrdemo.backends.llamacpp import LlamaCppBackend
+from rrdemo.backends.registry import (
+    PACKAGES,
+    REGISTRY,
+    ModelInfo,
+    gguf_path,
+    locate_shipped,
+    public_model,
+    resolve,
+    shipped_gguf,
+)
+from rrdemo.config import BACKENDS
+from rrdemo.errors import RRError
+from rrdemo.paths import cache_dir
+
+log = logging.getLogger(__name__)
+
+# Where a backend's weights came from, as the log and the About tab say it.
+SHIPPED, HUB, LOCAL = "shipped file", "hub", "local folder"
+
+
+def hub_offline() -> bool:
+    """True when `HF_HUB_OFFLINE` forbids downloads (read when called)."""
+    return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def _device_dtype() -> tuple[str, str]:
+    import torch
+
+    cuda = torch.cuda.is_available()
+    return choose_device_dtype(cuda, cuda and torch.cuda.is_bf16_supported())
+
+
+def _torch_dtype(name: str):
+    import torch
+
+    return getattr(torch, name)
+
+
+def _load_shipped(info: ModelInfo, gguf: Path | None):
+    """Load a shipped GGUF once, save the dequantized copy, and load that copy on later starts.
+
+    Returns None when neither the converted copy nor the shipped file exists.
+    """
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    device, dtype = _device_dtype()
+    if info.gguf:  # a user's own file: load it as it is (no converted copy)
+        own = Path(info.gguf)
+        tokenizer = AutoTokenizer.from_pretrained(own.parent, gguf_file=own.name)
+        model = AutoModelForCausalLM.from_pretrained(
+            own.parent, gguf_file=own.name, dtype="float32"
+        )
+        return model.to(device=device, dtype=_torch_dtype(dtype)), tokenizer
+    converted = cache_dir() / "models" / info.name
+    if (converted / "config.json").exists():
+        tokenizer = AutoTokenizer.from_pretrained(converted)
+        model = AutoModelForCausalLM.from_pretrained(converted, dtype=dtype)
+        return model.to(device), tokenizer
+    if gguf is None:
+        return None
+    tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+    model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype="float32")
+    # A GGUF-loaded model refuses save_pretrained until its quantization marker is dropped:
+    # the weights are already plain float32 tensors.
+    model.hf_quantizer = None
+    if hasattr(model.config, "quantization_config"):
+        del model.config.quantization_config
+    tmp = converted.with_name(converted.name + f".tmp{os.getpid()}")
+    model.save_pretrained(tmp)
+    tokenizer.save_pretrained(tmp)
+    if not converted.exists():  # another process may have finished first; both copies are equal
+        tmp.replace(converted)
+    return model.to(device=device, dtype=_torch_dtype(dtype)), tokenizer
+
+
+# What a hub-only load fetches: configs, tokenizers, chat templates and safetensors weights.
+HUB_FILES = ["*.json", "*.safetensors", "*.model", "*.txt", "*.tiktoken", "*.jinja"]
+
+
+def _hub_snapshot(info: ModelInfo, revision: str | None) -> str:
+    """The hub's copy of `info.hub_id` (downloaded, or from the HF cache), never a local folder."""
+    from huggingface_hub import snapshot_download
+
+    try:
+        return snapshot_download(info.hub_id, revision=revision, allow_patterns=HUB_FILES)
+    except Exception as exc:  # not on the hub, gated, offline and not cached, bad revision
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+        hint = (
+            "HF_HUB_OFFLINE=1 forbids downloading it and it is not cached; "
+            if hub_offline()
+            else ""
+        )
+        raise RRError(
+            f"could not load model {info.name!r} from the Hugging Face hub: {hint}{first}"
+        ) from None
+
+
+def _load_pretrained(info: ModelInfo, revision: str | None, source: str):
+    """`from_pretrained` of a hub id (downloaded or from the HF cache) or a local folder."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    device, dtype = _device_dtype()
+    where = _hub_snapshot(info, revision) if info.hub_only else info.hub_id
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(where, revision=revision)
+        model = AutoModelForCausalLM.from_pretrained(where, revision=revision, dtype=dtype)
+    except OSError as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        shipped = ", ".join(n for n, i in REGISTRY.items() if i.offline)
+        if source == HUB and hub_offline():
+            hint = (
+                "HF_HUB_OFFLINE=1 forbids downloading it and it is not in the local hub cache "
+                "(HF_HOME); unset HF_HUB_OFFLINE on a machine with a network"
+            )
+            if info.offline:
+                hint += f", or install its shipped file ({PACKAGES.get(info.name, 'make setup')})"
+            raise RRError(f"could not load model {info.name!r}: {hint}. ({first})") from None
+        raise RRError(
+            f"could not load model {info.hub_id!r}"
+            + (f" at revision {revision!r}" if revision else "")
+            + f": {first}. Models with a shipped file: {shipped}"
+        ) from None
+    return model.to(device), tokenizer
+
+
+def _hub_gguf(info: ModelInfo) -> Path | None:
+    """The official GGUF copy of a registry model, downloaded from the hub (or its cache)."""
+    if info.hub_gguf is None:
+        return None
+    from huggingface_hub import hf_hub_download
+    from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
+
+    repo, file = info.hub_gguf
+    try:
+        return Path(hf_hub_download(repo, file))
+    except (LocalEntryNotFoundError, HfHubHTTPError, OSError) as exc:
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        hint = (
+            "HF_HUB_OFFLINE=1 forbids downloading it; " if hub_offline() else ""
+        ) + f"install its shipped file ({PACKAGES.get(info.name, 'make setup')})"
+        raise RRError(
+            f"could not load {repo}/{file} for {info.name!r}: {hint}. ({first})"
+        ) from None
+
+
+def _load_llamacpp(info: ModelInfo, revision: str | None, backend_options: dict) -> Backend:
+    path = gguf_path(info, revision)
+    source = LOCAL if info.gguf else SHIPPED
+    if path is None and revision is None:
+        path, source = _hub_gguf(info), HUB
+    if path is None:
+        raise RRError(
+            f"the llamacpp backend runs GGUF files (the installed offline models or a local .gguf); "
+            f"{info.name!r} has none here: use the transformers backend"
+        )
+    options = {k: v for k, v in backend_options.items() if k in ("suppress_eos", "share_prefixes")}
+    backend = LlamaCppBackend(
+        info.name,
+        path,
+        chat=None if info.gguf else info.chat,
+        eos_token_ids=info.eos_token_ids,
+        **options,
+    )
+    backend.loaded_from = source
+    return backend
+
+
+def load_backend(
+    name: str,
+    revision: str | None = None,
+    backend: str = "transformers",
+    *,
+    public: bool = False,
+    **backend_options,
+) -> Backend:
+    """Load one model with the engine `backend` (use a `ModelPool` to share it).
+
+    A registry entry with a shipped file loads from it (or its converted copy) when installed,
+    else from the hub by its `hub_id`; a folder loads as a local folder. `backend.loaded_from`
+    says which ("shipped file" | "hub" | "local folder"). The llamacpp engine runs GGUF files only.
+    `public` (names typed in the web app) allows only what `public_model` allows.
+    """
+    info = public_model(name) if public else resolve(name)
+    if backend == "llamacpp":
+        return _load_llamacpp(info, revision, backend_options)
+    if backend != "transformers":
+        raise RRError(f"unknown backend {backend!r}; allowed: {', '.join(BACKENDS)}")
+    from rrdemo.backends.hf import TransformersBackend  # torch loads here, not at import
+
+    loaded = None
+    if info.gguf:
+        loaded, source = _load_shipped(info, Path(info.gguf)), LOCAL
+    elif info.offline and revision is None and os.environ.get("RRDEMO_OFFLINE_FROM_HUB") != "1":
+        loaded = _load_shipped(info, shipped_gguf(info))
+        source = SHIPPED
+    if loaded is None:
+        source = LOCAL if not info.hub_only and Path(info.hub_id or "").is_dir() else HUB
+        loaded = _load_pretrained(info, revision, source)
+    model, tokenizer = loaded
+    log.info("model %s loaded from: %s (%s)", info.name, source, model.device)
+    backend = TransformersBackend(
+        info.name,
+        model,
+        tokenizer,
+        revision=revision,
+        chat=info.chat if info.offline and not info.gguf else None,
+        eos_token_ids=info.eos_token_ids,
+        **backend_options,
+    )
+    backend.loaded_from = source
+    return backend
+
+
+def load_tokenizer(source: str):
+    """A transformers tokenizer from a registry name (offline models), a local folder or a hub id.
+
+    Offline registry models use the converted copy under the cache when it exists, else the
+    tokenizer inside their GGUF file, so serving `smollm2` needs no network.
+    """
+    from transformers import AutoTokenizer
+
+    info = REGISTRY.get(source)
+    try:
+        if info is not None and info.offline:
+            converted = cache_dir() / "models" / info.name
+            if (converted / "tokenizer_config.json").exists():
+                return AutoTokenizer.from_pretrained(converted)
+            gguf = locate_shipped(info.name)
+            return AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+        target = info.hub_id if info is not None and info.hub_id else source
+        return AutoTokenizer.from_pretrained(target)
+    except (OSError, ValueError, ImportError) as exc:
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise RRError(f"could not load the tokenizer {source!r}: {first}") from None

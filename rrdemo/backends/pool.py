@@ -1,0 +1,132 @@
+"""A pool that loads each distinct model once per process and hands it to every agent using it.
+
+The pool keeps at most `max_models` loaded models (the least recently used is unloaded first), so
+a public app's memory stays bounded however many models its visitors name. A public pool (the web
+app's) admits only the names `rrdemo.backends.registry.public_model` allows.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Iterator
+
+from rrdemo.backends.base import Backend
+from rrdemo.backends.choice import BACKEND_CHOICES
+from rrdemo.backends.loading import load_backend
+from rrdemo.backends.registry import public_model, resolve
+from rrdemo.config import AgentSpec
+from rrdemo.errors import RRError
+
+MAX_MODELS_ENV = "RRDEMO_MAX_MODELS"
+GIB_PER_MODEL = 6  # memory one loaded model may take, with its caches, on a CPU Space
+
+
+def default_max_models() -> int:
+    """`RRDEMO_MAX_MODELS` when set, else one model per 6 GiB of the machine's memory (1 to 4):
+    a 16 GiB Space keeps two (read when called)."""
+    configured = os.environ.get(MAX_MODELS_ENV, "").strip()
+    if configured:
+        if not configured.isdigit() or int(configured) < 1:
+            raise RRError(
+                f"{MAX_MODELS_ENV} must be a whole number of at least 1, got {configured!r}"
+            )
+        return int(configured)
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):  # not a POSIX system: be frugal
+        return 1
+    return max(1, min(4, total // (GIB_PER_MODEL * 2**30)))
+
+
+class ModelPool:
+    """Loads each distinct (model, revision, engine) once and hands the same backend to every agent
+    using it. `preferred_backend` is the engine new runs ask for ("auto" picks llama.cpp for GGUF
+    models when installed); `get` loads what each agent's spec names. `public` pools (the web
+    app's) admit registry names and hub ids only; `max_models` bounds what stays loaded
+    (default `default_max_models()`); served backends (`put`) do not count against it."""
+
+    def __init__(
+        self,
+        loader: Callable[..., Backend] = load_backend,
+        *,
+        preferred_backend: str = "transformers",
+        public: bool = False,
+        max_models: int | None = None,
+        **backend_options,
+    ) -> None:
+        if preferred_backend not in BACKEND_CHOICES:
+            raise RRError(
+                f"unknown backend {preferred_backend!r}; allowed: {', '.join(BACKEND_CHOICES)}"
+            )
+        self._loader = loader
+        self._options = {**backend_options, **({"public": True} if public else {})}
+        self.preferred_backend = preferred_backend
+        self.public = public
+        self.max_models = max_models if max_models is not None else default_max_models()
+        self._backends: OrderedDict[tuple, Backend] = OrderedDict()  # least recently used first
+        self._lock = threading.Lock()
+
+    def _resolve(self, name: str):
+        return public_model(name) if self.public else resolve(name)
+
+    def admit(self, name: str) -> None:
+        """Refuse (RRError) a name this pool would not load, before anything else reads it:
+        a public pool takes served names, registry names and hub ids only."""
+        if (name, None, None) not in self._backends:
+            self._resolve(name)
+
+    def get(self, name: str, revision: str | None = None, backend: str = "transformers") -> Backend:
+        served = self._backends.get((name, revision, None))  # put() entries answer any engine
+        if served is not None:
+            return served
+        key = (self._resolve(name).name, revision, backend)
+        with self._lock:  # one load at a time: two users asking for one model load it once
+            if key not in self._backends:
+                self._make_room()
+                self._backends[key] = self._load(key)
+            self._backends.move_to_end(key)
+            return self._backends[key]
+
+    def _load(self, key: tuple) -> Backend:
+        name, revision, backend = key
+        if backend == "transformers":  # the loader's default engine (custom loaders)
+            return self._loader(name, revision, **self._options)
+        return self._loader(name, revision, backend=backend, **self._options)
+
+    def _make_room(self) -> None:
+        """Unload least recently used models until one more fits under `max_models`. A run still
+        holding an unloaded backend keeps it until it ends; then its memory is freed."""
+        loaded = [key for key in self._backends if key[2] is not None]
+        for key in loaded[: max(0, len(loaded) - self.max_models + 1)]:
+            del self._backends[key]
+
+    def ensure(self, specs: Iterable[AgentSpec]) -> Iterator[str]:
+        """Load every distinct (model, revision, engine) the agents `specs` name, yielding each
+        model's name just before a load (none for what is loaded already). An unknown name fails
+        with the list of known models."""
+        for spec in {(s.model, s.revision, s.backend): s for s in specs}.values():
+            if not self._has(spec.model, spec.revision, spec.backend):
+                yield self._resolve(spec.model).name
+            self.get(spec.model, spec.revision, spec.backend)
+
+    def _has(self, name: str, revision: str | None, backend: str) -> bool:
+        if (name, revision, None) in self._backends:
+            return True
+        return (self._resolve(name).name, revision, backend) in self._backends
+
+    def loaded(self) -> list[str]:
+        return [key[0] for key in self._backends]
+
+    def sources(self) -> dict[str, str]:
+        """Each loaded model and where it came from ("shipped file" | "hub" | "local folder" | ...)."""
+        return {
+            name: backend.loaded_from or "served / built in"
+            for (name, *_), backend in list(self._backends.items())
+        }
+
+    def put(self, backend: Backend) -> None:
+        """Register an already built backend (tests, served models) for every engine."""
+        with self._lock:
+            self._backends[(backend.name, backend.revision, None)] = backend

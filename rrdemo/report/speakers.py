@@ -1,0 +1,109 @@
+"""Who spoke last and who wrote: the final-speaker test and the trajectory mix (rrdemo.report)."""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+
+from rrdemo.report.stats import (
+    Outcome,
+    row_key,
+)
+
+
+# -- final speaker ----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class SpeakerRow:
+    """Accuracy of RR trajectories ended by an honest agent (Clean-Last) vs a corrupted agent (Corrupt-Last)."""
+
+    ensemble: str
+    strength: str
+    k: int
+    label: str
+    rho: float
+    clean_n: int
+    clean_acc: float
+    corrupt_n: int
+    corrupt_acc: float
+    delta: float  # clean - corrupt
+    p_value: float  # Fisher's exact test, two-sided; NaN when a group is empty
+
+
+def final_speaker(outcomes: Iterable[Outcome], mixed_only: bool = False) -> list[SpeakerRow]:
+    """The final-speaker test over the RR trajectories of each mixed setting (0 < c < N), pooled
+    across datasets as in the paper's appendix. `mixed_only` keeps only trajectories that both an
+    honest and a corrupted agent wrote: in a single-role trajectory the last speaker is simply
+    its only role, so the test would measure who opened, not who spoke last."""
+    from scipy.stats import fisher_exact  # scipy is slow to import
+
+    groups: dict[tuple, list[Outcome]] = defaultdict(list)
+    for r in outcomes:
+        if mixed_only and not r.mixed:
+            continue
+        if r.method == "RRMaj" and 0 < r.c < r.n:
+            groups[(r.ensemble, r.strength, r.k, r.label, r.rho)].append(r)
+    rows = []
+    for key in sorted(groups, key=lambda g: (g[0], g[1], g[2], g[4])):
+        clean = [r.correct for r in groups[key] if not r.corrupted]
+        bad = [r.correct for r in groups[key] if r.corrupted]
+        c_acc = float(np.mean(clean)) if clean else math.nan
+        b_acc = float(np.mean(bad)) if bad else math.nan
+        p = math.nan
+        if clean and bad:
+            table = [[sum(clean), len(clean) - sum(clean)], [sum(bad), len(bad) - sum(bad)]]
+            p = float(fisher_exact(table, alternative="two-sided").pvalue)
+        rows.append(SpeakerRow(*key, len(clean), c_acc, len(bad), b_acc, c_acc - b_acc, p))
+    return rows
+
+
+# -- who wrote the trajectories --------------------------------------------------------------------
+@dataclass(frozen=True)
+class MixRow:
+    """Per condition: how many RR trajectories were mixed (both roles wrote) and how each kind scored."""
+
+    task: str
+    ensemble: str
+    strength: str
+    k: int
+    label: str
+    trajectories: int
+    mixed_n: int
+    mixed_share: float
+    mixed_acc: float  # per-trajectory RRMaj accuracy on mixed trajectories (NaN when none)
+    single_n: int
+    single_acc: float  # ... on trajectories written by one role only (NaN when none)
+
+
+def speaker_mix(outcomes: Iterable[Outcome]) -> list[MixRow]:
+    """The share of mixed RR trajectories per condition, and the accuracy of mixed vs single-role
+    trajectories. Trajectories whose writers are unknown are left out."""
+    groups: dict[str, list[Outcome]] = defaultdict(list)
+    for r in outcomes:
+        if r.method == "RRMaj" and r.mixed is not None:
+            groups[r.condition].append(r)
+    rows = []
+    for key in sorted(groups, key=lambda g: (*row_key(groups[g][0]), groups[g][0].c)):
+        rs = groups[key]
+        mixed = [r.correct for r in rs if r.mixed]
+        single = [r.correct for r in rs if not r.mixed]
+        i = rs[0]
+        rows.append(
+            MixRow(
+                i.task,
+                i.ensemble,
+                i.strength,
+                i.k,
+                i.label,
+                len(rs),
+                len(mixed),
+                len(mixed) / len(rs),
+                float(np.mean(mixed)) if mixed else math.nan,
+                len(single),
+                float(np.mean(single)) if single else math.nan,
+            )
+        )
+    return rows

@@ -1,0 +1,480 @@
+"""The leaderboard submission contract, owned by the library (schema versions 1 and 2).
+
+A submission is one JSON document: who submitted it, where the numbers come from, and a list of
+result rows, one per ensemble configuration (model, dataset, corruption strength, N = c + t
+agents, K, M, L) with its MAJ and RRMaj accuracies. `build_submission` makes one from an
+experiment log (`rrdemo export RUN.jsonl` writes it to a file); the leaderboard (its tab and
+`python -m leaderboard submit FILE`) reads files back with `parse_submission`, which rejects bad
+files with one readable reason per problem. The leaderboard imports this module, never the reverse.
+
+Version 2 adds one optional field per row, `adversary` (the corrupted agents' strategy:
+static, contextual or last-word; see rrdemo.adversary). Version 1 files still validate and keep
+their content hash; a version 1 file may not use the new field.
+
+The contract needs only pydantic and the standard library (no gradio, no database); the builder
+reads the run with the report's reader. Accuracies are fractions in [0, 1] (the paper prints
+percentages). The format, its readable rejection messages and its one builder are one concept,
+kept in one module.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+import rrdemo
+from rrdemo.config import ADVERSARIES, STRENGTHS, ct_label
+from rrdemo.errors import RRError
+from rrdemo.report.adversary import main_table_by_adversary
+from rrdemo.runs.log import read_run
+from rrdemo.tasks import TASK_NAMES
+
+SCHEMA_VERSION = 2  # what exports write
+SUPPORTED_VERSIONS = (1, 2)  # what the server accepts
+MAX_FILE_BYTES = 1024 * 1024  # 1 MiB: a full paper table is ~20 KiB
+MAX_ROWS = 1000
+
+DATASETS = TASK_NAMES  # the six benchmarks (rrdemo.tasks); our `demo` questions are not one
+SUBMITTED_SOURCES = ("local_run", "uploaded")
+# Sources nobody can submit: the paper's tables and this project's own committed sweeps
+# (assets/*/submission.json), both stored when the board opens (leaderboard.service.seed_board).
+RESERVED_SOURCES = {
+    "paper": "the paper's seeded tables",
+    "rrdemo": "the sweeps this project commits (assets/*/submission.json)",
+}
+ALL_SOURCES = (*RESERVED_SOURCES, *SUBMITTED_SOURCES)
+
+# Sane ranges for the run settings (documented in docs/leaderboard.md).
+N_RANGE = (1, 16)  # ensemble size N; the paper uses 3, 5 and 7
+K_RANGE = (1, 4096)  # tokens per RR turn; the paper sweeps 3..500 and uses K = 100
+M_RANGE = (1, 100)  # RR trajectories voted by RRMaj; the paper scales M up to 40
+L_RANGE = (1, 32768)  # max tokens per answer L
+QUESTIONS_RANGE = (1, 100_000)
+
+_MODEL_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,199}$")
+_TOKEN = re.compile(r"^[A-Za-z0-9._:+-]{1,128}$")
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+Fraction = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
+Interval = Annotated[list[Fraction], Field(min_length=2, max_length=2)]
+
+
+class SubmissionRejected(RRError):
+    """A submission file failed validation; `reasons` holds one readable line per problem."""
+
+    def __init__(self, reasons: list[str]) -> None:
+        self.reasons = list(reasons)
+        super().__init__("; ".join(self.reasons))
+
+
+def _check_text(value: str, what: str, limit: int) -> str:
+    if len(value) > limit:
+        raise ValueError(f"{what} is {len(value)} characters long; at most {limit} are allowed")
+    if _CONTROL.search(value):
+        raise ValueError(f"{what} contains control characters; only printable text is allowed")
+    return value
+
+
+class Setting:
+    """rho and the paper's `3c2t` label of a row with N (`n_agents`), c and t agents.
+
+    A mixin without annotations, so pydantic adds no fields from it.
+    """
+
+    @property
+    def rho(self) -> float:
+        """Corruption ratio rho = c / N."""
+        return self.n_corrupted / self.n_agents
+
+    @property
+    def config_label(self) -> str:
+        """The paper's notation, e.g. `3c2t`."""
+        return ct_label(self.n_corrupted, self.n_truthful)
+
+
+class ResultRow(Setting, BaseModel):
+    """One ensemble configuration and its measured accuracies (fractions in [0, 1])."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    model: str  # hub id (org/name) or a name from rrdemo's model registry
+    model_revision: str | None  # hub commit / tag the weights came from; null when unknown
+    agent_models: list[str]  # one model per agent (heterogeneous ensembles); length N
+    corrupted_agents: list[int]  # 0-based indices of the c corrupted agents
+    dataset: Literal[DATASETS]  # one of rrdemo.tasks.TASK_NAMES
+    strength: Literal[STRENGTHS]  # one of rrdemo.config.STRENGTHS
+    n_agents: int  # N
+    n_corrupted: int  # c
+    n_truthful: int  # t
+    k: int  # K, tokens per RR turn
+    m: int  # M, RR trajectories voted by RRMaj
+    max_tokens: int | None  # L, max tokens per answer; null when the source does not state it
+    n_questions: int  # questions evaluated (the paper: 128 per dataset)
+    maj_accuracy: Fraction | None  # MAJ accuracy; may be null only on 0cNt / Nc0t bound rows
+    rrmaj_accuracy: Fraction | None  # RRMaj accuracy; same rule
+    maj_ci: Interval | None = None  # [lo, hi] interval, or null
+    rrmaj_ci: Interval | None = None
+    config_hash: str  # hash of the RunConfig that produced the row ("paper" for the seed)
+    # Schema 2: the corrupted agents' strategy; null (or absent) when not stated (the paper: static).
+    adversary: Literal[ADVERSARIES] | None = None  # one of rrdemo.config.ADVERSARIES
+
+    @field_validator("model")
+    @classmethod
+    def _model_id(cls, value: str) -> str:
+        if not _MODEL_ID.match(value):
+            raise ValueError(
+                "must be a hub id like org/name or a registry name "
+                "(letters, digits, . _ / -, at most 200 characters)"
+            )
+        return value
+
+    @field_validator("agent_models")
+    @classmethod
+    def _agent_ids(cls, value: list[str]) -> list[str]:
+        for name in value:
+            if not _MODEL_ID.match(name):
+                raise ValueError(
+                    "each agent model must be a hub id like org/name or a registry name"
+                )
+        return value
+
+    @field_validator("model_revision", "config_hash")
+    @classmethod
+    def _token(cls, value: str | None) -> str | None:
+        if value is not None and not _TOKEN.match(value):
+            raise ValueError("must be 1-128 characters from letters, digits and . _ : + -")
+        return value
+
+    @model_validator(mode="after")
+    def _consistent(self) -> ResultRow:
+        problems: list[str] = []
+        n, c, t = self.n_agents, self.n_corrupted, self.n_truthful
+        for name, value, (lo, hi) in (
+            ("n_agents (N)", n, N_RANGE),
+            ("k (K)", self.k, K_RANGE),
+            ("m (M)", self.m, M_RANGE),
+            ("n_questions", self.n_questions, QUESTIONS_RANGE),
+        ):
+            if not lo <= value <= hi:
+                problems.append(f"{name} = {_short(value)} is out of range; allowed {lo}..{hi}")
+        if self.max_tokens is not None and not L_RANGE[0] <= self.max_tokens <= L_RANGE[1]:
+            problems.append(
+                f"max_tokens (L) = {_short(self.max_tokens)} is out of range; "
+                f"allowed {L_RANGE[0]}..{L_RANGE[1]}"
+            )
+        if c < 0 or t < 0:
+            problems.append("n_corrupted (c) and n_truthful (t) must not be negative")
+        if c + t != n:
+            problems.append(f"c + t must equal N: {_short(c)} + {_short(t)} != {_short(n)}")
+        if len(self.agent_models) != n:
+            problems.append(f"agent_models lists {len(self.agent_models)} models; N = {_short(n)}")
+        if len(self.corrupted_agents) != c:
+            problems.append(
+                f"corrupted_agents lists {len(self.corrupted_agents)} agents; c = {_short(c)}"
+            )
+        if len(set(self.corrupted_agents)) != len(self.corrupted_agents):
+            problems.append("corrupted_agents repeats an agent index")
+        if any(not 0 <= i < n for i in self.corrupted_agents):
+            problems.append(f"corrupted_agents indices must be in 0..{_short(n - 1)}")
+        bound = c == 0 or t == 0
+        if self.maj_accuracy is None and self.rrmaj_accuracy is None:
+            problems.append("maj_accuracy and rrmaj_accuracy are both null; give at least one")
+        elif not bound and (self.maj_accuracy is None or self.rrmaj_accuracy is None):
+            problems.append(
+                "maj_accuracy and rrmaj_accuracy are both required unless the row is a "
+                "ceiling (0cNt) or floor (Nc0t) bound"
+            )
+        for name, ci in (("maj_ci", self.maj_ci), ("rrmaj_ci", self.rrmaj_ci)):
+            if ci is not None and ci[0] > ci[1]:
+                problems.append(f"{name} must be [lo, hi] with lo <= hi")
+        if problems:
+            raise ValueError("\n".join(problems))
+        return self
+
+    def config_key(self) -> tuple[Any, ...]:
+        """What makes two rows the same configuration (used to reject repeats in one file)."""
+        return (
+            self.model,
+            self.model_revision,
+            tuple(self.agent_models),
+            tuple(sorted(self.corrupted_agents)),
+            self.dataset,
+            self.strength,
+            self.n_agents,
+            self.k,
+            self.m,
+            self.max_tokens,
+            self.adversary or "static",
+        )
+
+
+class Submission(BaseModel):
+    """A leaderboard submission file: metadata plus result rows (schema_version 1 or 2)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    schema_version: int
+    submitter: str  # free text shown on the board (escaped); 1-100 characters
+    notes: str = ""  # free text, at most 2000 characters (escaped when shown)
+    source: Literal[(*SUBMITTED_SOURCES, *RESERVED_SOURCES)]  # reserved ones only when seeded
+    rrdemo_version: str  # version of rrdemo that produced the numbers
+    created: Annotated[datetime, Field(strict=False)]  # ISO 8601 time the results were exported
+    results: list[ResultRow]
+
+    @field_validator("schema_version")
+    @classmethod
+    def _version(cls, value: int) -> int:
+        if value not in SUPPORTED_VERSIONS:
+            accepted = " and ".join(str(v) for v in SUPPORTED_VERSIONS)
+            raise ValueError(
+                f"version {_short(value)} is not supported (this server accepts {accepted})"
+            )
+        return value
+
+    @field_validator("submitter")
+    @classmethod
+    def _submitter(cls, value: str) -> str:
+        value = _check_text(value.strip(), "submitter", 100)
+        if not value:
+            raise ValueError("submitter must not be empty")
+        return value
+
+    @field_validator("notes")
+    @classmethod
+    def _notes(cls, value: str) -> str:
+        return _check_text(value, "notes", 2000)
+
+    @field_validator("rrdemo_version")
+    @classmethod
+    def _rrdemo_version(cls, value: str) -> str:
+        if not _TOKEN.match(value):
+            raise ValueError("must be a version string like 0.1.0")
+        return value
+
+    @field_validator("results")
+    @classmethod
+    def _rows(cls, value: list[ResultRow]) -> list[ResultRow]:
+        if not value:
+            raise ValueError("results is empty; give at least one result row")
+        if len(value) > MAX_ROWS:
+            raise ValueError(f"results has {len(value)} rows; at most {MAX_ROWS} are allowed")
+        seen: dict[tuple[Any, ...], int] = {}
+        for i, row in enumerate(value):
+            first = seen.setdefault(row.config_key(), i)
+            if first != i:
+                raise ValueError(f"results[{i}] repeats the configuration of results[{first}]")
+        return value
+
+    @model_validator(mode="after")
+    def _fields_of_version(self) -> Submission:
+        if self.schema_version < 2:
+            used = [i for i, row in enumerate(self.results) if row.adversary is not None]
+            if used:
+                raise ValueError(
+                    f"results[{used[0]}].adversary needs schema_version 2; "
+                    "set schema_version to 2 or remove the field"
+                )
+        return self
+
+    def canonical_json(self) -> str:
+        """A stable JSON text of the validated content (sorted keys, no whitespace).
+
+        An `adversary` left null is left out, so a file without the field hashes as before.
+        """
+        data = self.model_dump(mode="json")
+        for row in data["results"]:
+            if row.get("adversary") is None:
+                row.pop("adversary", None)
+        return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+
+    def content_hash(self) -> str:
+        """sha256 of the canonical JSON: equal content means the same submission."""
+        return hashlib.sha256(self.canonical_json().encode("ascii")).hexdigest()
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 24 else text[:20] + "..."
+
+
+def _reject_constant(name: str) -> float:
+    raise ValueError(f"{name} is not a number JSON allows; accuracies must be finite")
+
+
+def _loc(loc: tuple[int | str, ...]) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif part in ("function-after", "tagged-union") or "[" in str(part):
+            continue
+        else:
+            out += f".{part}" if out else str(part)
+    return out or "file"
+
+
+def _messages(error: ValidationError) -> list[str]:
+    """Turn pydantic's errors into one readable line per problem, without echoing input."""
+    lines: list[str] = []
+    for err in error.errors(include_input=False, include_url=False):
+        where = _loc(tuple(err["loc"]))
+        kind = err["type"]
+        msg = str(err["msg"]).removeprefix("Value error, ")
+        if kind == "missing":
+            line = f"{where}: required field is missing"
+        elif kind == "extra_forbidden":
+            line = f"{where}: unknown field; remove it (allowed fields are listed in the schema)"
+        elif kind == "literal_error" and where.endswith("dataset"):
+            line = f"{where}: unknown dataset; allowed: {', '.join(DATASETS)}"
+        elif kind == "literal_error" and where.endswith("strength"):
+            line = f"{where}: unknown strength; allowed: {', '.join(STRENGTHS)}"
+        elif kind == "literal_error" and where.endswith("adversary"):
+            line = f"{where}: unknown adversary strategy; allowed: {', '.join(ADVERSARIES)}"
+        elif kind == "literal_error" and where == "source":
+            line = f"source: must be one of {', '.join(SUBMITTED_SOURCES)}"
+        elif kind in ("greater_than_equal", "less_than_equal", "finite_number"):
+            line = f"{where}: must be a fraction between 0 and 1 ({msg})"
+        else:
+            line = f"{where}: {msg}"
+        if kind == "value_error" and "\n" in msg:
+            lines.extend(f"{where}: {part}" for part in msg.split("\n"))
+        else:
+            lines.append(line)
+    return lines
+
+
+def validate_submission(data: dict[str, Any], *, allow_reserved: bool = False) -> Submission:
+    """Validate a decoded JSON object; raise `SubmissionRejected` listing every problem."""
+    if not isinstance(data, dict):
+        raise SubmissionRejected(["the file must hold one JSON object (a submission)"])
+    try:
+        submission = Submission.model_validate(data)
+    except ValidationError as error:
+        raise SubmissionRejected(_messages(error)) from None
+    if submission.source in RESERVED_SOURCES and not allow_reserved:
+        raise SubmissionRejected(
+            [
+                f"source: {submission.source!r} is reserved for "
+                f"{RESERVED_SOURCES[submission.source]}; use local_run or uploaded"
+            ]
+        )
+    return submission
+
+
+def parse_submission(
+    raw: bytes, *, max_bytes: int = MAX_FILE_BYTES, allow_reserved: bool = False
+) -> Submission:
+    """Decode and validate a submission file's bytes (size limit, strict UTF-8, JSON, schema)."""
+    if len(raw) > max_bytes:
+        raise SubmissionRejected(
+            [
+                f"the file is {len(raw)} bytes; the limit is {max_bytes} bytes ({max_bytes / 2**20:g} MiB)"
+            ]
+        )
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise SubmissionRejected(
+            [f"the file is not UTF-8 text (bad byte at offset {error.start}); save it as UTF-8"]
+        ) from None
+    text = text.removeprefix("\ufeff")
+    try:
+        data = json.loads(text, parse_constant=_reject_constant)
+    except json.JSONDecodeError as error:
+        raise SubmissionRejected(
+            [f"the file is not valid JSON: {error.msg} (line {error.lineno}, column {error.colno})"]
+        ) from None
+    except RecursionError:
+        raise SubmissionRejected(["the file is not acceptable JSON: nesting is too deep"]) from None
+    except ValueError as error:  # NaN / Infinity literals, integers with thousands of digits
+        detail = "a number has too many digits" if "digits" in str(error) else str(error)[:120]
+        raise SubmissionRejected([f"the file is not acceptable JSON: {detail}"]) from None
+    if isinstance(data, dict):
+        _reject_non_finite(data)
+    return validate_submission(data, allow_reserved=allow_reserved)
+
+
+def _reject_non_finite(data: Any, where: str = "file") -> None:
+    """JSON like 1e999 decodes to infinity; say so instead of a confusing range error."""
+    if isinstance(data, float) and not math.isfinite(data):
+        raise SubmissionRejected([f"{where}: the number is too large to be represented"])
+    if isinstance(data, dict):
+        for key, value in data.items():
+            _reject_non_finite(value, f"{where}.{key}" if where != "file" else str(key))
+    elif isinstance(data, list):
+        for i, value in enumerate(data):
+            _reject_non_finite(value, f"{where}[{i}]")
+
+
+def build_submission(
+    log_path: Path | str, submitter: str, notes: str = "", source: str = "local_run"
+) -> Submission:
+    """The submission of an experiment log (schema 2: rows name their adversary strategy).
+
+    One result row per condition at M = N (MAJ and RRMaj accuracy with 95% intervals); raises
+    `SubmissionRejected` when the run cannot be one (a task that is not a benchmark, say).
+    """
+    run = read_run(log_path)
+    lookup = {
+        (c["ensemble"], c["task"], c["strength"], c["k"], c["max_tokens"], c["n"], c["c"])
+        + (c.get("adversary", "static"),): c
+        for c in run.conditions.values()
+    }
+    results = []
+    for adversary, row in main_table_by_adversary(run.outcomes):
+        for cell in [row.ceiling, *row.cells, row.floor]:
+            if cell is None:
+                continue
+            cond = lookup[
+                (row.ensemble, row.task, row.strength, row.k, row.max_tokens, row.n, cell.c)
+                + (adversary,)
+            ]
+            agents = cond["config"]["agents"]
+            results.append(
+                {
+                    "model": agents[0]["model"],
+                    "model_revision": agents[0].get("revision"),
+                    "agent_models": [a["model"] for a in agents],
+                    "corrupted_agents": [i for i, a in enumerate(agents) if a["corrupted"]],
+                    "dataset": row.task,
+                    "strength": row.strength,
+                    "n_agents": row.n,
+                    "n_corrupted": cell.c,
+                    "n_truthful": row.n - cell.c,
+                    "k": row.k,
+                    "m": row.m,
+                    "max_tokens": row.max_tokens,
+                    "n_questions": cell.maj.n_questions,
+                    "maj_accuracy": _frac(cell.maj.mean),
+                    "rrmaj_accuracy": _frac(cell.rrmaj.mean),
+                    "maj_ci": [_frac(cell.maj.lo), _frac(cell.maj.hi)],
+                    "rrmaj_ci": [_frac(cell.rrmaj.lo), _frac(cell.rrmaj.hi)],
+                    "config_hash": cond["config_hash"]
+                    if "config_hash" in cond
+                    else cond["key"].split(":")[-1],
+                    "adversary": adversary,
+                }
+            )
+    # When the run's log was last written: exporting one finished run twice gives one file.
+    modified = datetime.fromtimestamp(Path(log_path).stat().st_mtime, timezone.utc)
+    data = {
+        "schema_version": SCHEMA_VERSION,
+        "submitter": submitter,
+        "notes": notes,
+        "source": source,
+        "rrdemo_version": rrdemo.__version__,
+        "created": modified.isoformat(timespec="seconds"),
+        "results": results,
+    }
+    return validate_submission(json.loads(json.dumps(data)), allow_reserved=True)
+
+
+def _frac(x: float) -> float:
+    return float(min(1.0, max(0.0, round(x, 6))))

