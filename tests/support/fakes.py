@@ -204,7 +204,9 @@ QUESTIONS = tuple(
 )
 
 
-def fake_plan(labels=("0c3t", "2c1t"), m_star: int = 3, task_name: str = "fake") -> Plan:
+def fake_plan(
+    labels=("0c3t", "2c1t"), m_star: int = 3, task_name: str = "fake", meter: bool = False
+) -> Plan:
     """A small sweep over scripted agents: corrupted agents answer (C), truthful ones (B)."""
     task = FakeTask()
     task.name = task_name  # export needs a benchmark name; the scripted task stands in for it
@@ -217,6 +219,7 @@ def fake_plan(labels=("0c3t", "2c1t"), m_star: int = 3, task_name: str = "fake")
             m=m_star,
             max_tokens=12,
             sampling=Sampling(temperature=0.0, seed=1),
+            meter=meter,
         )
         conditions.append(Condition(task, config, QUESTIONS))
     return Plan({"fake": True, "labels": list(labels), "m_star": m_star}, tuple(conditions))
