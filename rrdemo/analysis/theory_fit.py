@@ -16,14 +16,17 @@ and with them the predicted rho_max(K) (rrdemo.theory). Pure functions, no I/O.
 
 from __future__ import annotations
 
+import json
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
 from rrdemo.analysis.tables import MainRow
+from rrdemo.errors import RRError
 from rrdemo.meter import potential
 from rrdemo.theory import stability_bound
 
@@ -275,3 +278,17 @@ def theory_fit_md(fits: Sequence[Fit], rows: Iterable[MainRow]) -> str:
                 f"{100 * p['maj']:.1f}% | {100 * p['rrmaj']:.1f}% |"
             )
     return "\n".join(lines) + "\n"
+
+
+def load_fit_records(path: Path | str) -> list[dict]:
+    """The records of a report's theory_fit.json (what `fit_records` wrote); RRError otherwise."""
+    try:
+        records = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise RRError(f"cannot read the theory fit {path}: {exc}") from None
+    keys = {"ensemble", "task", "k", "gamma_h", "alpha", "rho_max", "observed"}
+    if not isinstance(records, list) or not all(
+        isinstance(r, dict) and keys <= set(r) for r in records
+    ):
+        raise RRError(f"{path} is not a theory_fit.json written by `rrdemo report`")
+    return records
