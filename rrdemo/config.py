@@ -140,7 +140,7 @@ class RunConfig(Corruption):
     entropy_threshold: float = DEFAULT_ENTROPY_THRESHOLD
     # The truth meter (rrdemo.meter, docs/theory.md): after every RR turn, and at the same token
     # counts of every MAJ answer, an honest and a corrupted reader score the gold answer against
-    # the target. It writes nothing into the runs' texts; it costs extra compute.
+    # the target (docs/theory.md). It costs extra compute.
     meter: bool = False
 
     def __post_init__(self) -> None:
