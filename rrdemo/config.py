@@ -138,6 +138,10 @@ class RunConfig(Corruption):
     turn_policy: TurnKind = "fixed"
     k_min: int | None = None
     entropy_threshold: float = DEFAULT_ENTROPY_THRESHOLD
+    # The truth meter (rrdemo.meter, docs/theory.md): after every RR turn, and at the same token
+    # counts of every MAJ answer, an honest and a corrupted reader score the gold answer against
+    # the target (docs/theory.md). It costs extra compute.
+    meter: bool = False
 
     def __post_init__(self) -> None:
         n = len(self.agents)
@@ -246,7 +250,15 @@ LATER_FIELDS: dict[str, object] = {
     name: default
     for name, default in _field_defaults(RunConfig).items()
     if name
-    in ("eos_policy", "prompt_style", "adversary", "turn_policy", "k_min", "entropy_threshold")
+    in (
+        "eos_policy",
+        "prompt_style",
+        "adversary",
+        "turn_policy",
+        "k_min",
+        "entropy_threshold",
+        "meter",
+    )
 }
 
 

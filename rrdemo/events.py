@@ -74,6 +74,25 @@ class ChunkWritten(Event):
 
 
 @dataclass(frozen=True)
+class TurnMeasured(Event):
+    """The truth meter after a turn (rrdemo.meter, runs with `meter` on): how likely an honest and
+    a corrupted reader find the gold answer against the target, given the text so far.
+
+    `readers` maps "honest" / "corrupted" (the roles present) to `p_gold`, `p_target` and
+    `z = logit(p_gold) - logit(p_target)`. MAJ answers are read at the same token counts as RR
+    turns: `turn` is then the K-token cut. `turn` -1 is the reading before anything is written.
+    """
+
+    kind: ClassVar[str] = "turn_measured"
+    trajectory: int
+    turn: int
+    agent: int | None  # who wrote the turn (None before the first)
+    corrupted: bool | None
+    n_tokens: int  # tokens of the text read (the writers' tokenizers)
+    readers: dict[str, dict[str, float]]
+
+
+@dataclass(frozen=True)
 class AnswerExtracted(Event):
     """A trajectory (RR) or an agent's answer (MAJ) is complete and its final answer extracted."""
 
@@ -137,6 +156,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
         TrajectoryStarted,
         TokenDelta,
         ChunkWritten,
+        TurnMeasured,
         AnswerExtracted,
         Vote,
         Decision,

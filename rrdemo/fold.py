@@ -30,6 +30,7 @@ from rrdemo.events import (
     RunStarted,
     TokenDelta,
     TrajectoryStarted,
+    TurnMeasured,
     Vote,
 )
 
@@ -182,6 +183,7 @@ class Trajectory:
     order: tuple[int, ...] = ()  # the speaking order (MAJ: the one agent)
     chunks: list[Chunk] = field(default_factory=list)
     answer: AnswerExtracted | None = None  # set when the trajectory is complete
+    measures: list[TurnMeasured] = field(default_factory=list)  # the truth meter's readings
 
     @property
     def text(self) -> str:
@@ -227,7 +229,13 @@ class Trajectory:
             "last_corrupted": a.last_corrupted,
             "n_tokens": a.n_tokens,
             "finish_reason": a.finish_reason,
+            **({"meter": self.meter_record()} if self.measures else {}),
         }
+
+    def meter_record(self) -> list[dict]:
+        """The truth meter's readings, turn by turn, as the run log writes them."""
+        skip = ("kind", "method", "trajectory")
+        return [{k: v for k, v in m.to_dict().items() if k not in skip} for m in self.measures]
 
     def to_dict(self) -> dict:
         """Everything, texts included (for saving a run)."""
@@ -339,6 +347,8 @@ class Fold:
             )
         elif isinstance(event, TokenDelta | ChunkWritten):
             record.trajectory(event.trajectory).write(event)
+        elif isinstance(event, TurnMeasured):
+            record.trajectory(event.trajectory).measures.append(event)
         elif isinstance(event, AnswerExtracted):
             trajectory = record.trajectory(event.trajectory)
             trajectory.answer = event

@@ -33,6 +33,7 @@ from rrdemo.events import (
     TrajectoryStarted,
     Vote,
 )
+from rrdemo.meter import Meter, Place
 from rrdemo.speakers import trajectory_order
 from rrdemo.tasks.base import Question, Task
 from rrdemo.tasks.benchmarks import styled_prompt
@@ -158,12 +159,19 @@ def majority_vote(
         yield TrajectoryStarted("MAJ", j, (agent.index,))
         key = (run_id, "MAJ", question.qid, j)
         chunks.append(ChunkRequest(j, agent, agent.prompt, config.max_tokens, key))
+    meter = _meter("MAJ", agents, task, question, config, target, run_id)
+    if meter is not None:  # the truth meter's reading before anything is written
+        yield from meter.opening(range(n_samples))
     # All answers are decoded together, batched per model.
     results = yield from write_chunks("MAJ", 0, chunks, config, counter)
     finals = [
         Final(c.trajectory, out.text, out.n_tokens, out.finish_reason, c.agent.index)
         for c, out in zip(chunks, results, strict=True)
     ]
+    if meter is not None:  # each answer read at RR's turn lengths, every K of its tokens
+        yield from meter.answers(
+            [(f.trajectory, c.agent, f.text) for c, f in zip(chunks, finals, strict=True)], config.k
+        )
     yield from _conclude(
         "MAJ",
         finals,
@@ -214,6 +222,9 @@ def round_robin(
         order = trajectory_order(config, question.qid, j)
         shared.append(Trajectory(j, order))
         yield TrajectoryStarted("RRMaj", j, order)
+    meter = _meter("RRMaj", agents, task, question, config, target, run_id)
+    if meter is not None:  # the truth meter's reading before anything is written
+        yield from meter.opening(range(m), [tr.order for tr in shared])
     for turn in itertools.count():
         active = [tr for tr in shared if not tr.done]
         if not active:
@@ -235,6 +246,13 @@ def round_robin(
             tr.n_tokens += out.n_tokens
             tr.decoded += out.decode_tokens
             tr.finish_reason = _end_of_turn(config.eos_policy, tr, out, n, budget)
+        # With the meter on, honest and corrupted readers score gold against target after the turn.
+        if meter is not None:
+            places = [
+                Place(tr.index, turn, c.agent, tr.n_tokens, tr.text, tr.order)
+                for tr, c in zip(active, chunks, strict=True)
+            ]
+            yield from meter.read(places)
     finals = [
         Final(tr.index, tr.text, tr.n_tokens, tr.finish_reason, tr.last_writer) for tr in shared
     ]
@@ -248,6 +266,24 @@ def round_robin(
         _tie(config, question, "RRMaj"),
     )
     yield counter.event("RRMaj")
+
+
+def _meter(
+    method: Method,
+    agents: Sequence[Agent],
+    task: Task,
+    question: Question,
+    config: RunConfig,
+    target: str | None,
+    run_id: str,
+) -> Meter | None:
+    """The run's truth meter (rrdemo.meter) when the config turns it on and the gold is known."""
+    if not config.meter:
+        return None
+    # RR readings extend the caches of the agents who read the same text next (rrdemo.meter).
+    writer_key = (lambda j, a: (run_id, method, question.qid, j, a)) if method == "RRMaj" else None
+    seed = config.sampling.seed
+    return Meter.for_run(method, agents, task, question, target, seed, run_id, writer_key)
 
 
 def _target(config: RunConfig, question: Question, target: str | None) -> str | None:

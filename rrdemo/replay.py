@@ -29,6 +29,7 @@ from rrdemo.events import (
     RunStarted,
     TokenDelta,
     TrajectoryStarted,
+    TurnMeasured,
     Vote,
 )
 from rrdemo.runs.log import RunLog
@@ -174,6 +175,16 @@ def _answer(record: dict) -> AnswerExtracted:
     )
 
 
+def _measured(records: list[dict], which: Callable[[int], bool]) -> list[TurnMeasured]:
+    """The truth meter's logged readings of the turns `which` picks, trajectory by trajectory."""
+    return [
+        TurnMeasured(r["method"], r["trajectory"], **m)
+        for r in records
+        for m in r.get("meter") or []
+        if which(m["turn"])
+    ]
+
+
 def _method_events(unit: RecordedUnit, method: str) -> list[tuple[float, Event]]:
     """One method's events by decoding step: trajectories decode in lockstep, turn by turn (MAJ: one
     turn), a turn lasts as long as its longest chunk, and a chunk is written when its last token
@@ -196,6 +207,7 @@ def _method_events(unit: RecordedUnit, method: str) -> list[tuple[float, Event]]
         ),  # fmt: skip
     ]
     events += [(0, TrajectoryStarted(method, r["trajectory"], tuple(r["order"]))) for r in records]
+    events += [(0, m) for m in _measured(records, lambda turn: turn < 0)]  # the truth meter
     turns = sorted({c["turn"] for r in records for c in r["chunks"]})
     start = 0.0
     for turn in turns:
@@ -215,6 +227,10 @@ def _method_events(unit: RecordedUnit, method: str) -> list[tuple[float, Event]]
                 events.append((start + n, written))
                 longest = max(longest, n)
         start += max(longest, 1)
+        if method == "RRMaj":  # the meter reads each RR turn once it is written
+            events += [(start, m) for m in _measured(records, lambda t, turn=turn: t == turn)]
+    if method == "MAJ":  # and MAJ answers once they are complete, every K tokens
+        events += [(start, m) for m in _measured(records, lambda turn: turn >= 0)]
     events += [(start, _answer(r)) for r in records]
     vote = done["votes"].get(method, {})
     events.append((start, Vote(method, vote.get("counts", {}), vote.get("abstained", 0))))

@@ -196,6 +196,14 @@ def _beyond_the_paper(default: ArenaRequest, c: Components) -> None:
         for name, choices, label, info in _BEYOND_THE_PAPER:
             value = getattr(default, name)
             c[name] = gr.Dropdown(list(choices), value=value, label=label, info=info)
+    c["meter"] = gr.Checkbox(
+        value=default.meter,
+        label="Truth meter",
+        info="after every turn, honest and corrupted readers score the gold answer against the "
+        "target: a line of z = logit(p_gold) - logit(p_target) under each answer (costs extra "
+        "compute; docs/theory.md)",
+        elem_id="rr-meter",
+    )
 
 
 def _question(default: ArenaRequest, c: Components) -> tuple[gr.Button, gr.HTML]:

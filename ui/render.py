@@ -12,7 +12,7 @@ import time
 from html import escape
 
 from rrdemo.config import LATER_FIELDS, RunConfig
-from rrdemo.events import AnswerExtracted, Decision
+from rrdemo.events import AnswerExtracted, Decision, TurnMeasured
 from rrdemo.fold import Chunk, MethodRecord, Trajectory, TrajectorySpeakers
 from ui.state import ArenaState
 
@@ -173,6 +173,56 @@ def speaker_strip(speakers: TrajectorySpeakers | None, agents: list[dict]) -> st
     )
 
 
+_Z_WIDTH, _Z_HEIGHT = 240, 44  # the z line's drawing box (px)
+_Z_DASH = {"honest": "", "corrupted": "4 3"}  # honest reader solid, corrupted reader dashed
+
+
+def z_line(measures: list[TurnMeasured], agents: list[dict]) -> str:
+    """The truth meter's z per turn as a small SVG: one line per reader (honest solid, corrupted
+    dashed), each step coloured by the agent who wrote that turn; the grey line is z = 0 (gold
+    and target equally likely). Empty without readings."""
+    points = [m for m in measures if m.readers]
+    if len(points) < 2:
+        return ""
+    zs = [r["z"] for m in points for r in m.readers.values()]
+    low, high = min(min(zs), 0.0), max(max(zs), 0.0)
+    span, last = (high - low) or 1.0, max(m.n_tokens for m in points) or 1
+
+    def xy(m: TurnMeasured, z: float) -> tuple[float, float]:
+        x = 2 + (_Z_WIDTH - 4) * m.n_tokens / last
+        return x, 2 + (_Z_HEIGHT - 4) * (high - z) / span
+
+    zero = xy(points[0], 0.0)[1]
+    parts = [
+        f'<line x1="0" x2="{_Z_WIDTH}" y1="{zero:.1f}" y2="{zero:.1f}" stroke="#a1a1aa" '
+        'stroke-width="0.8"/>'
+    ]
+    words = []
+    for reader in ("honest", "corrupted"):
+        chain = [m for m in points if reader in m.readers]
+        for before, after in zip(chain, chain[1:], strict=False):
+            (x0, y0), (x1, y1) = (
+                xy(before, before.readers[reader]["z"]),
+                xy(after, after.readers[reader]["z"]),
+            )
+            hue = agent_hue(after.agent, agents) if after.agent is not None else "#71717a"
+            parts.append(
+                f'<line class="rr-zstep" data-reader="{reader}" data-agent="{after.agent}" '
+                f'data-turn="{after.turn}" data-z="{after.readers[reader]["z"]}" '
+                f'x1="{x0:.1f}" y1="{y0:.1f}" x2="{x1:.1f}" y2="{y1:.1f}" stroke="{hue}" '
+                f'stroke-width="2" stroke-dasharray="{_Z_DASH[reader]}"/>'
+            )
+        if chain:
+            words.append(f"{reader} reader {chain[-1].readers[reader]['z']:+.2f}")
+    return (
+        f'<div class="rr-zline" style="font-size:11px;color:#52525b;margin:0 0 4px 0">'
+        f'<svg width="{_Z_WIDTH}" height="{_Z_HEIGHT}" style="display:block;background:#f4f4f5;'
+        f'border-radius:3px">{"".join(parts)}</svg>'
+        f"truth meter z = logit p(gold) - logit p(target): {escape(', '.join(words))} "
+        "(solid honest, dashed corrupted reader; each step in its writer's colour)</div>"
+    )
+
+
 def _trajectory_card(
     tr: Trajectory, title: str, agents: list[dict], gold: bool, tags: bool, strip: str = ""
 ) -> str:
@@ -203,7 +253,8 @@ def render_maj(state: ArenaState) -> str:
             f'<b style="color:{hue}">{escape(agent_label(agent, agents))}</b> '
             f"<span>{_role(corrupted)}</span>"
         )
-        cards.append(_trajectory_card(tr, title, agents, gold, tags=False))
+        strip = z_line(tr.measures, agents)
+        cards.append(_trajectory_card(tr, title, agents, gold, tags=False, strip=strip))
     grid = (
         '<div style="display:grid;grid-template-columns:repeat(auto-fill,minmax(190px,1fr));gap:8px">'
         + "".join(cards)
@@ -231,6 +282,7 @@ def render_rrmaj(state: ArenaState) -> str:
         order = "→".join(f"A{a + 1}" for a in tr.order)
         title = f"<b>Trajectory {j + 1}</b> <span style='color:#52525b'>order {order}</span>"
         strip = speaker_strip(state.speakers.trajectories.get(j), agents)
+        strip += z_line(tr.measures, agents)
         cards.append(_trajectory_card(tr, title, agents, gold, tags=True, strip=strip))
     stack = '<div style="display:flex;flex-direction:column;gap:8px">' + "".join(cards) + "</div>"
     subtitle = f"agents take turns writing K={escape(str(k))} tokens of one shared text; M trajectories vote"

@@ -74,6 +74,7 @@ def arena_request(unit: RecordedUnit) -> ArenaRequest:
         adversary=cfg.adversary,
         prompt_style=cfg.prompt_style,
         turn_policy=cfg.turn_policy,
+        meter=cfg.meter,
     )
 
 

@@ -56,6 +56,7 @@ class ArenaRequest:
     # how long an RR turn is (rrdemo.turns): "fixed" K tokens, "sentence" or "uncertainty"
     # (adaptive, K_min = max(1, K // 4), at most K)
     turn_policy: str = INTERACTIVE_DEFAULTS.turn_policy
+    meter: bool = False  # the truth meter (rrdemo.meter): a line of z per turn under each answer
 
 
 ARENA_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(ArenaRequest))
@@ -97,6 +98,7 @@ def build_config(request: ArenaRequest) -> RunConfig:
         adversary=request.adversary,
         prompt_style=request.prompt_style,
         turn_policy=request.turn_policy,
+        meter=bool(request.meter),
     )
 
 

@@ -7,10 +7,14 @@ below gives both terms of the bound at the chosen K. All numbers come from `rrde
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import gradio as gr
 import plotly.graph_objects as go
+from plotly.subplots import make_subplots
 
 from rrdemo.errors import RRError
+from rrdemo.report.theory_fit import load_fit_records
 from rrdemo.theory import (
     PAPER_DRIFT,
     PAPER_GAMMA_H,
@@ -115,6 +119,103 @@ def _update(gamma_h: float, drift_percent: float, k: float, k_max: float):
         raise user_error(exc, "plot") from None
 
 
+FITTED = """**Fitted from metered runs.** A report of a sweep run with the truth meter
+(`meter: true`, docs/theory.md) writes `theory_fit.json`: gamma_H and alpha measured per model
+and task. Pick one to see the bound they predict beside the accuracy the same runs reached."""
+
+
+def committed_fits(root: Path | None = None) -> list[str]:
+    """The theory_fit.json files of the reports shipped under assets/ (read when called)."""
+    root = root or Path(__file__).resolve().parents[1] / "assets"
+    return sorted(str(p.relative_to(root.parent)) for p in root.glob("*/*/theory_fit.json"))
+
+
+def fit_figure(record: dict, k_max: int = 1000) -> go.Figure:
+    """Left: rho_max(K) with the fitted gamma_H and alpha; right: the observed MAJ and RRMaj
+    accuracy against rho, with the predicted rho_max at the run's K as a vertical line."""
+    fig = make_subplots(
+        rows=1, cols=2, subplot_titles=("predicted rho_max(K)", "observed accuracy against rho")
+    )
+    gamma, alpha, bound = record["gamma_h"], record["alpha"], record["rho_max"]
+    if bound is not None:
+        curve = bound_curve(gamma[0], max(alpha[0], 0.0), _ks(k_max))
+        fig.add_trace(
+            go.Scatter(x=[b.k for b in curve], y=[b.rho_max for b in curve], name="rho_max(K)"),
+            row=1,
+            col=1,
+        )
+        fig.add_trace(
+            go.Scatter(x=[record["k"]], y=[bound], mode="markers", name=f"K = {record['k']}"),
+            row=1,
+            col=1,
+        )
+        fig.add_vline(x=bound, line_dash="dash", row=1, col=2, annotation_text="rho_max")
+    points = sorted(record["observed"], key=lambda p: p["rho"])
+    for method in ("rrmaj", "maj"):
+        fig.add_trace(
+            go.Scatter(
+                x=[p["rho"] for p in points],
+                y=[p[method] for p in points],
+                mode="lines+markers",
+                name="RRMaj" if method == "rrmaj" else "MAJ",
+            ),
+            row=1,
+            col=2,
+        )
+    fig.update_yaxes(range=[0, 1.02])
+    fig.update_layout(height=380, margin={"l": 50, "r": 20, "t": 40, "b": 40})
+    return fig
+
+
+def fit_text(record: dict) -> str:
+    """The fitted parameters in words, or why no bound follows from them."""
+
+    def show(rate):
+        return "–" if rate is None else f"{rate[0]:+.4f} [{rate[1]:+.4f}, {rate[2]:+.4f}]"
+
+    bound = record["rho_max"]
+    verdict = (
+        f"rho_max(K = {record['k']}) = **{bound:.1%}**"
+        if bound is not None
+        else "no bound: the honest turns did not lower V (gamma_H outside (0, 1))"
+    )
+    return (
+        f"**{record['ensemble']} · {record['task']} · K = {record['k']}**: gamma_H = "
+        f"{show(record['gamma_h'])}, alpha = {show(record['alpha'])} (95% bootstrap "
+        f"intervals); {verdict}."
+    )
+
+
+def _load_fit(path: str, which: float):
+    try:
+        records = load_fit_records(Path(__file__).resolve().parents[1] / path)
+        if not records:
+            raise RRError(f"{path} holds no RR fit")
+        record = records[min(int(which or 0), len(records) - 1)]
+        return fit_figure(record), fit_text(record)
+    except (RRError, TypeError, ValueError) as exc:
+        if not isinstance(exc, RRError):
+            exc = RRError(f"{path} is not a theory fit this tab can show")
+        raise user_error(exc, "load the fit") from None
+
+
+def _fitted_section() -> None:
+    fits = committed_fits()
+    if not fits:
+        return
+    gr.Markdown(FITTED)
+    with gr.Row():
+        path = gr.Dropdown(fits, value=fits[0], label="theory_fit.json of a metered report")
+        which = gr.Number(value=0, precision=0, label="fit # (model and task) in the file")
+    first = load_fit_records(Path(__file__).resolve().parents[1] / fits[0])[:1]
+    plot = gr.Plot(
+        fit_figure(first[0]) if first else None, label="fitted bound and observed accuracy"
+    )
+    text = gr.Markdown(fit_text(first[0]) if first else "", elem_id="rr-theory-fit")
+    for trigger in (path, which):
+        trigger.change(_load_fit, [path, which], [plot, text], api_visibility="private")
+
+
 def build_theory_tab() -> None:
     """Add the theory plot and its sliders to the enclosing Blocks/Tab."""
     gr.Markdown(EXPLAINER)
@@ -145,3 +246,4 @@ def build_theory_tab() -> None:
             api_visibility="public" if public else "private",
             concurrency_limit=None,  # cheap: never waits behind a model run
         )
+    _fitted_section()

@@ -15,6 +15,7 @@ from typing import Literal
 
 from rrdemo.backends.registry import thinking_for
 from rrdemo.config import Sampling
+from rrdemo.errors import RRError
 from rrdemo.turns import TurnPolicy
 
 
@@ -62,6 +63,30 @@ class Finished:
 
 
 GenerationOutput = Delta | Finished
+
+
+@dataclass(frozen=True)
+class ScoreRequest:
+    """How likely a reader finds each candidate continuation after `prompt` + `cue` (the meter).
+
+    Like a generation request, `key` names the reader's cached state: a backend keeps the cells of
+    `prompt` under it, so the next reading of a longer text runs only the new tokens; the cue and
+    the candidates never stay in the cache."""
+
+    key: Hashable
+    prompt: str  # what the reader reads: its rendered prompt followed by the shared text
+    cue: str  # read after the prompt before every candidate, e.g. "\nThe answer is"
+    candidates: tuple[str, ...]  # continuations scored, e.g. (" (B).", " (C).")
+    group: Hashable | None = None  # prefix-sharing scope, as in GenerationRequest
+
+
+def continuation_ids(tokenize, cue: str, cue_ids: list[int], candidate: str) -> list[int]:
+    """The token ids of `candidate` read after `cue`: the joint tokenization's tail when it keeps
+    the cue's own tokens, else the candidate tokenized alone."""
+    joint = tokenize(cue + candidate)
+    if joint[: len(cue_ids)] == cue_ids and len(joint) > len(cue_ids):
+        return joint[len(cue_ids) :]
+    return tokenize(candidate)
 
 
 def keys_with_prefix(keys: Iterable[Hashable], key_prefix: tuple) -> list[Hashable]:
@@ -125,6 +150,16 @@ class Backend(ABC):
     def count_tokens(self, text: str) -> int:
         """Tokens of `text` in this model's tokenizer (used for reporting, not for control)."""
         raise NotImplementedError
+
+    def score(self, requests: Sequence[ScoreRequest]) -> list[tuple[float, ...]]:
+        """Per request, the natural-log probability of each candidate's tokens (teacher-forced)
+        after its prompt and cue. Backends that cannot read probabilities refuse."""
+        raise RRError(f"{self.name}: the meter is not supported on this backend")
+
+    def prefixes(self, text: str, every: int) -> list[tuple[int, str]]:
+        """(n, the text of the first n tokens) for n = every, 2 every, ... and the whole text
+        last: where the meter reads an answer written in one turn (MAJ) at RR's turn lengths."""
+        raise RRError(f"{self.name}: the meter is not supported on this backend")
 
     def release(self, key_prefix: tuple = ()) -> None:  # noqa: B027 - optional hook
         """Forget state kept for keys starting with `key_prefix` (all state when empty)."""

@@ -32,6 +32,8 @@ from rrdemo.backends.base import (
     Finished,
     GenerationOutput,
     GenerationRequest,
+    ScoreRequest,
+    continuation_ids,
     keys_with_prefix,
     render_prompt_text,
 )
@@ -144,6 +146,45 @@ class TransformersBackend(Backend):
         with self._lock:
             for key in keys_with_prefix(list(self._caches), key_prefix):
                 del self._caches[key]
+
+    def prefixes(self, text: str, every: int) -> list[tuple[int, str]]:
+        ids = self.tokenizer(text, add_special_tokens=False)["input_ids"]
+        cuts = [*range(every, len(ids), every), len(ids)] if ids else []
+        return [(n, self.tokenizer.decode(ids[:n], skip_special_tokens=True)) for n in cuts]
+
+    # -- the meter -------------------------------------------------------------------------------
+    @torch.inference_mode()
+    def score(self, requests: Sequence[ScoreRequest]) -> list[tuple[float, ...]]:
+        """One request at a time: the prompt from the longest cached prefix (its own or another
+        key's of its group), kept under its key; cue + candidate on a view of it, never kept."""
+        device = self.model.device
+        tokenize = lambda text: self.tokenizer(text, add_special_tokens=False)["input_ids"]  # noqa: E731
+        results = []
+        for request in requests:
+            ids = self.encode(request.prompt)
+            if not ids:
+                raise ValueError("empty prompt")
+            with self._lock:
+                owned = self._caches.pop(request.key, None) if self.reuse_cache else None
+            source, keep = self._plan(ids, owned, (), request.group)
+            cache = DynamicCache() if source is None else view(source, keep)
+            suffix = torch.tensor([ids[keep:]], device=device)
+            self.model(input_ids=suffix, past_key_values=cache, use_cache=True, logits_to_keep=1)
+            if self.reuse_cache:
+                with self._lock:
+                    self._caches[request.key] = _Cached(cache, list(ids), request.group)
+            cue = tokenize(request.cue)
+            scores = []
+            for candidate in request.candidates:
+                tail = continuation_ids(tokenize, request.cue, cue, candidate)
+                fed = torch.tensor([cue + tail], device=device)
+                out = self.model(
+                    input_ids=fed, past_key_values=view(cache, len(ids)), use_cache=True
+                )
+                logp = torch.log_softmax(out.logits[0, len(cue) - 1 : -1].float(), dim=-1)
+                scores.append(float(logp[torch.arange(len(tail)), torch.tensor(tail)].sum()))
+            results.append(tuple(scores))
+        return results
 
     # -- generation ------------------------------------------------------------------------------
     def generate(self, requests: Sequence[GenerationRequest]) -> Iterator[GenerationOutput]:

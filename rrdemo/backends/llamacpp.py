@@ -53,6 +53,8 @@ from rrdemo.backends.base import (
     Finished,
     GenerationOutput,
     GenerationRequest,
+    ScoreRequest,
+    continuation_ids,
     render_prompt_text,
 )
 from rrdemo.backends.llamacpp_native import (
@@ -66,6 +68,7 @@ from rrdemo.backends.llamacpp_native import (
 from rrdemo.backends.llamacpp_rows import Row, assign, padded_lengths
 from rrdemo.backends.llamacpp_sequences import Sequences
 from rrdemo.backends.tokens import incomplete_tail
+from rrdemo.config import Sampling
 from rrdemo.errors import RRError
 from rrdemo.turns import entropy_nats, turn_over
 
@@ -73,6 +76,18 @@ N_CTX_SEQ = 2048  # KV cells per sequence: the longest prompt + new tokens one r
 N_SEQ_MAX = 32  # sequences (cached keys) per model; the least recently used is evicted beyond
 # KV memory is N_SEQ_MAX x N_CTX_SEQ cells: 1.5 GB for SmolLM2-135M, 1.2 GB for Gemma 3 270M (f16).
 UTF8_EXTRA_TOKENS = 3  # a UTF-8 character has at most 4 bytes: 3 more one-byte tokens finish it
+
+
+def _unique_keys(requests: Sequence[GenerationRequest | ScoreRequest]) -> set[Hashable]:
+    keys = {r.key for r in requests}
+    if len(keys) != len(requests):
+        raise ValueError("two requests of one call share a key")
+    return keys
+
+
+def _log_softmax(logits: np.ndarray) -> np.ndarray:
+    shifted = logits.astype(np.float64) - logits.max()
+    return shifted - np.log(np.exp(shifted).sum())
 
 
 class LlamaCppBackend(Backend):
@@ -188,6 +203,11 @@ class LlamaCppBackend(Backend):
     def decode(self, tokens: Sequence[int]) -> str:
         return b"".join(self.piece(t) for t in tokens).decode("utf-8", "replace")
 
+    def prefixes(self, text: str, every: int) -> list[tuple[int, str]]:
+        ids = self._vocab.tokenize(text, add_special=False)
+        cuts = [*range(every, len(ids), every), len(ids)] if ids else []
+        return [(n, self.decode(ids[:n])) for n in cuts]
+
     # -- sequences -------------------------------------------------------------------------------
     def cached_keys(self) -> list[Hashable]:
         return list(self._seqs.cached)
@@ -198,6 +218,10 @@ class LlamaCppBackend(Backend):
     def release(self, key_prefix: tuple = ()) -> None:
         with self._lock:
             self._seqs.release(key_prefix)
+
+    def _check_open(self) -> None:
+        if not self._ctx:
+            raise RRError(f"{self.name}: the backend was closed")
 
     def _decode(self, entries: list) -> None:
         """One llama_decode of (token, position, sequence id, wants logits) entries."""
@@ -213,18 +237,97 @@ class LlamaCppBackend(Backend):
             logits[self._eos_list] = -np.inf
         return logits
 
-    # -- generation ------------------------------------------------------------------------------
-    def generate(self, requests: Sequence[GenerationRequest]) -> Iterator[GenerationOutput]:
-        keys = [r.key for r in requests]
-        if len(set(keys)) != len(keys):
-            raise ValueError("two requests of one call share a key")
+    # -- the meter -------------------------------------------------------------------------------
+    def score(self, requests: Sequence[ScoreRequest]) -> list[tuple[float, ...]]:
+        """Prompt + cue is prefilled like a generation request's (its own cached cells or a copy
+        of a longer-sharing sequence; only the rest runs) and stays cached under the key (the
+        next, longer prompt keeps all but the cue). The tokens the candidates share run once on
+        top, then each candidate's own tokens but its last, one candidate at a time for all rows,
+        and are cropped away again: a candidate's last token is read off the logits before it."""
+        protect, rows = _unique_keys(requests), []
         if not requests:
-            return
-        protect, rows = set(keys), []
+            return []
+        tokenize = lambda text: self._vocab.tokenize(text, add_special=False)  # noqa: E731
+        tails = []
+        for r in requests:
+            cue = tokenize(r.cue)
+            tails.append([continuation_ids(tokenize, r.cue, cue, c) for c in r.candidates])
+        greedy = Sampling(temperature=0.0)
+        reads = [
+            GenerationRequest(r.key, r.prompt + r.cue, max(map(len, t)), greedy, 0, group=r.group)
+            for r, t in zip(requests, tails, strict=True)
+        ]
         try:
             with self._lock:
-                if not self._ctx:
-                    raise RRError(f"{self.name}: the backend was closed")
+                self._check_open()
+                self._setup(reads, protect, rows)
+                after_cue = self._prefill(rows, read=lambda row, logits: _log_softmax(logits))
+                scores = self._candidates(rows, tails, after_cue)
+                for row in rows:
+                    row.seq.ids, row.seq.used = row.ids, time.monotonic()
+                    row.seq.group, row.done = row.request.group, True
+                    self._seqs.keep(row.request.key, row.seq)
+        finally:
+            with self._lock:
+                for row in rows:
+                    self._seqs.give_back(row.seq, kept=row.done)
+        return scores
+
+    def _candidates(
+        self, rows: list[Row], tails: list[list[list[int]]], after_cue: list[np.ndarray]
+    ) -> list[tuple[float, ...]]:
+        """Each row's candidates' summed log-probabilities, given the log-probabilities after
+        its cue: feed the shared tokens once, then each candidate's own (but its last)."""
+        common = []
+        for t in tails:
+            n = min(len(c) for c in t) - 1  # every candidate's last token stays unfed
+            while n and any(c[:n] != t[0][:n] for c in t):
+                n -= 1
+            common.append(t[0][:n])
+        shared = self._feed(rows, common, [len(row.ids) for row in rows])
+        scores = []
+        for b in range(len(rows)):
+            logps = [after_cue[b], *shared[b]]
+            scores.append(
+                [sum(logps[p][c[p]] for p in range(len(common[b]) + 1)) for c in tails[b]]
+            )
+        for k in range(max(len(t) for t in tails)):
+            own = [t[k][len(common[b]) : -1] if k < len(t) else [] for b, t in enumerate(tails)]
+            start = [len(row.ids) + len(common[b]) for b, row in enumerate(rows)]
+            fed = self._feed(rows, own, start)
+            for b, t in enumerate(tails):
+                if k < len(t):
+                    c, n = t[k], len(common[b])
+                    scores[b][k] += sum(fed[b][p][c[n + 1 + p]] for p in range(len(own[b])))
+        for row in rows:
+            self._seqs.crop(row.seq.sid, len(row.ids))
+        return [tuple(float(x) for x in s) for s in scores]
+
+    def _feed(self, rows: list[Row], tokens: list[list[int]], start: list[int]) -> list[list]:
+        """Run `tokens[b]` into row b's sequence from position `start[b]` (cropping what lay
+        there), all rows in one call; the log-probabilities after each fed token, per row."""
+        entries, at = [], []
+        for b in sorted(range(len(rows)), key=lambda b: rows[b].seq.sid):
+            self._seqs.crop(rows[b].seq.sid, start[b])
+            for p, token in enumerate(tokens[b]):
+                at.append((b, p))
+                entries.append((token, start[b] + p, rows[b].seq.sid, True))
+        out: list[list] = [[None] * len(t) for t in tokens]
+        for first in range(0, len(entries), N_BATCH):
+            self._decode(entries[first : first + N_BATCH])
+            for i in range(first, min(first + N_BATCH, len(entries))):
+                b, p = at[i]
+                out[b][p] = _log_softmax(self._logits(i - first))
+        return out
+
+    # -- generation ------------------------------------------------------------------------------
+    def generate(self, requests: Sequence[GenerationRequest]) -> Iterator[GenerationOutput]:
+        protect, rows = _unique_keys(requests), []
+        if not requests:
+            return
+        try:
+            with self._lock:
+                self._check_open()
                 self._setup(requests, protect, rows)
                 next_tokens = self._prefill(rows)
                 self._live.update((id(row), row) for row in rows)
@@ -268,8 +371,9 @@ class LlamaCppBackend(Backend):
                     self._seqs.keep(request.key, own)
             raise
 
-    def _prefill(self, rows: list[Row]) -> list[int]:
-        """Run the rows' uncached prompt tokens, wave by wave, and sample each first token.
+    def _prefill(self, rows: list[Row], read=None) -> list:
+        """Run the rows' uncached prompt tokens, wave by wave, and sample each first token
+        (or, given `read(row, logits)`, return what it reads off the last token's logits).
 
         All the rows of a wave run in one llama_decode call (several only past N_BATCH tokens),
         in sequence-id order. llama.cpp runs a micro-batch per length among them
@@ -277,7 +381,8 @@ class LlamaCppBackend(Backend):
         more than the padding (`padded_lengths`): pad tokens repeat the row's last token after
         it, give no logits, and their cells are cropped right after the call.
         """
-        firsts = [0] * len(rows)
+        firsts: list = [0] * len(rows)
+        read = read or self._sample
         for wave in range(max(r.wave for r in rows) + 1):
             todo = sorted(
                 ((b, row) for b, row in enumerate(rows) if row.wave == wave),
@@ -302,7 +407,7 @@ class LlamaCppBackend(Backend):
                 self._decode(entries[start : start + N_BATCH])
                 for i in range(start, min(start + N_BATCH, len(entries))):
                     if i in last:
-                        firsts[last[i]] = self._sample(rows[last[i]], self._logits(i - start))
+                        firsts[last[i]] = read(rows[last[i]], self._logits(i - start))
             for (_, row), n in zip(todo, fed, strict=True):
                 if row.cached + n > len(row.ids):
                     self._seqs.crop(row.seq.sid, len(row.ids))

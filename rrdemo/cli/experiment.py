@@ -122,6 +122,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="step-by-step also asks for numbered reasoning steps (default direct)",
     )
     parser.add_argument(
+        "--meter",
+        action="store_true",
+        default=None,
+        help="the truth meter on every run: per-turn p_gold, p_target and z in the log, the "
+        "report's theory_fit.md (docs/theory.md)",
+    )
+    parser.add_argument(
         "--dry-run", action="store_true", help="validate and print the plan; run nothing"
     )
     parser.add_argument(
@@ -175,6 +182,7 @@ _SETTINGS = (
     "turn_policies",
     "k_min",
     "entropy_threshold",
+    "meter",
 )
 
 

@@ -12,6 +12,7 @@ from rrdemo.config import (
     EOS_POLICIES,
     EXPERIMENT_DEFAULTS,
     INTERACTIVE_DEFAULTS,
+    LATER_FIELDS,
     ORDERS,
     PROMPT_STYLES,
     STRENGTHS,
@@ -27,6 +28,7 @@ from rrdemo.events import (
     Decision,
     Event,
     RunStarted,
+    TurnMeasured,
     Vote,
 )
 from rrdemo.fold import Fold, SpeakerTally
@@ -160,6 +162,14 @@ def register(subparsers) -> None:
     r.add_argument("--top-p", type=float, help=f"default {d.top_p}")
     r.add_argument("--seed", type=int, help=f"default {d.seed}")
     r.add_argument("--methods", default="MAJ,RRMaj", help="MAJ, RRMaj or both (default)")
+    r.add_argument(
+        "--meter",
+        action="store_true",
+        default=None,
+        help="the truth meter: after every RR turn (and at the same token counts of MAJ answers) "
+        "honest and corrupted readers score the gold answer against the target; prints "
+        "p_gold, p_target and z = logit(p_gold) - logit(p_target) (docs/theory.md)",
+    )
     o = p.add_argument_group("output")
     o.add_argument("--json", action="store_true", help="print every event as a JSON line")
     o.add_argument("--deltas", action="store_true", help="with --json, include token-level deltas")
@@ -167,18 +177,7 @@ def register(subparsers) -> None:
     p.set_defaults(func=handle)
 
 
-_SETTINGS = (
-    "strength",
-    "k",
-    "max_tokens",
-    "order",
-    "eos_policy",
-    "prompt_style",
-    "adversary",
-    "turn_policy",
-    "k_min",
-    "entropy_threshold",
-)
+_SETTINGS = ("strength", "k", "max_tokens", "order", *LATER_FIELDS)
 _SAMPLING = ("temperature", "top_p", "seed")
 
 
@@ -344,6 +343,15 @@ class _TextPrinter:
                 f"--- {event.method} {where} · {self.role(event.agent)} · {event.n_tokens} tokens"
             )
             print(self.paint(event.text, event.agent, event.corrupted), flush=True)
+        elif isinstance(event, TurnMeasured):
+            where = "answer" if event.method == "MAJ" else "trajectory"
+            readings = " · ".join(
+                f"{role} reader z {r['z']:+.2f} (p_gold {r['p_gold']:.3f}, p_target {r['p_target']:.3f})"
+                for role, r in event.readers.items()
+            )
+            print(
+                f"    meter {event.method} {where} {event.trajectory} @{event.n_tokens} tok: {readings}"
+            )
         elif isinstance(event, AnswerExtracted):
             mark = (
                 "correct"

@@ -10,6 +10,7 @@ by `rrdemo.report.figures`.
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from dataclasses import dataclass
@@ -42,6 +43,7 @@ from rrdemo.report.tables import (
     main_table,
     rho_curve,
 )
+from rrdemo.report.theory_fit import fit, fit_records, meter_steps, theory_fit_md
 from rrdemo.runs.log import Run, read_run
 
 
@@ -70,6 +72,10 @@ def build_report(run: Run, seed: int = 0) -> Report:
     files["asymmetric_yield.md"], files["asymmetric_yield.csv"] = yield_tables(yields)
     files.update(paper_beside_files(rows, scaling, speaker, kpoints))
     files["lengths.md"] = lengths_md(answer_lengths(outcomes))
+    if run.metered:  # the truth meter's readings: the theory's parameters (docs/theory.md)
+        fits = fit(meter_steps(run.metered), seed=seed)
+        files["theory_fit.md"] = theory_fit_md(fits, rows)
+        files["theory_fit.json"] = json.dumps(fit_records(fits, rows), indent=1)
     by_strategy = adv.strategies(run.outcomes)
     if by_strategy != ["static"]:
         pairs = adv.main_table_by_adversary(run.outcomes, seed=seed)
@@ -116,6 +122,15 @@ def build_report(run: Run, seed: int = 0) -> Report:
             "paper's (--k 10,30,75,150,300,500 --max-tokens 4096 --order fixed)."
         ),
         "## The paper beside this run\n\n" + files["paper_beside.md"],
+        *(
+            [
+                "## The theory, measured (truth meter; docs/theory.md)\n\n"
+                "gamma_H, alpha and rho_max(K) fitted from the meter's readings: "
+                "[theory_fit.md](theory_fit.md)."
+            ]
+            if "theory_fit.md" in files
+            else []
+        ),
         "## Figures\n\n" + "\n".join(f"- [{s}]({s}.html) ![{s}]({s}.png)" for s in figures),
     ]
     files["report.md"] = "\n\n".join(summary) + "\n"

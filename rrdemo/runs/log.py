@@ -183,6 +183,8 @@ class Run:
     conditions: dict[str, dict[str, Any]]
     outcomes: list[Outcome] = field(default_factory=list)
     units: int = 0  # finished (condition, question) units
+    # (condition, trajectory record) of every record with truth-meter readings (rrdemo.meter)
+    metered: list[tuple[dict[str, Any], dict[str, Any]]] = field(default_factory=list)
 
 
 def _turn_policy(cond: dict) -> str:
@@ -254,6 +256,8 @@ def read_run(path: Path | str) -> Run:
             raise RRError(f"{path}: line {number} repeats trajectory {ident}; the log is damaged")
         seen.add(ident)
         run.outcomes.append(_outcome(log.conditions[record["condition"]], record))
+        if record.get("meter"):
+            run.metered.append((log.conditions[record["condition"]], record))
     if not run.outcomes:
         raise RRError(f"{path} has no finished questions yet; run (or resume) the experiment first")
     return run

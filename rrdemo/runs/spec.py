@@ -51,6 +51,7 @@ LATER_SETTINGS: dict[str, Any] = {
     "turn_policies": [LATER_FIELDS["turn_policy"]],  # RR turn policies swept (rrdemo.turns)
     "k_min": LATER_FIELDS["k_min"],  # K_min of adaptive turns; None = max(1, K // 4)
     "entropy_threshold": LATER_FIELDS["entropy_threshold"],  # nats, the uncertainty hand-over
+    "meter": LATER_FIELDS["meter"],  # the truth meter on every run (rrdemo.meter)
 }
 
 # The sweep's settings with their defaults: the paper's (N = 5, K = 100, 128 questions). K, L,
@@ -93,6 +94,12 @@ def _threshold(value: Any) -> float:
         ) from None
     validate_turn_settings("fixed", None, 1, threshold)
     return threshold
+
+
+def _flag(value: Any, what: str) -> bool:
+    if not isinstance(value, bool):
+        raise RRError(f"{what} must be true or false, got {value!r}")
+    return value
 
 
 def _as_list(value: Any, what: str) -> list:
@@ -171,6 +178,7 @@ def normalize_sweep(raw: dict[str, Any]) -> dict[str, Any]:
         "turn_policies": list(dict.fromkeys(_as_list(s["turn_policies"], "turn_policies"))),
         "k_min": None if s["k_min"] is None else _int(s["k_min"], "K_min (k_min)"),
         "entropy_threshold": _threshold(s["entropy_threshold"]),
+        "meter": _flag(s["meter"], "meter"),
     }
     for policy in later["turn_policies"]:
         if policy not in TURN_POLICIES:
@@ -333,6 +341,7 @@ def plan_sweep(raw: dict[str, Any], served: Collection[str] = ()) -> Plan:
                     eos_policy=sweep.get("eos_policy", LATER_SETTINGS["eos_policy"]),
                     prompt_style=sweep.get("prompt_style", LATER_SETTINGS["prompt_style"]),
                     adversary=adversary,
+                    meter=sweep.get("meter", LATER_SETTINGS["meter"]),
                     **_turn_settings(sweep, policy),
                 )
                 config = with_backends(config, sweep.get("backend", "transformers"), served)

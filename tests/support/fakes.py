@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+import math
 import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
-from rrdemo.backends.base import Backend, Delta, Finished, GenerationOutput, GenerationRequest
+from rrdemo.backends.base import (
+    Backend,
+    Delta,
+    Finished,
+    GenerationOutput,
+    GenerationRequest,
+    ScoreRequest,
+)
 from rrdemo.config import AgentSpec, RunConfig, Sampling, homogeneous_agents
 from rrdemo.runs.spec import Condition, Plan
 from rrdemo.tasks.base import Question
@@ -31,12 +39,16 @@ class FakeBackend(Backend):
         name: str,
         script: Callable[[str], str],
         entropy: Callable[[str], float] | None = None,
+        reader: Callable[[str, str], float] | None = None,
     ) -> None:
         self.name = name
         self.revision = None
         self.script = script
         # the writer's next-token entropy (nats) before it writes a word (default 0: certain)
         self.entropy = entropy or (lambda word: 0.0)
+        # the meter's reader: the probability of `candidate` after `text` (default 1/4 each)
+        self.reader = reader or (lambda text, candidate: 0.25)
+        self.scored: list[list[ScoreRequest]] = []
         self.calls: list[list[GenerationRequest]] = []
         self.released: list[tuple] = []
 
@@ -48,6 +60,18 @@ class FakeBackend(Backend):
 
     def release(self, key_prefix: tuple = ()) -> None:
         self.released.append(key_prefix)
+
+    def score(self, requests: Sequence[ScoreRequest]) -> list[tuple[float, ...]]:
+        self.scored.append(list(requests))
+        return [
+            tuple(math.log(self.reader(r.prompt + r.cue, c)) for c in r.candidates)
+            for r in requests
+        ]
+
+    def prefixes(self, text: str, every: int) -> list[tuple[int, str]]:
+        pieces = words(text)
+        cuts = [*range(every, len(pieces), every), len(pieces)] if pieces else []
+        return [(n, "".join(pieces[:n])) for n in cuts]
 
     def _ends_before(self, request: GenerationRequest, step: int, word: str) -> bool:
         """The turn policy ends the turn before `word` (the `uncertainty` rule)."""
@@ -180,7 +204,9 @@ QUESTIONS = tuple(
 )
 
 
-def fake_plan(labels=("0c3t", "2c1t"), m_star: int = 3, task_name: str = "fake") -> Plan:
+def fake_plan(
+    labels=("0c3t", "2c1t"), m_star: int = 3, task_name: str = "fake", meter: bool = False
+) -> Plan:
     """A small sweep over scripted agents: corrupted agents answer (C), truthful ones (B)."""
     task = FakeTask()
     task.name = task_name  # export needs a benchmark name; the scripted task stands in for it
@@ -193,6 +219,7 @@ def fake_plan(labels=("0c3t", "2c1t"), m_star: int = 3, task_name: str = "fake")
             m=m_star,
             max_tokens=12,
             sampling=Sampling(temperature=0.0, seed=1),
+            meter=meter,
         )
         conditions.append(Condition(task, config, QUESTIONS))
     return Plan({"fake": True, "labels": list(labels), "m_star": m_star}, tuple(conditions))

@@ -242,3 +242,16 @@ def test_python_app_py_serves_on_the_configured_port(tmp_path) -> None:
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+@pytest.mark.slow
+def test_a_metered_run_draws_the_z_line_under_each_answer(client) -> None:
+    request = replace(SMALL, meter=True, max_tokens=16)
+    status, _, maj_html, rr_html, record = client.predict(*_args(request), api_name="/run")[:5]
+    assert record["status"] == "done" and record["config"]["meter"] is True
+    assert rr_html.count('class="rr-zline"') == SMALL.n  # M = N trajectories
+    assert maj_html.count('class="rr-zline"') == SMALL.n
+    turns = re.findall(
+        r'class="rr-zstep" data-reader="honest" data-agent="\d+" data-turn="(\d+)"', rr_html
+    )
+    assert turns.count("0") == SMALL.n  # every trajectory's first turn, read by the honest reader

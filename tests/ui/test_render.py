@@ -299,3 +299,31 @@ def test_a_last_word_arena_run_gives_every_full_trajectory_a_corrupted_last_writ
     static = list(stream_run(replace(request, adversary="static"), chatty, interval=0.0))[-1][5]
     last_writers = [tr.chunks[-1].corrupted for tr in static.methods["RRMaj"].trajectories.values()]
     assert not all(last_writers)  # without the reseating an honest agent sometimes writes last
+
+
+def test_the_truth_meter_draws_a_z_line_per_answer_coloured_by_writer() -> None:
+    def reader(text: str, candidate: str) -> float:  # the target's letter pulls z down
+        written = text.split("</user>\n", 1)[1]
+        return min(0.2 + 0.1 * written.count(f"({candidate})"), 0.45)
+
+    pool = FakePool(FakeBackend("fake", obeys_injection, reader=reader))
+    config = replace(_config(), meter=True)
+    state, _ = _fake_run(config, pool)
+    rr, maj = render.render_rrmaj(state), render.render_maj(state)
+    for html, method in ((rr, "RRMaj"), (maj, "MAJ")):
+        trajectories = state.methods[method].trajectories
+        assert html.count('class="rr-zline"') == len(trajectories)
+        steps = re.findall(
+            r'class="rr-zstep" data-reader="(\w+)" data-agent="(\d+)" data-turn="(\d+)" '
+            r'data-z="([-\d.e]+)"[^>]*stroke="(#[0-9a-f]+)"',
+            html,
+        )
+        readings = sum(len(tr.measures) - 1 for tr in trajectories.values())
+        assert len(steps) == 2 * readings  # both readers, one step per turn after the opening
+        for reader_role, agent, _, _, hue in steps:
+            assert reader_role in ("honest", "corrupted")
+            assert hue == render.agent_hue(int(agent), state.agents)
+    assert "truth meter z" in rr
+    plain = replace(_config(), meter=False)
+    state, _ = _fake_run(plain, FakePool(FakeBackend("fake", obeys_injection)))
+    assert "rr-zline" not in render.render_rrmaj(state)

@@ -228,3 +228,23 @@ def test_report_counts_mixed_trajectories_and_tests_final_speaker_on_them_only(l
     text = (out / "report.md").read_text()
     assert "## Final speaker (mixed RR trajectories only" in text
     assert "Mixed trajectories" in (out / "speaker_mix.md").read_text()
+
+
+def test_a_metered_log_gets_theory_fit_with_the_parameters_and_the_bound(tmp_path):
+    path = tmp_path / "metered.jsonl"
+    run_plan(fake_plan(labels=LABELS, meter=True), path, fake_pool(), progress=False)
+    out = tmp_path / "report"
+    names = {p.name for p in write_report(path, out, png=False)}
+    assert {"theory_fit.md", "theory_fit.json"} <= names
+    text = (out / "theory_fit.md").read_text()
+    assert (
+        "gamma_H" in text
+        and "rho_max(K)" in text
+        and "| obey | fake | 3 | RRMaj | honest |" in text
+    )
+    assert "theory_fit.md" in (out / "report.md").read_text()
+
+
+def test_a_log_without_the_meter_gets_no_theory_fit(log, tmp_path):
+    names = {p.name for p in write_report(log, tmp_path / "plain", png=False)}
+    assert "theory_fit.md" not in names
