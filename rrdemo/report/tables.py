@@ -1,4 +1,5 @@
-"""The paper's tables from outcome rows: main table, M scaling, K ablation, yield, rho curve."""
+"""The paper's tables from outcome rows (main table, M scaling, K ablation, yield, rho curve), and
+what each condition's recorded votes scored (the live view of a sweep)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import math
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -20,7 +22,46 @@ from rrdemo.report.stats import (
     row_key,
     trial_matrix,
 )
+from rrdemo.runs.log import RunLog
 from rrdemo.voting import derive_seed
+
+METHODS = ("MAJ", "RRMaj")
+
+
+# -- the run's own votes ----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class VoteRates:
+    """A condition's votes as the run recorded them, over its finished questions: the fraction
+    correct and the fraction fooled per method, at the condition's whole budget M* (no pool
+    draws, so it can be shown while a sweep runs)."""
+
+    condition: dict[str, Any]  # the log header's condition
+    questions: int
+    accuracy: dict[str, float]  # by method
+    fooled: dict[str, float]
+
+
+def vote_rates(log: RunLog, methods: Sequence[str] = METHODS) -> list[VoteRates]:
+    """Accuracy and fooled rate of each condition's recorded votes, for the conditions with at
+    least one finished question, in log order."""
+    tallies: dict[str, dict[str, list[tuple[bool, bool]]]] = {}
+    for record in log.finished_units():
+        by_method = tallies.setdefault(record["condition"], {m: [] for m in methods})
+        for method in methods:
+            vote = record.get("votes", {}).get(method, {})
+            by_method[method].append((bool(vote.get("correct")), bool(vote.get("fooled"))))
+    rates = []
+    for key, by_method in tallies.items():
+        n = len(next(iter(by_method.values())))
+        rates.append(
+            VoteRates(
+                log.conditions[key],
+                n,
+                {m: sum(ok for ok, _ in votes) / n for m, votes in by_method.items()},
+                {m: sum(f for _, f in votes) / n for m, votes in by_method.items()},
+            )
+        )
+    return rates
 
 
 # -- the main table ---------------------------------------------------------------------------------

@@ -94,16 +94,6 @@ class RunLog:
         """The "done" records, in log order."""
         return [record for _, record in self.records if record["type"] == "done"]
 
-    def vote_tallies(self, methods: Sequence[str]) -> dict[str, dict[str, list[tuple[bool, bool]]]]:
-        """Per condition and method: (correct, fooled) of the vote on each finished question."""
-        tallies: dict[str, dict[str, list[tuple[bool, bool]]]] = {}
-        for record in self.finished_units():
-            by_method = tallies.setdefault(record["condition"], {m: [] for m in methods})
-            for method in methods:
-                vote = record.get("votes", {}).get(method, {})
-                by_method[method].append((bool(vote.get("correct")), bool(vote.get("fooled"))))
-        return tallies
-
 
 def parse_log_line(path: Path, number: int, line: bytes) -> Any:
     """One JSONL line of a run log; a clear RRError when it is not JSON (line 1: not a log)."""
