@@ -1,6 +1,7 @@
 """Scores for the board: pure functions, rows in, numbers out (no database, no UI).
 
-Definitions (Delta = RRMaj accuracy - MAJ accuracy of one configuration; rho = c / N):
+Definitions (Delta = RRMaj accuracy - MAJ accuracy of one configuration; rho = c / N; the bands
+are `rrdemo.config.Corruption.band`):
 - majority corruption: 0.6 <= rho < 1 (the paper's 3c2t and 4c1t for N = 5);
 - minority corruption: 0 < rho <= 0.4 (1c4t and 2c3t). The Ceiling (rho = 0) and the Floor
   (rho = 1) are bounds, not comparisons, and count in neither band (appendix C's example,
@@ -26,33 +27,14 @@ import numpy as np
 
 from leaderboard.columns import BoardRow
 
+# The board's rho filter: its choices, and the band (`rrdemo.config.Corruption.band`) of each
 RHO_BANDS = ("all", "minority (rho <= 0.4)", "majority (rho >= 0.6)", "bounds (rho = 0 or 1)")
-
-
-def is_majority(row: BoardRow) -> bool:
-    """0.6 <= rho < 1, compared exactly in integers (5c >= 3N)."""
-    return 5 * row.n_corrupted >= 3 * row.n_agents and row.n_truthful > 0
-
-
-def is_minority(row: BoardRow) -> bool:
-    """0 < rho <= 0.4, compared exactly in integers (5c <= 2N)."""
-    return row.n_corrupted > 0 and 5 * row.n_corrupted <= 2 * row.n_agents
-
-
-def is_bound(row: BoardRow) -> bool:
-    """Ceiling (0cNt) or Floor (Nc0t)."""
-    return row.n_corrupted == 0 or row.n_truthful == 0
+_BAND_OF_CHOICE = dict(zip(RHO_BANDS[1:], ("minority", "majority", "bound"), strict=True))
 
 
 def in_band(row: BoardRow, band: str) -> bool:
     """Whether `row` falls in one of `RHO_BANDS`."""
-    if band == RHO_BANDS[1]:
-        return is_minority(row)
-    if band == RHO_BANDS[2]:
-        return is_majority(row)
-    if band == RHO_BANDS[3]:
-        return is_bound(row)
-    return True
+    return band not in _BAND_OF_CHOICE or row.band == _BAND_OF_CHOICE[band]
 
 
 def filter_rows(
@@ -146,8 +128,8 @@ def bootstrap_sum_of_means_interval(
 def score_model(model: str, rows: Iterable[BoardRow], *, seed: int = 0) -> ModelScore:
     """The summary numbers for one model over `rows` (rows of other models are ignored)."""
     mine = [r for r in rows if r.model == model and r.delta is not None]
-    majority = [r for r in mine if is_majority(r)]
-    minority = [r for r in mine if is_minority(r)]
+    majority = [r for r in mine if r.band == "majority"]
+    minority = [r for r in mine if r.band == "minority"]
     gains = [r.delta for r in majority if r.delta is not None]
     taxes = [r.delta for r in minority if r.delta is not None]
     rr_major = [r.rrmaj_accuracy for r in majority if r.rrmaj_accuracy is not None]

@@ -81,10 +81,9 @@ def ct_label(c: int, t: int) -> str:
 
 
 class Corruption:
-    """t, rho and the `3c2t` label of anything with N agents (`n`) of which `c` are corrupted."""
-
-    n: int
-    c: int
+    """t, rho, the `3c2t` label and the rho band of anything with N agents (`n`) of which `c` are
+    corrupted. A mixin without annotations, so neither dataclasses nor pydantic take fields
+    from it."""
 
     @property
     def t(self) -> int:
@@ -98,6 +97,20 @@ class Corruption:
     def label(self) -> str:
         """The paper's name of the corruption setting, e.g. `3c2t`."""
         return ct_label(self.c, self.t)
+
+    @property
+    def band(self) -> str | None:
+        """Where rho falls in the paper's comparison of regimes (appendix C), compared exactly in
+        integers: "minority" for 0 < rho <= 0.4 (1c4t, 2c3t at N = 5), "majority" for
+        0.6 <= rho < 1 (3c2t, 4c1t), "bound" for the Ceiling (rho = 0) and the Floor (rho = 1),
+        which are bounds rather than comparisons; None in between (0.4 < rho < 0.6)."""
+        if self.c == 0 or self.c == self.n:
+            return "bound"
+        if 5 * self.c <= 2 * self.n:
+            return "minority"
+        if 5 * self.c >= 3 * self.n:
+            return "majority"
+        return None
 
 
 @dataclass(frozen=True)

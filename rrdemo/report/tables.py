@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from rrdemo.config import Corruption
 from rrdemo.report.paper.tables import SCALING_MS  # the paper's M grid (appendix D)
 from rrdemo.report.stats import (
     TRIALS,
@@ -66,7 +67,7 @@ def vote_rates(log: RunLog, methods: Sequence[str] = METHODS) -> list[VoteRates]
 
 # -- the main table ---------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class MainCell:
+class MainCell(Corruption):
     """One corruption setting of a main-table row: MAJ, RRMaj and Delta at M = N."""
 
     c: int
@@ -74,14 +75,6 @@ class MainCell:
     maj: Estimate
     rrmaj: Estimate
     delta: Estimate
-
-    @property
-    def label(self) -> str:
-        return f"{self.c}c{self.n - self.c}t"
-
-    @property
-    def rho(self) -> float:
-        return self.c / self.n
 
 
 @dataclass(frozen=True)
@@ -245,8 +238,8 @@ def asymmetric_yield(rows: Sequence[MainRow]) -> list[YieldRow]:
     out = []
     groups: dict[tuple, list[YieldRow]] = defaultdict(list)
     for row in rows:
-        safe = [c.delta.mean for c in row.cells if c.rho <= 0.4 + 1e-9]
-        bad = [c.delta.mean for c in row.cells if c.rho >= 0.6 - 1e-9]
+        safe = [c.delta.mean for c in row.cells if c.band == "minority"]
+        bad = [c.delta.mean for c in row.cells if c.band == "majority"]
         y = YieldRow(
             row.ensemble,
             row.task,

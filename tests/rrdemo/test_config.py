@@ -11,6 +11,8 @@ from rrdemo.config import (
     INTERACTIVE_DEFAULTS,
     MODEL_DEFAULTS,
     ModelDefaults,
+    RunConfig,
+    homogeneous_agents,
     parse_agents,
     with_corrupted_seats,
 )
@@ -99,3 +101,14 @@ def test_corrupted_seats_are_exactly_the_listed_ones() -> None:
     for bad in ("x", "3"):
         with pytest.raises(RRError):
             with_corrupted_seats(agents, bad)
+
+
+def test_rho_bands_are_exact_for_other_ensemble_sizes() -> None:
+    cases = {
+        (1, 2): "minority", (2, 1): "majority", (0, 3): "bound", (3, 0): "bound",
+        (3, 4): None, (4, 3): None, (5, 2): "majority", (2, 5): "minority",
+        (3, 2): "majority", (2, 3): "minority", (1, 1): None,
+    }  # fmt: skip
+    for (c, t), band in cases.items():
+        cfg = RunConfig(agents=homogeneous_agents("smollm2", c + t, c), max_tokens=200)
+        assert (cfg.band, cfg.label, cfg.t) == (band, f"{c}c{t}t", t), (c, t)
