@@ -26,6 +26,7 @@ from statistics import fmean
 import numpy as np
 
 from leaderboard.columns import BoardRow
+from rrdemo.report.stats import interval95, resample, resampled_means
 
 # The board's rho filter: its choices, and the band (`rrdemo.config.Corruption.band`) of each
 RHO_BANDS = ("all", "minority (rho <= 0.4)", "majority (rho >= 0.6)", "bounds (rho = 0 or 1)")
@@ -90,39 +91,17 @@ def _mean(values: Sequence[float]) -> float | None:
     return fmean(values) if values else None
 
 
-def bootstrap_mean_interval(
-    values: Sequence[float], *, n_boot: int = 2000, level: float = 0.95, seed: int = 0
-) -> Interval | None:
-    """Percentile bootstrap interval of the mean; None with fewer than two values."""
-    if len(values) < 2:
-        return None
-    data = np.asarray(values, dtype=float)
-    rng = np.random.default_rng(seed)
-    means = data[rng.integers(0, len(data), size=(n_boot, len(data)))].mean(axis=1)
-    tail = (1 - level) / 2 * 100
-    lo, hi = np.percentile(means, [tail, 100 - tail])
-    return Interval(float(lo), float(hi))
-
-
-def bootstrap_sum_of_means_interval(
-    first: Sequence[float],
-    second: Sequence[float],
-    *,
-    n_boot: int = 2000,
-    level: float = 0.95,
-    seed: int = 0,
-) -> Interval | None:
-    """Bootstrap interval of mean(first) + mean(second), resampling each set on its own."""
-    if len(first) < 2 or len(second) < 2:
+def bootstrap_interval(*sets: Sequence[float], boot: int = 2000, seed: int = 0) -> Interval | None:
+    """Percentile bootstrap 95% interval of the sum of the sets' means, each set resampled on its
+    own (one set: the interval of its mean); None when a set has fewer than two values."""
+    if any(len(values) < 2 for values in sets):
         return None
     rng = np.random.default_rng(seed)
-    a, b = np.asarray(first, dtype=float), np.asarray(second, dtype=float)
-    sums = a[rng.integers(0, len(a), size=(n_boot, len(a)))].mean(axis=1) + b[
-        rng.integers(0, len(b), size=(n_boot, len(b)))
-    ].mean(axis=1)
-    tail = (1 - level) / 2 * 100
-    lo, hi = np.percentile(sums, [tail, 100 - tail])
-    return Interval(float(lo), float(hi))
+    sums = sum(
+        resampled_means(np.asarray(values, dtype=float), resample(rng, len(values), boot), rng)
+        for values in sets
+    )
+    return Interval(*interval95(sums))
 
 
 def score_model(model: str, rows: Iterable[BoardRow], *, seed: int = 0) -> ModelScore:
@@ -144,10 +123,10 @@ def score_model(model: str, rows: Iterable[BoardRow], *, seed: int = 0) -> Model
         mean_gain=gain,
         robustness_tax=tax,
         asymmetric_yield=None if gain is None or tax is None else gain + tax,
-        rrmaj_majority_ci=bootstrap_mean_interval(rr_major, seed=seed),
-        mean_gain_ci=bootstrap_mean_interval(gains, seed=seed),
-        robustness_tax_ci=bootstrap_mean_interval(taxes, seed=seed),
-        asymmetric_yield_ci=bootstrap_sum_of_means_interval(gains, taxes, seed=seed),
+        rrmaj_majority_ci=bootstrap_interval(rr_major, seed=seed),
+        mean_gain_ci=bootstrap_interval(gains, seed=seed),
+        robustness_tax_ci=bootstrap_interval(taxes, seed=seed),
+        asymmetric_yield_ci=bootstrap_interval(gains, taxes, seed=seed),
     )
 
 

@@ -7,7 +7,7 @@ import pytest
 from leaderboard.ranking import (
     RHO_BANDS,
     accuracy_by_rho,
-    bootstrap_mean_interval,
+    bootstrap_interval,
     filter_rows,
     rank_models,
     score_model,
@@ -58,11 +58,11 @@ def test_ranking_orders_by_rrmaj_under_majority_corruption() -> None:
 
 def test_bootstrap_interval_is_deterministic_and_brackets_the_mean() -> None:
     values = [0.1, 0.4, 0.35, 0.2, 0.9]
-    first = bootstrap_mean_interval(values, seed=3)
-    assert first == bootstrap_mean_interval(values, seed=3)
+    first = bootstrap_interval(values, seed=3)
+    assert first == bootstrap_interval(values, seed=3)
     assert first is not None and min(values) <= first.lo < sum(values) / 5 < first.hi <= max(values)
-    assert bootstrap_mean_interval([0.5]) is None
-    assert bootstrap_mean_interval([0.5, 0.5]) is not None
+    assert bootstrap_interval([0.5]) is None
+    assert bootstrap_interval([0.5, 0.5]) is not None
 
 
 def test_filters_and_chart_points() -> None:
