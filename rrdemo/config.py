@@ -80,6 +80,11 @@ def ct_label(c: int, t: int) -> str:
     return f"{c}c{t}t"
 
 
+def rho_of(c: int, n: int) -> float:
+    """The corruption ratio rho = c / N."""
+    return c / n
+
+
 class Corruption:
     """t, rho, the `3c2t` label and the rho band of anything with N agents (`n`) of which `c` are
     corrupted. A mixin without annotations, so neither dataclasses nor pydantic take fields
@@ -91,7 +96,7 @@ class Corruption:
 
     @property
     def rho(self) -> float:
-        return self.c / self.n
+        return rho_of(self.c, self.n)
 
     @property
     def label(self) -> str:
@@ -264,7 +269,7 @@ LATER_FIELDS: dict[str, object] = {
 
 
 @dataclass(frozen=True)
-class Defaults:
+class Defaults(Corruption):
     """The run settings a front end starts from, taken from `RunConfig` and `Sampling` themselves.
 
     Every default of K, L, order, strength, the settings beyond the paper and sampling lives in

@@ -24,7 +24,7 @@ import plotly.graph_objects as go
 from leaderboard.hub_sync import Store
 from rrdemo.agents import ModelSource
 from rrdemo.backends.registry import DEFAULT_MODEL, REGISTRY
-from rrdemo.config import ADVERSARIES, LATER_FIELDS
+from rrdemo.config import ADVERSARIES, LATER_FIELDS, rho_of
 from rrdemo.errors import RRError
 from rrdemo.paths import data_dir
 from rrdemo.report.adversary import adversary_table_md, main_table_by_adversary
@@ -69,7 +69,7 @@ def _result_row(r: VoteRates) -> list:
         c.get("task", "?"),
         c.get("ensemble", "?"),
         c.get("label", "?"),
-        round(c["c"] / c["n"], 3) if c.get("n") else None,
+        round(rho_of(c["c"], c["n"]), 3) if c.get("n") else None,
         c.get("strength", "?"),
         c.get("adversary", STATIC),  # the header names it only when not static
         c.get("k"),

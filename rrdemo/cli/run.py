@@ -74,7 +74,7 @@ def register(subparsers) -> None:
         "-c",
         type=int,
         default=d.c,
-        help=f"c, corrupted agents (default {d.c}: the {d.c}c{d.n - d.c}t setting)",
+        help=f"c, corrupted agents (default {d.c}: the {d.label} setting)",
     )
     e.add_argument(
         "--corrupt-seats", help="which seats are corrupted, e.g. 0,2,4 (default: the first c)"

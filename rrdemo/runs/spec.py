@@ -31,6 +31,7 @@ from rrdemo.config import (
     AgentSpec,
     RunConfig,
     Sampling,
+    ct_label,
     homogeneous_agents,
     parse_agents,
     parse_ct,
@@ -156,7 +157,7 @@ def normalize_sweep(raw: dict[str, Any]) -> dict[str, Any]:
     configs = [str(c).strip() for c in _as_list(s["configs"], "configs")]
     n_agents = _int(s["n_agents"], "n_agents (N)")
     if not configs and not ensembles:
-        configs = [f"{c}c{n_agents - c}t" for c in range(n_agents + 1)]
+        configs = [ct_label(c, n_agents - c) for c in range(n_agents + 1)]
     for label in configs:
         c, t = parse_ct(label)
         if c + t < 1:
