@@ -8,14 +8,16 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 from collections.abc import Iterable
 from dataclasses import MISSING, asdict, dataclass, field, fields, replace
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
 from rrdemo.errors import RRError
 from rrdemo.turns import (
     DEFAULT_ENTROPY_THRESHOLD,
+    TURN_POLICIES,
     TurnKind,
     TurnPolicy,
     default_k_min,
@@ -35,6 +37,38 @@ PROMPT_STYLES: tuple[str, ...] = get_args(PromptStyle)
 ADVERSARIES: tuple[str, ...] = get_args(Adversary)
 BACKENDS: tuple[str, ...] = ("transformers", "llamacpp")  # engines that run a local model
 
+# The run settings that take one of a few words: what a message calls each, and its words.
+CHOICES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "strength": ("corruption strength", STRENGTHS),
+    "order": ("speaking order", ORDERS),
+    "eos_policy": ("end-of-sequence policy", EOS_POLICIES),
+    "prompt_style": ("prompt style", PROMPT_STYLES),
+    "adversary": ("adversary strategy", ADVERSARIES),
+    "turn_policy": ("turn policy", TURN_POLICIES),
+}
+
+
+def check_choice(value: Any, what: str, allowed: Iterable[str]) -> None:
+    """RRError naming the allowed words unless `value` is one of them."""
+    allowed = tuple(allowed)
+    if value not in allowed:
+        raise RRError(f"unknown {what} {value!r}; allowed: {', '.join(allowed)}")
+
+
+def whole_number(value: Any, what: str, minimum: int | None = None) -> int:
+    """`value` as an int: a whole number given as an int, a float (a UI number field) or text (a
+    comma list, a YAML string); RRError for anything else, or for a number below `minimum`."""
+    try:
+        number = float(value) if not isinstance(value, bool | int) else value
+    except (TypeError, ValueError):
+        number = math.nan
+    if isinstance(number, bool) or not math.isfinite(number) or number != int(number):
+        raise RRError(f"{what} must be a whole number, got {value!r}")
+    if minimum is not None and number < minimum:
+        raise RRError(f"{what} must be at least {minimum}, got {int(number)}")
+    return int(number)
+
+
 MAX_AGENTS = 64  # an ensemble larger than this is almost certainly a typo
 MAX_TOKENS_LIMIT = 32768  # L: new tokens in one trajectory or one MAJ answer
 
@@ -51,8 +85,7 @@ class AgentSpec:
     backend: str = "transformers"
 
     def __post_init__(self) -> None:
-        if self.backend not in BACKENDS:
-            raise RRError(f"unknown backend {self.backend!r}; allowed: {', '.join(BACKENDS)}")
+        check_choice(self.backend, "backend", BACKENDS)
 
 
 MAX_SEED = 2**31 - 1  # seeds reach numpy, torch and llama.cpp (32-bit), with room for offsets
@@ -163,23 +196,12 @@ class RunConfig(Corruption):
             raise RRError("N must be at least 1 agent")
         if n > MAX_AGENTS:
             raise RRError(f"N must be at most {MAX_AGENTS} agents, got {n}")
-        if self.strength not in STRENGTHS:
-            raise RRError(
-                f"unknown corruption strength {self.strength!r}; allowed: {', '.join(STRENGTHS)}"
-            )
+        for name, (what, allowed) in CHOICES.items():
+            check_choice(getattr(self, name), what, allowed)
         if self.strength == "custom" and (
             not self.custom_template or "{target}" not in self.custom_template
         ):
             raise RRError("a custom corruption template must contain the slot {target}")
-        if self.order not in ORDERS:
-            raise RRError(f"unknown speaking order {self.order!r}; allowed: {', '.join(ORDERS)}")
-        for name, value, allowed in (
-            ("end-of-sequence policy", self.eos_policy, EOS_POLICIES),
-            ("prompt style", self.prompt_style, PROMPT_STYLES),
-            ("adversary strategy", self.adversary, ADVERSARIES),
-        ):
-            if value not in allowed:
-                raise RRError(f"unknown {name} {value!r}; allowed: {', '.join(allowed)}")
         if self.k < 1:
             raise RRError(f"K (tokens per turn) must be at least 1, got {self.k}")
         if self.m is not None and self.m < 1:
@@ -190,7 +212,7 @@ class RunConfig(Corruption):
             )
         if self.max_tokens < self.k:
             raise RRError(f"L (max new tokens, {self.max_tokens}) must be at least K ({self.k})")
-        validate_turn_settings(self.turn_policy, self.k_min, self.k, self.entropy_threshold)
+        validate_turn_settings(self.k_min, self.k, self.entropy_threshold)
 
     # -- the paper's notation -------------------------------------------------------------------
     @property
