@@ -1,7 +1,7 @@
 """Scores for the board: pure functions, rows in, numbers out (no database, no UI).
 
 Definitions (Delta = RRMaj accuracy - MAJ accuracy of one configuration; rho = c / N; the bands
-are `rrdemo.config.Corruption.band`):
+are `rrdemo.config.Composition.band`):
 - majority corruption: 0.6 <= rho < 1 (the paper's 3c2t and 4c1t for N = 5);
 - minority corruption: 0 < rho <= 0.4 (1c4t and 2c3t). The Ceiling (rho = 0) and the Floor
   (rho = 1) are bounds, not comparisons, and count in neither band (appendix C's example,
@@ -28,7 +28,7 @@ import numpy as np
 from leaderboard.columns import BoardRow
 from rrdemo.report.stats import interval95, resample, resampled_means
 
-# The board's rho filter: its choices, and the band (`rrdemo.config.Corruption.band`) of each
+# The board's rho filter: its choices, and the band (`rrdemo.config.Composition.band`) of each
 RHO_BANDS = ("all", "minority (rho <= 0.4)", "majority (rho >= 0.6)", "bounds (rho = 0 or 1)")
 _BAND_OF_CHOICE = dict(zip(RHO_BANDS[1:], ("minority", "majority", "bound"), strict=True))
 

@@ -118,9 +118,9 @@ def rho_of(c: int, n: int) -> float:
     return c / n
 
 
-class Corruption:
-    """t, rho, the `3c2t` label and the rho band of anything with N agents (`n`) of which `c` are
-    corrupted. A mixin without annotations, so neither dataclasses nor pydantic take fields
+class Composition:
+    """The c:t composition of an ensemble: t, rho, the `3c2t` label and the rho band of anything
+    with N agents (`n`) of which `c` are corrupted. A mixin without annotations, so neither dataclasses nor pydantic take fields
     from it."""
 
     @property
@@ -152,7 +152,7 @@ class Corruption:
 
 
 @dataclass(frozen=True)
-class RunConfig(Corruption):
+class RunConfig(Composition):
     """A complete, hashable description of one MAJ / RR / RRMaj run."""
 
     agents: tuple[
@@ -220,8 +220,9 @@ class RunConfig(Corruption):
         return len(self.agents)
 
     @property
-    def n_trajectories(self) -> int:
-        """M, with the paper's default M = N."""
+    def resolved_m(self) -> int:
+        """M, with `m` None meaning the paper's M = N (the field keeps None: it is logged and
+        hashed as given)."""
         return self.m if self.m is not None else self.n
 
     @property
@@ -291,7 +292,7 @@ LATER_FIELDS: dict[str, object] = {
 
 
 @dataclass(frozen=True)
-class Defaults(Corruption):
+class Defaults(Composition):
     """The run settings a front end starts from, taken from `RunConfig` and `Sampling` themselves.
 
     Every default of K, L, order, strength, the settings beyond the paper and sampling lives in

@@ -141,7 +141,7 @@ def load_ensemble(path: str | Path) -> Ensemble:
         raise RRError(
             f"ensemble file {path.name} must end in .yaml, .yml or .json, got {path.suffix!r}"
         )
-    return parse_ensemble(data, source=str(path))
+    return ensemble_from_dict(data, source=str(path))
 
 
 def use_ensemble(path: str | Path, pool) -> RunConfig:
@@ -154,7 +154,7 @@ def use_ensemble(path: str | Path, pool) -> RunConfig:
     return ensemble.config
 
 
-def parse_ensemble(data: Any, source: str = "<ensemble>") -> Ensemble:
+def ensemble_from_dict(data: Any, source: str = "<ensemble>") -> Ensemble:
     """Validate an already parsed ensemble document (a mapping) into an `Ensemble`."""
     where = Path(source).name
     if not isinstance(data, Mapping):

@@ -331,7 +331,7 @@ class _TextPrinter:
             cfg = self.config
             print(
                 f"\n=== {event.method} · {cfg.label} (rho={cfg.rho:.1f}) · {cfg.strength} · N={cfg.n} "
-                f"K={cfg.k} M={cfg.n_trajectories} L={cfg.max_tokens} {cfg.order} order · gold={event.gold} target={event.target} "
+                f"K={cfg.k} M={cfg.resolved_m} L={cfg.max_tokens} {cfg.order} order · gold={event.gold} target={event.target} "
                 f"· config {event.config_hash}"
             )
         elif isinstance(event, ChunkWritten):

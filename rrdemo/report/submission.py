@@ -30,7 +30,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 import rrdemo
-from rrdemo.config import ADVERSARIES, STRENGTHS, Corruption
+from rrdemo.config import ADVERSARIES, STRENGTHS, Composition
 from rrdemo.errors import RRError
 from rrdemo.report.adversary import main_table_by_adversary
 from rrdemo.runs.log import read_run
@@ -82,7 +82,7 @@ def _check_text(value: str, what: str, limit: int) -> str:
     return value
 
 
-class Setting(Corruption):
+class Setting(Composition):
     """rho, the paper's `3c2t` label and the rho band of a row with N (`n_agents`) agents, c
     (`n_corrupted`) of them corrupted."""
 

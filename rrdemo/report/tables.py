@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from rrdemo.config import Corruption
+from rrdemo.config import Composition
 from rrdemo.report.paper.tables import SCALING_MS  # the paper's M grid (appendix D)
 from rrdemo.report.stats import (
     TRIALS,
@@ -67,7 +67,7 @@ def vote_rates(log: RunLog, methods: Sequence[str] = METHODS) -> list[VoteRates]
 
 # -- the main table ---------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class MainCell(Corruption):
+class MainCell(Composition):
     """One corruption setting of a main-table row: MAJ, RRMaj and Delta at M = N."""
 
     c: int
@@ -101,7 +101,7 @@ def main_table(outcomes: Iterable[Outcome], seed: int = 0, trials: int = TRIALS)
     rows = []
     for key in sorted(by_row):
         cells = {}
-        m = min(key[5], min(p.info.m_star for p in by_row[key].values()))
+        m = min(key[5], min(p.info.m for p in by_row[key].values()))
         for c, pool in sorted(by_row[key].items()):
             maj = trial_matrix(pool, "MAJ", m, trials, seed)
             rr = trial_matrix(pool, "RRMaj", m, trials, seed)
@@ -143,7 +143,7 @@ def m_scaling(
     points = []
     for key in sorted(groups, key=lambda g: (g[0], g[1], g[2], g[3].split("c")[0].zfill(3))):
         pools = sorted(groups[key], key=lambda p: p.info.task)
-        m_max = min(p.info.m_star for p in pools)
+        m_max = min(p.info.m for p in pools)
         for m in sorted({m for m in ms if m <= m_max} | {m_max}):
             per_trial: dict[str, list[np.ndarray]] = defaultdict(list)
             for pool in pools:

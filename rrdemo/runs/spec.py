@@ -249,7 +249,7 @@ class Condition:
             "t": cfg.t,
             "strength": cfg.strength,
             "k": cfg.k,
-            "m_star": cfg.n_trajectories,
+            "m_star": cfg.resolved_m,
             "max_tokens": cfg.max_tokens,
             **({"adversary": cfg.adversary} if cfg.adversary != "static" else {}),
             **({"turn_policy": cfg.turn_policy} if cfg.turn_policy != "fixed" else {}),

@@ -9,7 +9,7 @@ import yaml
 
 from rrdemo.backends.openai import OpenAIBackend
 from rrdemo.backends.pool import ModelPool
-from rrdemo.ensemble import load_ensemble, parse_ensemble, use_ensemble
+from rrdemo.ensemble import ensemble_from_dict, load_ensemble, use_ensemble
 from rrdemo.errors import RRError
 
 DOC = {
@@ -65,7 +65,7 @@ def test_yaml_and_json_give_the_same_ensemble(tmp_path):
         "llama70b",
         "qwen",
     ]
-    assert config.label == "2c3t" and config.n_trajectories == 3
+    assert config.label == "2c3t" and config.resolved_m == 3
     assert from_yaml.agents == config.agents
     assert (config.k, config.max_tokens, config.strength, config.order) == (
         16,
@@ -124,18 +124,18 @@ def test_endpoint_does_not_change_the_config_hash(tmp_path):
     moved["endpoints"]["vllm"]["base_url"] = "http://other-host:9000/v1"
     assert (
         load_ensemble(write(tmp_path, DOC)).config.config_hash()
-        == parse_ensemble(moved).config.config_hash()
+        == ensemble_from_dict(moved).config.config_hash()
     )
 
 
 def test_run_settings_are_optional():
-    ensemble = parse_ensemble({"agents": [{"model": "smollm2"}]})
+    ensemble = ensemble_from_dict({"agents": [{"model": "smollm2"}]})
     assert ensemble.config.k == 100 and ensemble.config.max_tokens == 512
     assert ensemble.served == {}
 
 
 def test_offline_registry_model_served_uses_its_own_tokenizer():
-    ensemble = parse_ensemble(
+    ensemble = ensemble_from_dict(
         {
             "agents": [
                 {
@@ -214,7 +214,7 @@ def test_offline_registry_model_served_uses_its_own_tokenizer():
 )
 def test_bad_ensembles_say_what_is_wrong(doc, message):
     with pytest.raises(RRError, match=message):
-        parse_ensemble(doc)
+        ensemble_from_dict(doc)
 
 
 def test_bad_files(tmp_path):

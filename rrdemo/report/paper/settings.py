@@ -7,7 +7,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from rrdemo.config import Corruption
+from rrdemo.config import Composition
 from rrdemo.report.paper import tables as paper
 from rrdemo.report.paper.beside import (
     PAPER,
@@ -26,7 +26,7 @@ from rrdemo.report.tables import MainRow
 
 # -- per setting: heterogeneous ensembles, and the run's conditions (the Experiments tab) ------------
 @dataclass(frozen=True)
-class SettingResult(Corruption):
+class SettingResult(Composition):
     """One condition of a run at its M: accuracies as fractions (the main table's cells, or the
     Experiments tab's decisions)."""
 
