@@ -5,7 +5,7 @@ optional run settings. `load_ensemble(path)` validates it into an `Ensemble`: a 
 (agents by name, so logs, hashes and the leaderboard are unchanged) plus the served agents'
 connection settings. `Ensemble.register(pool)` builds one `OpenAIBackend` per served model name and
 puts it into a `ModelPool`, so `run_question` finds it like any local model; local agents load
-lazily from the same pool. `use_ensemble(path, pool)` does both and returns the config.
+lazily from the same pool.
 
     run: {strength: strong, k: 100, max_tokens: 512, sampling: {temperature: 0.7, seed: 0}}
     endpoints:
@@ -142,16 +142,6 @@ def load_ensemble(path: str | Path) -> Ensemble:
             f"ensemble file {path.name} must end in .yaml, .yml or .json, got {path.suffix!r}"
         )
     return ensemble_from_dict(data, source=str(path))
-
-
-def use_ensemble(path: str | Path, pool) -> RunConfig:
-    """Load `path`, register its served backends into `pool`, and return the run config.
-
-    The one call the CLI (`--ensemble FILE`), the experiment runner and the app make.
-    """
-    ensemble = load_ensemble(path)
-    ensemble.register(pool)
-    return ensemble.config
 
 
 def ensemble_from_dict(data: Any, source: str = "<ensemble>") -> Ensemble:

@@ -9,7 +9,7 @@ import yaml
 
 from rrdemo.backends.openai import OpenAIBackend
 from rrdemo.backends.pool import ModelPool
-from rrdemo.ensemble import ensemble_from_dict, load_ensemble, use_ensemble
+from rrdemo.ensemble import ensemble_from_dict, load_ensemble
 from rrdemo.errors import RRError
 
 DOC = {
@@ -100,7 +100,9 @@ def test_register_puts_served_backends_and_leaves_local_ones_lazy(tmp_path, monk
     monkeypatch.setenv("RRDEMO_TEST_VLLM_KEY", "sk-secret-value")
     loads = []
     pool = ModelPool(loader=lambda name, revision=None, **_: loads.append(name))
-    config = use_ensemble(write(tmp_path, DOC), pool)
+    ensemble = load_ensemble(write(tmp_path, DOC))
+    ensemble.register(pool)
+    config = ensemble.config
     assert loads == []  # registering touches neither local models nor the network
     llama = pool.get("llama70b")
     assert isinstance(llama, OpenAIBackend)
