@@ -359,16 +359,10 @@ take L = 512 (>= N x K for N = 5), a seeded shuffle of the speaking order per tr
 paper's final-speaker shares fit a random order, docs/experiments.md) and temperature 0.7."""
 
 INTERACTIVE_DEFAULTS = replace(EXPERIMENT_DEFAULTS, k=4, max_tokens=256)
-"""The Arena's and `rrdemo run`'s start: K = 4, L = 256 (>= N x K up to N = 64).
-
-Why not the paper's K = 100: the offline default model (SmolLM2-135M) usually ends its answer
-(end-of-sequence) within 6-20 tokens, so with K = 100 an RR trajectory is one chunk by whichever
-agent opens it and the other agents never write. The paper's K = 100 against answers of hundreds of
-tokens gives several turns per answer; K = 4 against a 6-20 token answer keeps that ratio. Measured
-on Logic3, 3c2t strong, seed 0, shuffled order, 20 questions x 5 trajectories (docs/app.md,
-"Defaults"): an honest agent wrote in 82 of 100 RR trajectories with K = 4 and 57 with K = 8.
-Pass `--k 100` (or move the K slider) for the paper's K.
-"""
+"""The Arena's and `rrdemo run`'s start: K = 4, L = 256 (>= N x K up to N = 64). K is small
+because the offline default model answers in a few tokens, so with K = 100 the agent that opens a
+trajectory would write all of it; K = 4 keeps the paper's ratio of turn length to answer length
+(measured in docs/app.md, "Defaults"). `--k 100` or the K slider gives the paper's K."""
 
 
 @dataclass(frozen=True)
