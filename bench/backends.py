@@ -232,7 +232,7 @@ def run_benchmark(opts: argparse.Namespace, log=print) -> dict:
         "label": config.label,
         "strength": config.strength,
         "n": config.n,
-        "m": config.n_trajectories,
+        "m": config.resolved_m,
         "k": config.k,
         "max_tokens": config.max_tokens,
         "order": config.order,

@@ -517,7 +517,7 @@ def run_benchmark(opts: BenchOptions, base, log=print) -> dict:
         "machine": machine,
         "settings": {
             **asdict(opts),
-            "m": config.n_trajectories,
+            "m": config.resolved_m,
             "label": config.label,
             "strength": config.strength,
             "sampling": asdict(config.sampling),

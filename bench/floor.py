@@ -184,9 +184,9 @@ def measure(engine: str, model: str, opts, log) -> dict:
         out = {method: _timed(backend, config, question, task, method) for method in order}
         maj, rr = out["MAJ"], out["RRMaj"]
         extra = rr["prefill_tokens"] - maj["prefill_tokens"]
-        turns = config.n_trajectories * math.ceil(config.max_tokens / config.k)
+        turns = config.resolved_m * math.ceil(config.max_tokens / config.k)
         suffix = max(1, round(extra / turns))
-        per_token = calibrate(backend, config.n_trajectories, suffix, r)
+        per_token = calibrate(backend, config.resolved_m, suffix, r)
         floor = maj["wall_s"] + extra * per_token
         rounds.append(
             {
@@ -236,7 +236,7 @@ def measure(engine: str, model: str, opts, log) -> dict:
         "k": config.k,
         "max_tokens": config.max_tokens,
         "n": config.n,
-        "m": config.n_trajectories,
+        "m": config.resolved_m,
         "prompt_style": config.prompt_style,
         "task": task.name,
         "question": question.qid,

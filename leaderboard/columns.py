@@ -51,7 +51,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("model_revision", str | None, "results.model_revision", default=None),
     Column("dataset", str, "results.dataset", "dataset", cli=True),
     Column("strength", str, "results.strength", "strength", cli=True),
-    Column("config", str, None, "config", csv=False, cli=True, attribute="config_label"),
+    Column("config", str, None, "config", csv=False, cli=True, attribute="label"),
     Column("rho", float, None, "rho", "ratio", cli=True),
     Column("maj_accuracy", float | None, "results.maj_accuracy", "MAJ %", "percent", cli=True),
     Column(

@@ -1,6 +1,7 @@
 """Scores for the board: pure functions, rows in, numbers out (no database, no UI).
 
-Definitions (Delta = RRMaj accuracy - MAJ accuracy of one configuration; rho = c / N):
+Definitions (Delta = RRMaj accuracy - MAJ accuracy of one configuration; rho = c / N; the bands
+are `rrdemo.config.Composition.band`):
 - majority corruption: 0.6 <= rho < 1 (the paper's 3c2t and 4c1t for N = 5);
 - minority corruption: 0 < rho <= 0.4 (1c4t and 2c3t). The Ceiling (rho = 0) and the Floor
   (rho = 1) are bounds, not comparisons, and count in neither band (appendix C's example,
@@ -25,34 +26,16 @@ from statistics import fmean
 import numpy as np
 
 from leaderboard.columns import BoardRow
+from rrdemo.report.stats import interval95, resample, resampled_means
 
+# The board's rho filter: its choices, and the band (`rrdemo.config.Composition.band`) of each
 RHO_BANDS = ("all", "minority (rho <= 0.4)", "majority (rho >= 0.6)", "bounds (rho = 0 or 1)")
-
-
-def is_majority(row: BoardRow) -> bool:
-    """0.6 <= rho < 1, compared exactly in integers (5c >= 3N)."""
-    return 5 * row.n_corrupted >= 3 * row.n_agents and row.n_truthful > 0
-
-
-def is_minority(row: BoardRow) -> bool:
-    """0 < rho <= 0.4, compared exactly in integers (5c <= 2N)."""
-    return row.n_corrupted > 0 and 5 * row.n_corrupted <= 2 * row.n_agents
-
-
-def is_bound(row: BoardRow) -> bool:
-    """Ceiling (0cNt) or Floor (Nc0t)."""
-    return row.n_corrupted == 0 or row.n_truthful == 0
+_BAND_OF_CHOICE = dict(zip(RHO_BANDS[1:], ("minority", "majority", "bound"), strict=True))
 
 
 def in_band(row: BoardRow, band: str) -> bool:
     """Whether `row` falls in one of `RHO_BANDS`."""
-    if band == RHO_BANDS[1]:
-        return is_minority(row)
-    if band == RHO_BANDS[2]:
-        return is_majority(row)
-    if band == RHO_BANDS[3]:
-        return is_bound(row)
-    return True
+    return band not in _BAND_OF_CHOICE or row.band == _BAND_OF_CHOICE[band]
 
 
 def filter_rows(
@@ -108,46 +91,24 @@ def _mean(values: Sequence[float]) -> float | None:
     return fmean(values) if values else None
 
 
-def bootstrap_mean_interval(
-    values: Sequence[float], *, n_boot: int = 2000, level: float = 0.95, seed: int = 0
-) -> Interval | None:
-    """Percentile bootstrap interval of the mean; None with fewer than two values."""
-    if len(values) < 2:
-        return None
-    data = np.asarray(values, dtype=float)
-    rng = np.random.default_rng(seed)
-    means = data[rng.integers(0, len(data), size=(n_boot, len(data)))].mean(axis=1)
-    tail = (1 - level) / 2 * 100
-    lo, hi = np.percentile(means, [tail, 100 - tail])
-    return Interval(float(lo), float(hi))
-
-
-def bootstrap_sum_of_means_interval(
-    first: Sequence[float],
-    second: Sequence[float],
-    *,
-    n_boot: int = 2000,
-    level: float = 0.95,
-    seed: int = 0,
-) -> Interval | None:
-    """Bootstrap interval of mean(first) + mean(second), resampling each set on its own."""
-    if len(first) < 2 or len(second) < 2:
+def bootstrap_interval(*sets: Sequence[float], boot: int = 2000, seed: int = 0) -> Interval | None:
+    """Percentile bootstrap 95% interval of the sum of the sets' means, each set resampled on its
+    own (one set: the interval of its mean); None when a set has fewer than two values."""
+    if any(len(values) < 2 for values in sets):
         return None
     rng = np.random.default_rng(seed)
-    a, b = np.asarray(first, dtype=float), np.asarray(second, dtype=float)
-    sums = a[rng.integers(0, len(a), size=(n_boot, len(a)))].mean(axis=1) + b[
-        rng.integers(0, len(b), size=(n_boot, len(b)))
-    ].mean(axis=1)
-    tail = (1 - level) / 2 * 100
-    lo, hi = np.percentile(sums, [tail, 100 - tail])
-    return Interval(float(lo), float(hi))
+    sums = sum(
+        resampled_means(np.asarray(values, dtype=float), resample(rng, len(values), boot), rng)
+        for values in sets
+    )
+    return Interval(*interval95(sums))
 
 
 def score_model(model: str, rows: Iterable[BoardRow], *, seed: int = 0) -> ModelScore:
     """The summary numbers for one model over `rows` (rows of other models are ignored)."""
     mine = [r for r in rows if r.model == model and r.delta is not None]
-    majority = [r for r in mine if is_majority(r)]
-    minority = [r for r in mine if is_minority(r)]
+    majority = [r for r in mine if r.band == "majority"]
+    minority = [r for r in mine if r.band == "minority"]
     gains = [r.delta for r in majority if r.delta is not None]
     taxes = [r.delta for r in minority if r.delta is not None]
     rr_major = [r.rrmaj_accuracy for r in majority if r.rrmaj_accuracy is not None]
@@ -162,10 +123,10 @@ def score_model(model: str, rows: Iterable[BoardRow], *, seed: int = 0) -> Model
         mean_gain=gain,
         robustness_tax=tax,
         asymmetric_yield=None if gain is None or tax is None else gain + tax,
-        rrmaj_majority_ci=bootstrap_mean_interval(rr_major, seed=seed),
-        mean_gain_ci=bootstrap_mean_interval(gains, seed=seed),
-        robustness_tax_ci=bootstrap_mean_interval(taxes, seed=seed),
-        asymmetric_yield_ci=bootstrap_sum_of_means_interval(gains, taxes, seed=seed),
+        rrmaj_majority_ci=bootstrap_interval(rr_major, seed=seed),
+        mean_gain_ci=bootstrap_interval(gains, seed=seed),
+        robustness_tax_ci=bootstrap_interval(taxes, seed=seed),
+        asymmetric_yield_ci=bootstrap_interval(gains, taxes, seed=seed),
     )
 
 

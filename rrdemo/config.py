@@ -8,14 +8,16 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 from collections.abc import Iterable
 from dataclasses import MISSING, asdict, dataclass, field, fields, replace
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
 from rrdemo.errors import RRError
 from rrdemo.turns import (
     DEFAULT_ENTROPY_THRESHOLD,
+    TURN_POLICIES,
     TurnKind,
     TurnPolicy,
     default_k_min,
@@ -35,6 +37,38 @@ PROMPT_STYLES: tuple[str, ...] = get_args(PromptStyle)
 ADVERSARIES: tuple[str, ...] = get_args(Adversary)
 BACKENDS: tuple[str, ...] = ("transformers", "llamacpp")  # engines that run a local model
 
+# The run settings that take one of a few words: what a message calls each, and its words.
+CHOICES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "strength": ("corruption strength", STRENGTHS),
+    "order": ("speaking order", ORDERS),
+    "eos_policy": ("end-of-sequence policy", EOS_POLICIES),
+    "prompt_style": ("prompt style", PROMPT_STYLES),
+    "adversary": ("adversary strategy", ADVERSARIES),
+    "turn_policy": ("turn policy", TURN_POLICIES),
+}
+
+
+def check_choice(value: Any, what: str, allowed: Iterable[str]) -> None:
+    """RRError naming the allowed words unless `value` is one of them."""
+    allowed = tuple(allowed)
+    if value not in allowed:
+        raise RRError(f"unknown {what} {value!r}; allowed: {', '.join(allowed)}")
+
+
+def whole_number(value: Any, what: str, minimum: int | None = None) -> int:
+    """`value` as an int: a whole number given as an int, a float (a UI number field) or text (a
+    comma list, a YAML string); RRError for anything else, or for a number below `minimum`."""
+    try:
+        number = float(value) if not isinstance(value, bool | int) else value
+    except (TypeError, ValueError):
+        number = math.nan
+    if isinstance(number, bool) or not math.isfinite(number) or number != int(number):
+        raise RRError(f"{what} must be a whole number, got {value!r}")
+    if minimum is not None and number < minimum:
+        raise RRError(f"{what} must be at least {minimum}, got {int(number)}")
+    return int(number)
+
+
 MAX_AGENTS = 64  # an ensemble larger than this is almost certainly a typo
 MAX_TOKENS_LIMIT = 32768  # L: new tokens in one trajectory or one MAJ answer
 
@@ -51,8 +85,7 @@ class AgentSpec:
     backend: str = "transformers"
 
     def __post_init__(self) -> None:
-        if self.backend not in BACKENDS:
-            raise RRError(f"unknown backend {self.backend!r}; allowed: {', '.join(BACKENDS)}")
+        check_choice(self.backend, "backend", BACKENDS)
 
 
 MAX_SEED = 2**31 - 1  # seeds reach numpy, torch and llama.cpp (32-bit), with room for offsets
@@ -80,11 +113,15 @@ def ct_label(c: int, t: int) -> str:
     return f"{c}c{t}t"
 
 
-class Corruption:
-    """t, rho and the `3c2t` label of anything with N agents (`n`) of which `c` are corrupted."""
+def rho_of(c: int, n: int) -> float:
+    """The corruption ratio rho = c / N."""
+    return c / n
 
-    n: int
-    c: int
+
+class Composition:
+    """The c:t composition of an ensemble: t, rho, the `3c2t` label and the rho band of anything
+    with N agents (`n`) of which `c` are corrupted. A mixin without annotations, so neither dataclasses nor pydantic take fields
+    from it."""
 
     @property
     def t(self) -> int:
@@ -92,16 +129,30 @@ class Corruption:
 
     @property
     def rho(self) -> float:
-        return self.c / self.n
+        return rho_of(self.c, self.n)
 
     @property
     def label(self) -> str:
         """The paper's name of the corruption setting, e.g. `3c2t`."""
         return ct_label(self.c, self.t)
 
+    @property
+    def band(self) -> str | None:
+        """Where rho falls in the paper's comparison of regimes (appendix C), compared exactly in
+        integers: "minority" for 0 < rho <= 0.4 (1c4t, 2c3t at N = 5), "majority" for
+        0.6 <= rho < 1 (3c2t, 4c1t), "bound" for the Ceiling (rho = 0) and the Floor (rho = 1),
+        which are bounds rather than comparisons; None in between (0.4 < rho < 0.6)."""
+        if self.c == 0 or self.c == self.n:
+            return "bound"
+        if 5 * self.c <= 2 * self.n:
+            return "minority"
+        if 5 * self.c >= 3 * self.n:
+            return "majority"
+        return None
+
 
 @dataclass(frozen=True)
-class RunConfig(Corruption):
+class RunConfig(Composition):
     """A complete, hashable description of one MAJ / RR / RRMaj run."""
 
     agents: tuple[
@@ -149,23 +200,12 @@ class RunConfig(Corruption):
             raise RRError("N must be at least 1 agent")
         if n > MAX_AGENTS:
             raise RRError(f"N must be at most {MAX_AGENTS} agents, got {n}")
-        if self.strength not in STRENGTHS:
-            raise RRError(
-                f"unknown corruption strength {self.strength!r}; allowed: {', '.join(STRENGTHS)}"
-            )
+        for name, (what, allowed) in CHOICES.items():
+            check_choice(getattr(self, name), what, allowed)
         if self.strength == "custom" and (
             not self.custom_template or "{target}" not in self.custom_template
         ):
             raise RRError("a custom corruption template must contain the slot {target}")
-        if self.order not in ORDERS:
-            raise RRError(f"unknown speaking order {self.order!r}; allowed: {', '.join(ORDERS)}")
-        for name, value, allowed in (
-            ("end-of-sequence policy", self.eos_policy, EOS_POLICIES),
-            ("prompt style", self.prompt_style, PROMPT_STYLES),
-            ("adversary strategy", self.adversary, ADVERSARIES),
-        ):
-            if value not in allowed:
-                raise RRError(f"unknown {name} {value!r}; allowed: {', '.join(allowed)}")
         if self.k < 1:
             raise RRError(f"K (tokens per turn) must be at least 1, got {self.k}")
         if self.m is not None and self.m < 1:
@@ -176,7 +216,7 @@ class RunConfig(Corruption):
             )
         if self.max_tokens < self.k:
             raise RRError(f"L (max new tokens, {self.max_tokens}) must be at least K ({self.k})")
-        validate_turn_settings(self.turn_policy, self.k_min, self.k, self.entropy_threshold)
+        validate_turn_settings(self.k_min, self.k, self.entropy_threshold)
 
     # -- the paper's notation -------------------------------------------------------------------
     @property
@@ -184,8 +224,9 @@ class RunConfig(Corruption):
         return len(self.agents)
 
     @property
-    def n_trajectories(self) -> int:
-        """M, with the paper's default M = N."""
+    def resolved_m(self) -> int:
+        """M, with `m` None meaning the paper's M = N (the field keeps None: it is logged and
+        hashed as given)."""
         return self.m if self.m is not None else self.n
 
     @property
@@ -263,7 +304,7 @@ LATER_FIELDS: dict[str, object] = {
 
 
 @dataclass(frozen=True)
-class Defaults:
+class Defaults(Composition):
     """The run settings a front end starts from, taken from `RunConfig` and `Sampling` themselves.
 
     Every default of K, L, order, strength, the settings beyond the paper and sampling lives in
@@ -330,16 +371,10 @@ take L = 512 (>= N x K for N = 5), a seeded shuffle of the speaking order per tr
 paper's final-speaker shares fit a random order, docs/experiments.md) and temperature 0.7."""
 
 INTERACTIVE_DEFAULTS = replace(EXPERIMENT_DEFAULTS, k=4, max_tokens=256)
-"""The Arena's and `rrdemo run`'s start: K = 4, L = 256 (>= N x K up to N = 64).
-
-Why not the paper's K = 100: the offline default model (SmolLM2-135M) usually ends its answer
-(end-of-sequence) within 6-20 tokens, so with K = 100 an RR trajectory is one chunk by whichever
-agent opens it and the other agents never write. The paper's K = 100 against answers of hundreds of
-tokens gives several turns per answer; K = 4 against a 6-20 token answer keeps that ratio. Measured
-on Logic3, 3c2t strong, seed 0, shuffled order, 20 questions x 5 trajectories (docs/app.md,
-"Defaults"): an honest agent wrote in 82 of 100 RR trajectories with K = 4 and 57 with K = 8.
-Pass `--k 100` (or move the K slider) for the paper's K.
-"""
+"""The Arena's and `rrdemo run`'s start: K = 4, L = 256 (>= N x K up to N = 64). K is small
+because the offline default model answers in a few tokens, so with K = 100 the agent that opens a
+trajectory would write all of it; K = 4 keeps the paper's ratio of turn length to answer length
+(measured in docs/app.md, "Defaults"). `--k 100` or the K slider gives the paper's K."""
 
 
 @dataclass(frozen=True)

@@ -56,8 +56,4 @@ def make_injection(
         if not custom_template:
             raise RRError("strength 'custom' needs a template containing {target}")
         return Injection(custom_template, target)
-    if strength not in TEMPLATES:
-        raise RRError(
-            f"unknown corruption strength {strength!r}; allowed: none, {', '.join(TEMPLATES)}, custom"
-        )
-    return Injection(TEMPLATES[strength], target)
+    return Injection(TEMPLATES[strength], target)  # a RunConfig's strength, checked there

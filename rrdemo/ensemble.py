@@ -5,7 +5,7 @@ optional run settings. `load_ensemble(path)` validates it into an `Ensemble`: a 
 (agents by name, so logs, hashes and the leaderboard are unchanged) plus the served agents'
 connection settings. `Ensemble.register(pool)` builds one `OpenAIBackend` per served model name and
 puts it into a `ModelPool`, so `run_question` finds it like any local model; local agents load
-lazily from the same pool. `use_ensemble(path, pool)` does both and returns the config.
+lazily from the same pool.
 
     run: {strength: strong, k: 100, max_tokens: 512, sampling: {temperature: 0.7, seed: 0}}
     endpoints:
@@ -30,10 +30,12 @@ from typing import Any
 from rrdemo.backends.endpoint import Endpoint
 from rrdemo.backends.openai import PROMPT_FORMATS, OpenAIBackend
 from rrdemo.backends.registry import REGISTRY
-from rrdemo.config import AgentSpec, RunConfig, Sampling
+from rrdemo.config import AgentSpec, RunConfig, Sampling, whole_number
 from rrdemo.errors import RRError
 
-BACKENDS = ("local", "openai")
+# Where an ensemble file's agent runs (its `backend` key): "local", a model this process loads on
+# an engine of `rrdemo.config.BACKENDS`, or "openai", a model an OpenAI-compatible server serves.
+AGENT_KINDS = ("local", "openai")
 RUN_KEYS = ("strength", "custom_template", "k", "m", "max_tokens", "order", "sampling")
 SAMPLING_KEYS = ("temperature", "top_p", "seed")
 ENDPOINT_KEYS = tuple(f.name for f in fields(Endpoint))
@@ -139,20 +141,10 @@ def load_ensemble(path: str | Path) -> Ensemble:
         raise RRError(
             f"ensemble file {path.name} must end in .yaml, .yml or .json, got {path.suffix!r}"
         )
-    return parse_ensemble(data, source=str(path))
+    return ensemble_from_dict(data, source=str(path))
 
 
-def use_ensemble(path: str | Path, pool) -> RunConfig:
-    """Load `path`, register its served backends into `pool`, and return the run config.
-
-    The one call the CLI (`--ensemble FILE`), the experiment runner and the app make.
-    """
-    ensemble = load_ensemble(path)
-    ensemble.register(pool)
-    return ensemble.config
-
-
-def parse_ensemble(data: Any, source: str = "<ensemble>") -> Ensemble:
+def ensemble_from_dict(data: Any, source: str = "<ensemble>") -> Ensemble:
     """Validate an already parsed ensemble document (a mapping) into an `Ensemble`."""
     where = Path(source).name
     if not isinstance(data, Mapping):
@@ -178,9 +170,11 @@ def parse_ensemble(data: Any, source: str = "<ensemble>") -> Ensemble:
         if not isinstance(raw, Mapping):
             raise RRError(f"{label} must be a mapping such as {{model: smollm2, corrupted: true}}")
         backend = raw.get("backend", "local")
-        if backend not in BACKENDS:
-            raise RRError(f"{label}: backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
-        count = _integer(raw.get("count", 1), f"{label}: count", minimum=1)
+        if backend not in AGENT_KINDS:
+            raise RRError(
+                f"{label}: backend must be one of {', '.join(AGENT_KINDS)}, got {backend!r}"
+            )
+        count = whole_number(raw.get("count", 1), f"{label}: count", minimum=1)
         corrupted = raw.get("corrupted", False)
         if not isinstance(corrupted, bool):
             raise RRError(f"{label}: corrupted must be true or false, got {corrupted!r}")
@@ -241,7 +235,7 @@ def _served_agent(raw: Mapping, endpoints: Mapping, label: str) -> ServedAgent:
             kwargs[key] = _number(settings[key], f"{label}: {key}")
     for key in ("retries", "concurrency"):
         if key in settings:
-            kwargs[key] = _integer(settings[key], f"{label}: {key}", minimum=0)
+            kwargs[key] = whole_number(settings[key], f"{label}: {key}", minimum=0)
     for key in ("stream", "check_model"):
         if key in settings:
             if not isinstance(settings[key], bool):
@@ -269,7 +263,7 @@ def _served_agent(raw: Mapping, endpoints: Mapping, label: str) -> ServedAgent:
         raise RRError(f"{label}: prompt_format chat needs a tokenizer (hub id or local folder)")
     max_context = settings.get("max_context")
     if max_context is not None:
-        max_context = _integer(max_context, f"{label}: max_context", minimum=1)
+        max_context = whole_number(max_context, f"{label}: max_context", minimum=1)
         if tokenizer is None:
             raise RRError(f"{label}: max_context needs a tokenizer to count prompt tokens")
     return ServedAgent(name, endpoint, tokenizer, prompt_format, max_context)
@@ -291,9 +285,9 @@ def _run_settings(run: Mapping, label: str) -> dict[str, Any]:
             out[key] = _text(run[key], f"{label}: {key}")
     for key in ("k", "max_tokens"):
         if key in run:
-            out[key] = _integer(run[key], f"{label}: {key}", minimum=1)
+            out[key] = whole_number(run[key], f"{label}: {key}", minimum=1)
     if run.get("m") is not None:
-        out["m"] = _integer(run["m"], f"{label}: m", minimum=1)
+        out["m"] = whole_number(run["m"], f"{label}: m", minimum=1)
     sampling = run.get("sampling")
     if sampling is not None:
         if not isinstance(sampling, Mapping):
@@ -304,7 +298,7 @@ def _run_settings(run: Mapping, label: str) -> dict[str, Any]:
             if key in sampling:
                 values[key] = _number(sampling[key], f"{label}: sampling.{key}")
         if "seed" in sampling:
-            values["seed"] = _integer(sampling["seed"], f"{label}: sampling.seed", minimum=0)
+            values["seed"] = whole_number(sampling["seed"], f"{label}: sampling.seed", minimum=0)
         out["sampling"] = Sampling(**values)
     return out
 
@@ -321,12 +315,6 @@ def _text(value: Any, label: str) -> str:
     if not isinstance(value, str) or not value.strip():
         raise RRError(f"{label} must be a non-empty text, got {value!r}")
     return value.strip()
-
-
-def _integer(value: Any, label: str, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise RRError(f"{label} must be a whole number >= {minimum}, got {value!r}")
-    return value
 
 
 def _number(value: Any, label: str) -> float:

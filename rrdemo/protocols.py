@@ -210,9 +210,9 @@ def round_robin(
     trajectories: int | None = None,
     run_id: str = "",
 ) -> Iterator[Event]:
-    """RRMaj: M token-level round-robin trajectories (default `config.n_trajectories`), then plurality."""
+    """RRMaj: M token-level round-robin trajectories (default `config.resolved_m`), then plurality."""
     n, k, budget = len(agents), config.k, config.max_tokens
-    m = trajectories or config.n_trajectories
+    m = trajectories or config.resolved_m
     policy = config.turn if config.turn.adaptive else None  # None: every turn is K tokens
     counter = ComputeCounter()
     # Each trajectory gets its speaking order: seat order or a seeded shuffle, reseated by the

@@ -89,7 +89,7 @@ def silent_agents(config: RunConfig, question_ids: Iterable[str] = ("",)) -> Sil
     can_write: set[int] = set()
     corrupted_only = trajectories = 0
     for qid in qids:
-        for j in range(config.n_trajectories):
+        for j in range(config.resolved_m):
             writers = possible_writers(config, trajectory_order(config, qid, j))
             can_write.update(writers)
             trajectories += 1

@@ -49,7 +49,7 @@ class TurnPolicy:
     entropy_threshold: float = DEFAULT_ENTROPY_THRESHOLD
 
     def __post_init__(self) -> None:
-        validate_turn_settings(self.kind, self.k_min, self.k_max, self.entropy_threshold)
+        validate_turn_settings(self.k_min, self.k_max, self.entropy_threshold)
 
     @property
     def adaptive(self) -> bool:
@@ -61,10 +61,9 @@ class TurnPolicy:
         return self.kind == "uncertainty"
 
 
-def validate_turn_settings(kind: str, k_min: int | None, k: int, threshold: float) -> None:
-    """RRError naming what is wrong and what is allowed, for the turn settings of a run."""
-    if kind not in TURN_POLICIES:
-        raise RRError(f"unknown turn policy {kind!r}; allowed: {', '.join(TURN_POLICIES)}")
+def validate_turn_settings(k_min: int | None, k: int, threshold: float) -> None:
+    """RRError naming what is wrong and what is allowed, for the turn lengths of a run (the
+    policy's name is one of `rrdemo.config.CHOICES`, checked with the other run settings)."""
     if k_min is not None and not 1 <= k_min <= k:
         raise RRError(f"K_min (fewest tokens per turn) must be between 1 and K ({k}), got {k_min}")
     if not (isinstance(threshold, int | float) and math.isfinite(threshold) and threshold > 0):

@@ -23,7 +23,9 @@ from rrdemo.config import (
     ORDERS,
     PROMPT_STYLES,
     STRENGTHS,
+    ct_label,
     parse_agents,
+    rho_of,
 )
 from rrdemo.corruption import TEMPLATES
 from rrdemo.errors import RRError
@@ -65,7 +67,7 @@ def _rho_text(ensemble: str, n: float, c: float, agents: str) -> str:
     n, c = int(n or 0), int(c or 0)
     if n < 1 or not 0 <= c <= n:
         return f"c must be between 0 and N = {n}"
-    return f"**{c}c{n - c}t** · rho = c/N = **{c / n:.2f}**"
+    return f"**{ct_label(c, n - c)}** · rho = c/N = **{rho_of(c, n):.2f}**"
 
 
 def _silence_text(*values) -> str:

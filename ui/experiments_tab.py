@@ -24,13 +24,14 @@ import plotly.graph_objects as go
 from leaderboard.hub_sync import Store
 from rrdemo.agents import ModelSource
 from rrdemo.backends.registry import DEFAULT_MODEL, REGISTRY
-from rrdemo.config import ADVERSARIES, LATER_FIELDS
+from rrdemo.config import ADVERSARIES, LATER_FIELDS, rho_of
 from rrdemo.errors import RRError
 from rrdemo.paths import data_dir
 from rrdemo.report.adversary import adversary_table_md, main_table_by_adversary
 from rrdemo.report.figures import PALETTE, RhoLine, accuracy_rho_figure
 from rrdemo.report.paper.beside import INTRO, cell_text
 from rrdemo.report.paper.settings import SettingResult, settings_beside
+from rrdemo.report.tables import METHODS, VoteRates, vote_rates
 from rrdemo.runs.log import read_log, read_run
 from rrdemo.runs.runner import run_plan
 from rrdemo.runs.spec import plan_sweep
@@ -39,7 +40,6 @@ from ui.errors import user_error
 from ui.sweep_submit import build_submit_row
 
 MAX_UNITS = 48  # questions x conditions a web sweep may run; bigger sweeps belong to the CLI
-METHODS = ("MAJ", "RRMaj")
 STATIC = str(LATER_FIELDS["adversary"])  # the paper's adversary, the default strategy
 COLUMNS = [
     "task",
@@ -62,29 +62,23 @@ class _Stopped(Exception):
     """Raised inside the worker to end a sweep the user stopped."""
 
 
-def _result_row(c: dict[str, Any], by_method: dict[str, list[tuple[bool, bool]]]) -> list:
+def _result_row(r: VoteRates) -> list:
     """One table row: a condition's accuracy and fooled rate per method, and their difference."""
-    rate = {
-        m: (
-            sum(ok for ok, _ in by_method[m]) / len(by_method[m]),
-            sum(f for _, f in by_method[m]) / len(by_method[m]),
-        )
-        for m in METHODS
-    }
+    c = r.condition
     return [
         c.get("task", "?"),
         c.get("ensemble", "?"),
         c.get("label", "?"),
-        round(c["c"] / c["n"], 3) if c.get("n") else None,
+        round(rho_of(c["c"], c["n"]), 3) if c.get("n") else None,
         c.get("strength", "?"),
         c.get("adversary", STATIC),  # the header names it only when not static
         c.get("k"),
-        len(by_method["MAJ"]),
-        round(rate["MAJ"][0], 3),
-        round(rate["RRMaj"][0], 3),
-        round(rate["RRMaj"][0] - rate["MAJ"][0], 3),
-        round(rate["MAJ"][1], 3),
-        round(rate["RRMaj"][1], 3),
+        r.questions,
+        round(r.accuracy["MAJ"], 3),
+        round(r.accuracy["RRMaj"], 3),
+        round(r.accuracy["RRMaj"] - r.accuracy["MAJ"], 3),
+        round(r.fooled["MAJ"], 3),
+        round(r.fooled["RRMaj"], 3),
     ]
 
 
@@ -95,11 +89,7 @@ def results_frame(path: Path) -> pd.DataFrame:
         log = read_log(path)
     except RRError:  # the worker has not started the log yet
         log = None
-    rows = []
-    if log is not None:
-        for key, by_method in log.vote_tallies(METHODS).items():
-            if all(by_method[m] for m in METHODS):
-                rows.append(_result_row(log.conditions[key], by_method))
+    rows = [_result_row(r) for r in vote_rates(log)] if log is not None else []
     frame = pd.DataFrame(rows, columns=COLUMNS)
     order = ["task", "strength", "adversary", "K", "rho"]
     return frame.sort_values(order).reset_index(drop=True)

@@ -301,7 +301,7 @@ def setting_text(cfg: RunConfig) -> str:
     the paper (docs/adversary.md) that is not the paper's default."""
     text = (
         f"{cfg.label}, rho = {cfg.rho:.2f}, {cfg.strength} · K = {cfg.k}, "
-        f"M = {cfg.n_trajectories}, L = {cfg.max_tokens}, {cfg.order} order"
+        f"M = {cfg.resolved_m}, L = {cfg.max_tokens}, {cfg.order} order"
     )
     beyond = [
         f"{name.replace('_', ' ')} {getattr(cfg, name)}"

@@ -8,7 +8,6 @@ and can dump itself (`summary()` for logs and the API, `dump()` with every text)
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import asdict, dataclass, field, fields
 
@@ -18,6 +17,7 @@ from rrdemo.config import (
     Sampling,
     homogeneous_agents,
     parse_agents,
+    whole_number,
 )
 from rrdemo.errors import RRError
 from rrdemo.events import Event, RunStarted
@@ -62,37 +62,29 @@ class ArenaRequest:
 ARENA_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(ArenaRequest))
 
 
-def _whole(value: float | int | str | None, name: str) -> int:
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        number = float("nan")
-    if not math.isfinite(number) or number != int(number):
-        raise RRError(f"{name} must be a whole number, got {value!r}")
-    return int(number)
-
-
 def build_config(request: ArenaRequest) -> RunConfig:
     """The engine config for the request (RRError with the reason when a control is invalid)."""
     if request.ensemble == "per agent":
         agents = parse_agents(request.agents)
     elif request.ensemble == "same":
         agents = homogeneous_agents(
-            (request.model or "").strip(), _whole(request.n, "N"), _whole(request.c, "c")
+            (request.model or "").strip(),
+            whole_number(request.n, "N"),
+            whole_number(request.c, "c"),
         )
     else:
         raise RRError(f"unknown ensemble mode {request.ensemble!r}; choose 'same' or 'per agent'")
-    m = _whole(request.m, "M")
+    m = whole_number(request.m, "M")
     return RunConfig(
         agents=agents,
         strength=request.strength,
         custom_template=request.custom_template or None,
-        k=_whole(request.k, "K"),
+        k=whole_number(request.k, "K"),
         m=m if m > 0 else None,
-        max_tokens=_whole(request.max_tokens, "L"),
+        max_tokens=whole_number(request.max_tokens, "L"),
         order=request.order,
         sampling=Sampling(
-            temperature=float(request.temperature), seed=_whole(request.seed, "seed")
+            temperature=float(request.temperature), seed=whole_number(request.seed, "seed")
         ),
         eos_policy=request.eos_policy,
         adversary=request.adversary,
@@ -110,7 +102,7 @@ def pick_question(
     if task.name == CUSTOM:
         return task, task.question(text, gold or None)
     questions = load_questions(task)
-    index = _whole(index, "question number")
+    index = whole_number(index, "question number")
     if not 0 <= index < len(questions):
         raise RRError(
             f"{task_name} has questions 0 to {len(questions) - 1}; question {index} does not exist"

@@ -8,7 +8,7 @@ from functools import cache
 
 from rrdemo.backends.llamacpp_native import available
 from rrdemo.backends.registry import REGISTRY, gguf_available, resolve
-from rrdemo.config import BACKENDS, RunConfig
+from rrdemo.config import BACKENDS, RunConfig, check_choice
 from rrdemo.errors import RRError
 
 log = logging.getLogger(__name__)
@@ -37,8 +37,7 @@ def choose_backend(
     hub models always use transformers. "auto" takes llama.cpp
     when it can (measured faster on CPU, bench/README.md) and falls back to transformers with one
     log line; an explicit "llamacpp" without llama-cpp-python is an error."""
-    if requested not in BACKEND_CHOICES:
-        raise RRError(f"unknown backend {requested!r}; allowed: {', '.join(BACKEND_CHOICES)}")
+    check_choice(requested, "backend", BACKEND_CHOICES)
     if requested == "transformers":
         return "transformers"
     name = (model or "").strip()

@@ -22,7 +22,7 @@ from rrdemo.backends.registry import (
     resolve,
     shipped_gguf,
 )
-from rrdemo.config import BACKENDS
+from rrdemo.config import BACKENDS, check_choice
 from rrdemo.errors import RRError
 from rrdemo.paths import cache_dir
 
@@ -197,8 +197,7 @@ def load_backend(
     info = public_model(name) if public else resolve(name)
     if backend == "llamacpp":
         return _load_llamacpp(info, revision, backend_options)
-    if backend != "transformers":
-        raise RRError(f"unknown backend {backend!r}; allowed: {', '.join(BACKENDS)}")
+    check_choice(backend, "backend", BACKENDS)
     from rrdemo.backends.hf import TransformersBackend  # torch loads here, not at import
 
     loaded = None

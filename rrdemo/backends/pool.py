@@ -16,7 +16,7 @@ from rrdemo.backends.base import Backend
 from rrdemo.backends.choice import BACKEND_CHOICES
 from rrdemo.backends.loading import load_backend
 from rrdemo.backends.registry import public_model, resolve
-from rrdemo.config import AgentSpec
+from rrdemo.config import AgentSpec, check_choice
 from rrdemo.errors import RRError
 
 MAX_MODELS_ENV = "RRDEMO_MAX_MODELS"
@@ -56,10 +56,7 @@ class ModelPool:
         max_models: int | None = None,
         **backend_options,
     ) -> None:
-        if preferred_backend not in BACKEND_CHOICES:
-            raise RRError(
-                f"unknown backend {preferred_backend!r}; allowed: {', '.join(BACKEND_CHOICES)}"
-            )
+        check_choice(preferred_backend, "backend", BACKEND_CHOICES)
         self._loader = loader
         self._options = {**backend_options, **({"public": True} if public else {})}
         self.preferred_backend = preferred_backend

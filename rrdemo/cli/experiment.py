@@ -254,7 +254,7 @@ def handler(args: argparse.Namespace) -> int:
         for c in plan.conditions:
             cfg = c.config
             print(
-                f"{c.task.name}\t{cfg.label}\t{cfg.strength}\tK={cfg.k}\tM*={cfg.n_trajectories}\t"
+                f"{c.task.name}\t{cfg.label}\t{cfg.strength}\tK={cfg.k}\tM*={cfg.resolved_m}\t"
                 f"L={cfg.max_tokens}\t{len(c.questions)} questions\t{c.key}"
             )
         return 0

@@ -76,7 +76,7 @@ def register(subparsers) -> None:
         "-c",
         type=int,
         default=d.c,
-        help=f"c, corrupted agents (default {d.c}: the {d.c}c{d.n - d.c}t setting)",
+        help=f"c, corrupted agents (default {d.c}: the {d.label} setting)",
     )
     e.add_argument(
         "--corrupt-seats", help="which seats are corrupted, e.g. 0,2,4 (default: the first c)"
@@ -330,7 +330,7 @@ class _TextPrinter:
             cfg = self.config
             print(
                 f"\n=== {event.method} · {cfg.label} (rho={cfg.rho:.1f}) · {cfg.strength} · N={cfg.n} "
-                f"K={cfg.k} M={cfg.n_trajectories} L={cfg.max_tokens} {cfg.order} order · gold={event.gold} target={event.target} "
+                f"K={cfg.k} M={cfg.resolved_m} L={cfg.max_tokens} {cfg.order} order · gold={event.gold} target={event.target} "
                 f"· config {event.config_hash}"
             )
         elif isinstance(event, ChunkWritten):

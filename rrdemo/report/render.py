@@ -12,6 +12,7 @@ from collections import defaultdict
 from dataclasses import asdict
 from typing import Any
 
+from rrdemo.config import ct_label
 from rrdemo.report.speakers import MixRow, SpeakerRow
 from rrdemo.report.stats import Estimate
 from rrdemo.report.tables import KPoint, MainRow, ScalingPoint, YieldRow
@@ -64,10 +65,10 @@ def main_table_md(rows: list[MainRow]) -> str:
         labels = sorted(
             {c.label for r in members for c in r.cells}, key=lambda s: int(s.split("c")[0])
         )
-        header = ["Dataset", f"Ceiling ({0}c{n}t)"]
+        header = ["Dataset", f"Ceiling ({ct_label(0, n)})"]
         for label in labels:
             header += [f"{label} MAJ", f"{label} RRMaj", f"{label} Δ"]
-        header.append(f"Floor ({n}c0t)")
+        header.append(f"Floor ({ct_label(n, 0)})")
         body = []
         for ensemble in sorted({r.ensemble for r in members}):
             body.append([f"**{ensemble}**"] + [""] * (len(header) - 1))

@@ -153,18 +153,38 @@ def estimate(
 ) -> Estimate:
     """Mean, trial spread and 95% question-bootstrap interval of a trial matrix (or of
     `matrix - paired` on the same resampled questions, for Delta)."""
-    q, trials = matrix.shape
+    q = matrix.shape[0]
     if q == 0:
         return Estimate(math.nan, math.nan, math.nan, math.nan, 0)
     diff = matrix if paired is None else matrix - paired
     per_trial = diff.mean(axis=0)
     rng = np.random.default_rng(seed)
-    qi = rng.integers(q, size=(boot, q))
-    acc = matrix[qi, rng.integers(trials, size=(boot, q))].mean(axis=1)
+    rows = resample(rng, q, boot)
+    acc = resampled_means(matrix, rows, rng)
     if paired is not None:
-        acc = acc - paired[qi, rng.integers(trials, size=(boot, q))].mean(axis=1)
-    lo, hi = np.percentile(acc, [2.5, 97.5])
-    return Estimate(float(per_trial.mean()), float(per_trial.std()), float(lo), float(hi), q)
+        acc = acc - resampled_means(paired, rows, rng)
+    lo, hi = interval95(acc)
+    return Estimate(float(per_trial.mean()), float(per_trial.std()), lo, hi, q)
+
+
+# -- the bootstrap ------------------------------------------------------------------------------------
+def resample(rng: np.random.Generator, n: int, boot: int = BOOT) -> np.ndarray:
+    """`boot` bootstrap resamples of n items (indices drawn with replacement), one per row."""
+    return rng.integers(n, size=(boot, n))
+
+
+def resampled_means(values: np.ndarray, rows: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """The mean of `values` in each resample of `rows`. A trial matrix (questions x trials) gives
+    each drawn question one random trial, so the spread covers the pool draws as well."""
+    if values.ndim == 2:
+        return values[rows, rng.integers(values.shape[1], size=rows.shape)].mean(axis=1)
+    return values[rows].mean(axis=1)
+
+
+def interval95(samples: np.ndarray) -> tuple[float, float]:
+    """The 95% percentile interval of bootstrap samples."""
+    lo, hi = np.percentile(samples, [2.5, 97.5])
+    return float(lo), float(hi)
 
 
 def row_key(r: Outcome) -> tuple:

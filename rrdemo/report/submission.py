@@ -30,7 +30,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 import rrdemo
-from rrdemo.config import ADVERSARIES, STRENGTHS, ct_label
+from rrdemo.config import ADVERSARIES, STRENGTHS, Composition
 from rrdemo.errors import RRError
 from rrdemo.report.adversary import main_table_by_adversary
 from rrdemo.runs.log import read_run
@@ -82,21 +82,17 @@ def _check_text(value: str, what: str, limit: int) -> str:
     return value
 
 
-class Setting:
-    """rho and the paper's `3c2t` label of a row with N (`n_agents`), c and t agents.
-
-    A mixin without annotations, so pydantic adds no fields from it.
-    """
+class Setting(Composition):
+    """rho, the paper's `3c2t` label and the rho band of a row with N (`n_agents`) agents, c
+    (`n_corrupted`) of them corrupted."""
 
     @property
-    def rho(self) -> float:
-        """Corruption ratio rho = c / N."""
-        return self.n_corrupted / self.n_agents
+    def n(self) -> int:
+        return self.n_agents
 
     @property
-    def config_label(self) -> str:
-        """The paper's notation, e.g. `3c2t`."""
-        return ct_label(self.n_corrupted, self.n_truthful)
+    def c(self) -> int:
+        return self.n_corrupted
 
 
 class ResultRow(Setting, BaseModel):

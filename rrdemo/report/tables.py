@@ -1,4 +1,5 @@
-"""The paper's tables from outcome rows: main table, M scaling, K ablation, yield, rho curve."""
+"""The paper's tables from outcome rows (main table, M scaling, K ablation, yield, rho curve), and
+what each condition's recorded votes scored (the live view of a sweep)."""
 
 from __future__ import annotations
 
@@ -6,9 +7,11 @@ import math
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
+from rrdemo.config import Composition
 from rrdemo.report.paper.tables import SCALING_MS  # the paper's M grid (appendix D)
 from rrdemo.report.stats import (
     TRIALS,
@@ -20,12 +23,51 @@ from rrdemo.report.stats import (
     row_key,
     trial_matrix,
 )
+from rrdemo.runs.log import RunLog
 from rrdemo.voting import derive_seed
+
+METHODS = ("MAJ", "RRMaj")
+
+
+# -- the run's own votes ----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class VoteRates:
+    """A condition's votes as the run recorded them, over its finished questions: the fraction
+    correct and the fraction fooled per method, at the condition's whole budget M* (no pool
+    draws, so it can be shown while a sweep runs)."""
+
+    condition: dict[str, Any]  # the log header's condition
+    questions: int
+    accuracy: dict[str, float]  # by method
+    fooled: dict[str, float]
+
+
+def vote_rates(log: RunLog, methods: Sequence[str] = METHODS) -> list[VoteRates]:
+    """Accuracy and fooled rate of each condition's recorded votes, for the conditions with at
+    least one finished question, in log order."""
+    tallies: dict[str, dict[str, list[tuple[bool, bool]]]] = {}
+    for record in log.finished_units():
+        by_method = tallies.setdefault(record["condition"], {m: [] for m in methods})
+        for method in methods:
+            vote = record.get("votes", {}).get(method, {})
+            by_method[method].append((bool(vote.get("correct")), bool(vote.get("fooled"))))
+    rates = []
+    for key, by_method in tallies.items():
+        n = len(next(iter(by_method.values())))
+        rates.append(
+            VoteRates(
+                log.conditions[key],
+                n,
+                {m: sum(ok for ok, _ in votes) / n for m, votes in by_method.items()},
+                {m: sum(f for _, f in votes) / n for m, votes in by_method.items()},
+            )
+        )
+    return rates
 
 
 # -- the main table ---------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class MainCell:
+class MainCell(Composition):
     """One corruption setting of a main-table row: MAJ, RRMaj and Delta at M = N."""
 
     c: int
@@ -33,14 +75,6 @@ class MainCell:
     maj: Estimate
     rrmaj: Estimate
     delta: Estimate
-
-    @property
-    def label(self) -> str:
-        return f"{self.c}c{self.n - self.c}t"
-
-    @property
-    def rho(self) -> float:
-        return self.c / self.n
 
 
 @dataclass(frozen=True)
@@ -67,7 +101,7 @@ def main_table(outcomes: Iterable[Outcome], seed: int = 0, trials: int = TRIALS)
     rows = []
     for key in sorted(by_row):
         cells = {}
-        m = min(key[5], min(p.info.m_star for p in by_row[key].values()))
+        m = min(key[5], min(p.info.m for p in by_row[key].values()))
         for c, pool in sorted(by_row[key].items()):
             maj = trial_matrix(pool, "MAJ", m, trials, seed)
             rr = trial_matrix(pool, "RRMaj", m, trials, seed)
@@ -109,7 +143,7 @@ def m_scaling(
     points = []
     for key in sorted(groups, key=lambda g: (g[0], g[1], g[2], g[3].split("c")[0].zfill(3))):
         pools = sorted(groups[key], key=lambda p: p.info.task)
-        m_max = min(p.info.m_star for p in pools)
+        m_max = min(p.info.m for p in pools)
         for m in sorted({m for m in ms if m <= m_max} | {m_max}):
             per_trial: dict[str, list[np.ndarray]] = defaultdict(list)
             for pool in pools:
@@ -204,8 +238,8 @@ def asymmetric_yield(rows: Sequence[MainRow]) -> list[YieldRow]:
     out = []
     groups: dict[tuple, list[YieldRow]] = defaultdict(list)
     for row in rows:
-        safe = [c.delta.mean for c in row.cells if c.rho <= 0.4 + 1e-9]
-        bad = [c.delta.mean for c in row.cells if c.rho >= 0.6 - 1e-9]
+        safe = [c.delta.mean for c in row.cells if c.band == "minority"]
+        bad = [c.delta.mean for c in row.cells if c.band == "majority"]
         y = YieldRow(
             row.ensemble,
             row.task,

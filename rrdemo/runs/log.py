@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rrdemo.config import Corruption
+from rrdemo.config import Composition
 from rrdemo.errors import RRError
 from rrdemo.speakers import chunk_roles
 
@@ -55,7 +55,7 @@ _TRAJECTORY_FIELDS = (
 
 # -- reading --------------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class Outcome(Corruption):
+class Outcome(Composition):
     """One MAJ answer or one RR trajectory, with the condition it belongs to."""
 
     condition: str  # "task:config_hash", unique per condition
@@ -66,7 +66,7 @@ class Outcome(Corruption):
     max_tokens: int
     n: int  # N agents
     c: int  # corrupted agents
-    m_star: int  # pool size of the condition
+    m: int  # M of the condition's config: its pool size M* (the header's "m_star")
     question_id: str
     method: str  # "MAJ" or "RRMaj"
     trajectory: int
@@ -93,16 +93,6 @@ class RunLog:
     def finished_units(self) -> list[dict[str, Any]]:
         """The "done" records, in log order."""
         return [record for _, record in self.records if record["type"] == "done"]
-
-    def vote_tallies(self, methods: Sequence[str]) -> dict[str, dict[str, list[tuple[bool, bool]]]]:
-        """Per condition and method: (correct, fooled) of the vote on each finished question."""
-        tallies: dict[str, dict[str, list[tuple[bool, bool]]]] = {}
-        for record in self.finished_units():
-            by_method = tallies.setdefault(record["condition"], {m: [] for m in methods})
-            for method in methods:
-                vote = record.get("votes", {}).get(method, {})
-                by_method[method].append((bool(vote.get("correct")), bool(vote.get("fooled"))))
-        return tallies
 
 
 def parse_log_line(path: Path, number: int, line: bytes) -> Any:
@@ -215,7 +205,7 @@ def _outcome(cond: dict[str, Any], record: dict[str, Any]) -> Outcome:
         max_tokens=int(cond["max_tokens"]),
         n=int(cond["n"]),
         c=int(cond["c"]),
-        m_star=int(cond["m_star"]),
+        m=int(cond["m_star"]),
         question_id=str(record["question_id"]),
         method=record["method"],
         trajectory=int(record["trajectory"]),

@@ -140,7 +140,7 @@ def _unit(condition: Condition, question: Question, models: Any) -> Iterator[dic
         question,
         condition.task,
         models,
-        maj_samples=condition.config.n_trajectories,
+        maj_samples=condition.config.resolved_m,
     )
     return unit_records(condition, question, events)
 

@@ -19,21 +19,22 @@ from typing import Any
 
 import yaml
 
-from rrdemo.backends.choice import with_backends
+from rrdemo.backends.choice import BACKEND_CHOICES, with_backends
 from rrdemo.backends.registry import resolve
 from rrdemo.config import (
     ADVERSARIES,
-    EOS_POLICIES,
+    CHOICES,
     EXPERIMENT_DEFAULTS,
     LATER_FIELDS,
-    PROMPT_STYLES,
-    STRENGTHS,
     AgentSpec,
     RunConfig,
     Sampling,
+    check_choice,
+    ct_label,
     homogeneous_agents,
     parse_agents,
     parse_ct,
+    whole_number,
 )
 from rrdemo.errors import RRError
 from rrdemo.speakers import silence_warning
@@ -92,7 +93,7 @@ def _threshold(value: Any) -> float:
         raise RRError(
             f"the entropy threshold must be a positive number of nats, got {value!r}"
         ) from None
-    validate_turn_settings("fixed", None, 1, threshold)
+    validate_turn_settings(None, 1, threshold)
     return threshold
 
 
@@ -114,18 +115,6 @@ def _as_list(value: Any, what: str) -> list:
     raise RRError(f"{what} must be a list or a comma-separated string, got {value!r}")
 
 
-def _int(value: Any, what: str, low: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, str)):
-        raise RRError(f"{what} must be a whole number, got {value!r}")
-    try:
-        number = int(value)
-    except ValueError:
-        raise RRError(f"{what} must be a whole number, got {value!r}") from None
-    if number < low:
-        raise RRError(f"{what} must be at least {low}, got {number}")
-    return number
-
-
 def normalize_sweep(raw: dict[str, Any]) -> dict[str, Any]:
     """Fill defaults, check every value, and return the canonical sweep dict (what the header logs)."""
     unknown = sorted(set(raw) - set(DEFAULTS))
@@ -141,10 +130,7 @@ def normalize_sweep(raw: dict[str, Any]) -> dict[str, Any]:
         )
     strengths = _as_list(s["strengths"], "strengths")
     for strength in strengths:
-        if strength not in STRENGTHS:
-            raise RRError(
-                f"unknown corruption strength {strength!r}; allowed: {', '.join(STRENGTHS)}"
-            )
+        check_choice(strength, *CHOICES["strength"])
     if not strengths:
         raise RRError("give at least one corruption strength (moderate, strong)")
     ensembles = [
@@ -161,45 +147,39 @@ def normalize_sweep(raw: dict[str, Any]) -> dict[str, Any]:
                 "each ensemble must be a list of agents like {model: smollm2, corrupted: true}"
             )
     configs = [str(c).strip() for c in _as_list(s["configs"], "configs")]
-    n_agents = _int(s["n_agents"], "n_agents (N)")
+    n_agents = whole_number(s["n_agents"], "n_agents (N)", minimum=1)
     if not configs and not ensembles:
-        configs = [f"{c}c{n_agents - c}t" for c in range(n_agents + 1)]
+        configs = [ct_label(c, n_agents - c) for c in range(n_agents + 1)]
     for label in configs:
         c, t = parse_ct(label)
         if c + t < 1:
             raise RRError(f"config {label!r} has no agents; c + t must be at least 1")
         if raw.get("n_agents") is not None and c + t != n_agents:
             raise RRError(f"config {label!r} does not add up: c + t = {c + t}, but N = {n_agents}")
-    m_star = None if s["m_star"] is None else _int(s["m_star"], "M* (m_star)")
+    m_star = None if s["m_star"] is None else whole_number(s["m_star"], "M* (m_star)", minimum=1)
     later = {
         "adversaries": list(dict.fromkeys(_as_list(s["adversaries"], "adversaries"))),
         "eos_policy": s["eos_policy"],
         "prompt_style": s["prompt_style"],
         "turn_policies": list(dict.fromkeys(_as_list(s["turn_policies"], "turn_policies"))),
-        "k_min": None if s["k_min"] is None else _int(s["k_min"], "K_min (k_min)"),
+        "k_min": None
+        if s["k_min"] is None
+        else whole_number(s["k_min"], "K_min (k_min)", minimum=1),
         "entropy_threshold": _threshold(s["entropy_threshold"]),
         "meter": _flag(s["meter"], "meter"),
     }
     for policy in later["turn_policies"]:
-        if policy not in TURN_POLICIES:
-            raise RRError(f"unknown turn policy {policy!r}; allowed: {', '.join(TURN_POLICIES)}")
+        check_choice(policy, *CHOICES["turn_policy"])
     if not later["turn_policies"]:
         raise RRError(f"give at least one turn policy ({', '.join(TURN_POLICIES)})")
-    for name, allowed in (("eos_policy", EOS_POLICIES), ("prompt_style", PROMPT_STYLES)):
-        if later[name] not in allowed:
-            raise RRError(f"unknown {name} {later[name]!r}; allowed: {', '.join(allowed)}")
+    for name in ("eos_policy", "prompt_style"):
+        check_choice(later[name], *CHOICES[name])
     for adversary in later["adversaries"]:
-        if adversary not in ADVERSARIES:
-            raise RRError(
-                f"unknown adversary strategy {adversary!r}; allowed: {', '.join(ADVERSARIES)}"
-            )
+        check_choice(adversary, *CHOICES["adversary"])
     if not later["adversaries"]:
         raise RRError(f"give at least one adversary strategy ({', '.join(ADVERSARIES)})")
-    if s["source"] not in SOURCES:
-        raise RRError(f"unknown data source {s['source']!r}; allowed: {', '.join(SOURCES)}")
-    backends = ("auto", "transformers", "llamacpp")
-    if s["backend"] not in backends:
-        raise RRError(f"unknown backend {s['backend']!r}; allowed: {', '.join(backends)}")
+    check_choice(s["source"], "data source", SOURCES)
+    check_choice(s["backend"], "backend", BACKEND_CHOICES)
     engine = {} if s["backend"] == "transformers" else {"backend": s["backend"]}
     return {
         "tasks": list(dict.fromkeys(tasks)),
@@ -213,11 +193,11 @@ def normalize_sweep(raw: dict[str, Any]) -> dict[str, Any]:
         "corrupted_first": bool(s["corrupted_first"]),
         "strengths": list(dict.fromkeys(strengths)),
         "custom_template": s["custom_template"],
-        "k": list(dict.fromkeys(_int(k, "K") for k in _as_list(s["k"], "K"))),
+        "k": list(dict.fromkeys(whole_number(k, "K", minimum=1) for k in _as_list(s["k"], "K"))),
         "m_star": m_star,
-        "max_tokens": _int(s["max_tokens"], "L (max_tokens)"),
-        "n": _int(s["n"], "n (questions per task)"),
-        "seed": _int(s["seed"], "seed", low=0),
+        "max_tokens": whole_number(s["max_tokens"], "L (max_tokens)", minimum=1),
+        "n": whole_number(s["n"], "n (questions per task)", minimum=1),
+        "seed": whole_number(s["seed"], "seed", minimum=0),
         "temperature": float(s["temperature"]),
         "top_p": float(s["top_p"]),
         "order": s["order"],
@@ -277,7 +257,7 @@ class Condition:
             "t": cfg.t,
             "strength": cfg.strength,
             "k": cfg.k,
-            "m_star": cfg.n_trajectories,
+            "m_star": cfg.resolved_m,
             "max_tokens": cfg.max_tokens,
             **({"adversary": cfg.adversary} if cfg.adversary != "static" else {}),
             **({"turn_policy": cfg.turn_policy} if cfg.turn_policy != "fixed" else {}),

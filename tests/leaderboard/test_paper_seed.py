@@ -29,9 +29,7 @@ ROUNDING_CASES = {
 
 def _stored(factory):
     rows = run_transaction(factory, service.board_rows)
-    return {
-        (r.strength, r.model, r.dataset, r.config_label): r for r in rows if r.source == "paper"
-    }
+    return {(r.strength, r.model, r.dataset, r.label): r for r in rows if r.source == "paper"}
 
 
 def test_stored_numbers_re_derive_the_printed_delta(factory) -> None:

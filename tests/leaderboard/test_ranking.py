@@ -7,11 +7,8 @@ import pytest
 from leaderboard.ranking import (
     RHO_BANDS,
     accuracy_by_rho,
-    bootstrap_mean_interval,
+    bootstrap_interval,
     filter_rows,
-    is_bound,
-    is_majority,
-    is_minority,
     rank_models,
     score_model,
 )
@@ -45,19 +42,10 @@ def test_too_few_rows_give_no_interval_and_missing_bands_give_none() -> None:
     assert empty.rrmaj_majority is None and empty.n_majority_rows == 0
 
 
-def test_rho_bands_are_exact_for_other_ensemble_sizes() -> None:
-    cases = {
-        (1, 2): "minority", (2, 1): "majority", (0, 3): "bound", (3, 0): "bound",
-        (3, 4): "neither", (4, 3): "neither", (5, 2): "majority", (2, 5): "minority",
-        (3, 2): "majority", (2, 3): "minority",
-    }  # fmt: skip
-    for (c, t), band in cases.items():
+def test_board_rows_fall_in_the_band_of_their_setting() -> None:
+    for (c, t), band in {(1, 4): "minority", (3, 2): "majority", (0, 5): "bound"}.items():
         r = row("m/x", c, t, 0.5, 0.5)
-        got = (
-            "majority" if is_majority(r) else "minority" if is_minority(r)
-            else "bound" if is_bound(r) else "neither"
-        )  # fmt: skip
-        assert got == band, (c, t)
+        assert r.band == band and r.label == f"{c}c{t}t" and r.rho == c / 5
 
 
 def test_ranking_orders_by_rrmaj_under_majority_corruption() -> None:
@@ -70,11 +58,11 @@ def test_ranking_orders_by_rrmaj_under_majority_corruption() -> None:
 
 def test_bootstrap_interval_is_deterministic_and_brackets_the_mean() -> None:
     values = [0.1, 0.4, 0.35, 0.2, 0.9]
-    first = bootstrap_mean_interval(values, seed=3)
-    assert first == bootstrap_mean_interval(values, seed=3)
+    first = bootstrap_interval(values, seed=3)
+    assert first == bootstrap_interval(values, seed=3)
     assert first is not None and min(values) <= first.lo < sum(values) / 5 < first.hi <= max(values)
-    assert bootstrap_mean_interval([0.5]) is None
-    assert bootstrap_mean_interval([0.5, 0.5]) is not None
+    assert bootstrap_interval([0.5]) is None
+    assert bootstrap_interval([0.5, 0.5]) is not None
 
 
 def test_filters_and_chart_points() -> None:

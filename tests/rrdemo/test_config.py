@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 
 import pytest
 
@@ -11,7 +12,11 @@ from rrdemo.config import (
     INTERACTIVE_DEFAULTS,
     MODEL_DEFAULTS,
     ModelDefaults,
+    RunConfig,
+    check_choice,
+    homogeneous_agents,
     parse_agents,
+    whole_number,
     with_corrupted_seats,
 )
 from rrdemo.errors import RRError
@@ -99,3 +104,46 @@ def test_corrupted_seats_are_exactly_the_listed_ones() -> None:
     for bad in ("x", "3"):
         with pytest.raises(RRError):
             with_corrupted_seats(agents, bad)
+
+
+def test_rho_bands_are_exact_for_other_ensemble_sizes() -> None:
+    cases = {
+        (1, 2): "minority", (2, 1): "majority", (0, 3): "bound", (3, 0): "bound",
+        (3, 4): None, (4, 3): None, (5, 2): "majority", (2, 5): "minority",
+        (3, 2): "majority", (2, 3): "minority", (1, 1): None,
+    }  # fmt: skip
+    for (c, t), band in cases.items():
+        cfg = RunConfig(agents=homogeneous_agents("smollm2", c + t, c), max_tokens=200)
+        assert (cfg.band, cfg.label, cfg.t) == (band, f"{c}c{t}t", t), (c, t)
+
+
+@pytest.mark.parametrize(("value", "number"), [(5, 5), (5.0, 5), ("5", 5), (" 7 ", 7), (0, 0)])
+def test_whole_numbers_come_from_ints_ui_floats_and_text(value, number) -> None:
+    assert whole_number(value, "K") == number
+
+
+@pytest.mark.parametrize(
+    ("value", "minimum", "message"),
+    [
+        (2.5, None, "K must be a whole number, got 2.5"),
+        ("many", None, "K must be a whole number, got 'many'"),
+        (True, None, "K must be a whole number, got True"),
+        (None, None, "K must be a whole number, got None"),
+        (float("inf"), None, "K must be a whole number"),
+        (0, 1, "K must be at least 1, got 0"),
+        ("-2", 0, "K must be at least 0, got -2"),
+    ],
+)
+def test_anything_else_is_refused_with_what_was_given(value, minimum, message) -> None:
+    with pytest.raises(RRError, match=re.escape(message)):
+        whole_number(value, "K", minimum)
+
+
+def test_a_choice_outside_its_words_is_refused_naming_them() -> None:
+    check_choice("strong", "corruption strength", ("moderate", "strong"))
+    with pytest.raises(
+        RRError, match="unknown corruption strength 'loud'; allowed: moderate, strong"
+    ):
+        check_choice("loud", "corruption strength", ("moderate", "strong"))
+    with pytest.raises(RRError, match="unknown speaking order 'random'; allowed: fixed, shuffled"):
+        RunConfig(agents=homogeneous_agents("smollm2", 2, 1), order="random")

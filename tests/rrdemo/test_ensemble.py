@@ -9,7 +9,7 @@ import yaml
 
 from rrdemo.backends.openai import OpenAIBackend
 from rrdemo.backends.pool import ModelPool
-from rrdemo.ensemble import load_ensemble, parse_ensemble, use_ensemble
+from rrdemo.ensemble import ensemble_from_dict, load_ensemble
 from rrdemo.errors import RRError
 
 DOC = {
@@ -65,7 +65,7 @@ def test_yaml_and_json_give_the_same_ensemble(tmp_path):
         "llama70b",
         "qwen",
     ]
-    assert config.label == "2c3t" and config.n_trajectories == 3
+    assert config.label == "2c3t" and config.resolved_m == 3
     assert from_yaml.agents == config.agents
     assert (config.k, config.max_tokens, config.strength, config.order) == (
         16,
@@ -100,7 +100,9 @@ def test_register_puts_served_backends_and_leaves_local_ones_lazy(tmp_path, monk
     monkeypatch.setenv("RRDEMO_TEST_VLLM_KEY", "sk-secret-value")
     loads = []
     pool = ModelPool(loader=lambda name, revision=None, **_: loads.append(name))
-    config = use_ensemble(write(tmp_path, DOC), pool)
+    ensemble = load_ensemble(write(tmp_path, DOC))
+    ensemble.register(pool)
+    config = ensemble.config
     assert loads == []  # registering touches neither local models nor the network
     llama = pool.get("llama70b")
     assert isinstance(llama, OpenAIBackend)
@@ -124,18 +126,18 @@ def test_endpoint_does_not_change_the_config_hash(tmp_path):
     moved["endpoints"]["vllm"]["base_url"] = "http://other-host:9000/v1"
     assert (
         load_ensemble(write(tmp_path, DOC)).config.config_hash()
-        == parse_ensemble(moved).config.config_hash()
+        == ensemble_from_dict(moved).config.config_hash()
     )
 
 
 def test_run_settings_are_optional():
-    ensemble = parse_ensemble({"agents": [{"model": "smollm2"}]})
+    ensemble = ensemble_from_dict({"agents": [{"model": "smollm2"}]})
     assert ensemble.config.k == 100 and ensemble.config.max_tokens == 512
     assert ensemble.served == {}
 
 
 def test_offline_registry_model_served_uses_its_own_tokenizer():
-    ensemble = parse_ensemble(
+    ensemble = ensemble_from_dict(
         {
             "agents": [
                 {
@@ -159,7 +161,7 @@ def test_offline_registry_model_served_uses_its_own_tokenizer():
         ({"agents": [{"model": "smollm2", "colour": "red"}]}, "agent #1: unknown setting.*colour"),
         ({"agents": [{"model": "smollm2", "backend": "grpc"}]}, "backend must be one of"),
         ({"agents": [{"model": "smollm2", "corrupted": "yes"}]}, "corrupted must be true or false"),
-        ({"agents": [{"model": "smollm2", "count": 0}]}, "count must be a whole number >= 1"),
+        ({"agents": [{"model": "smollm2", "count": 0}]}, "count must be at least 1, got 0"),
         ({"agents": [{"backend": "openai", "served_model": "x"}]}, "needs base_url"),
         (
             {"agents": [{"backend": "openai", "endpoint": "nope", "served_model": "x"}]},
@@ -175,7 +177,7 @@ def test_offline_registry_model_served_uses_its_own_tokenizer():
                     {"backend": "openai", "base_url": "http://h/v1", "model": "x", "retries": -1}
                 ]
             },
-            "retries must be a whole number",
+            "retries must be at least 0, got -1",
         ),
         (
             {
@@ -203,7 +205,7 @@ def test_offline_registry_model_served_uses_its_own_tokenizer():
             },
             "max_context needs a tokenizer",
         ),
-        ({"agents": [{"model": "smollm2"}], "run": {"k": "100"}}, "k must be a whole number"),
+        ({"agents": [{"model": "smollm2"}], "run": {"k": "many"}}, "k must be a whole number"),
         ({"agents": [{"model": "smollm2"}], "run": {"k": 64, "max_tokens": 32}}, "at least K"),
         ({"agents": [{"model": "smollm2"}], "run": {"strength": "huge"}}, "unknown corruption"),
         (
@@ -214,7 +216,7 @@ def test_offline_registry_model_served_uses_its_own_tokenizer():
 )
 def test_bad_ensembles_say_what_is_wrong(doc, message):
     with pytest.raises(RRError, match=message):
-        parse_ensemble(doc)
+        ensemble_from_dict(doc)
 
 
 def test_bad_files(tmp_path):

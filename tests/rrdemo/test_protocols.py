@@ -93,7 +93,7 @@ def test_rr_turns_go_round_the_table_in_chunks_of_k_tokens():
     pool, _ = _tagging_pool(3)
     config = _tagged_config(3)
     events = _events(config, pool, methods=("RRMaj",))
-    for j in range(config.n_trajectories):
+    for j in range(config.resolved_m):
         chunks = [e for e in events if e.kind == "chunk_written" and e.trajectory == j]
         assert [c.turn for c in chunks] == list(range(len(chunks)))
         assert [c.agent for c in chunks] == [t % 3 for t in range(len(chunks))]
@@ -306,7 +306,7 @@ def test_config_hash_names_the_exact_configuration():
     hashes = {v.config_hash() for v in variants} | {base.config_hash()}
     assert len(hashes) == len(variants) + 1
     assert (base.n, base.c, base.t, base.label, base.rho) == (5, 3, 2, "3c2t", 0.6)
-    assert base.n_trajectories == 5 and base.with_(m=2).n_trajectories == 2
+    assert base.resolved_m == 5 and base.with_(m=2).resolved_m == 2
 
 
 def test_heterogeneous_ensembles_batch_per_model():

@@ -2,9 +2,8 @@
 
 Scripted agents write a short solution ending in the gold answer (honest) or in the injected target
 (corrupted). The Decision must show a readable answer (never a vote key such as `sym:Integer(5)`),
-and its `correct` / `fooled` must agree with the per-trajectory scoring (AnswerExtracted), with
-the experiment log's `done` records, with what `rrdemo report` / `export` compute from the same
-log (analysis.main_table) and with the Experiments tab.
+and its `correct` / `fooled` must agree with the per-trajectory scoring (AnswerExtracted), and the
+experiment log's `done` records must score honest majorities right on every task.
 """
 
 from __future__ import annotations
@@ -18,8 +17,8 @@ import pytest
 from rrdemo.config import RunConfig, Sampling, homogeneous_agents
 from rrdemo.events import AnswerExtracted, Decision, Vote, event_from_dict
 from rrdemo.protocols import run_question
-from rrdemo.report.tables import main_table
-from rrdemo.runs.log import read_run
+from rrdemo.report.tables import vote_rates
+from rrdemo.runs.log import read_log
 from rrdemo.runs.runner import run_plan
 from rrdemo.runs.spec import Condition, Plan
 from rrdemo.tasks import get_task, load_questions
@@ -128,8 +127,8 @@ def test_old_decision_records_still_read() -> None:
     assert event_from_dict(old).key is None
 
 
-def test_done_records_report_export_and_tab_agree(tmp_path) -> None:
-    """Each task's log: done-record accuracy = the report's (and export's) M = N accuracy."""
+def test_done_records_score_every_task_right(tmp_path) -> None:
+    """Each task's log: every vote shows a readable answer, and honest majorities are right."""
     conditions = []
     gold_of = {}
     for name in TASKS:
@@ -141,42 +140,18 @@ def test_done_records_report_export_and_tab_agree(tmp_path) -> None:
     pool = FakePool(FakeBackend("scripted", _any_task_script(gold_of)))
     log = tmp_path / "run.jsonl"
     run_plan(Plan({"test": True}, tuple(conditions)), log, pool, progress=False)
-    records = [json.loads(line) for line in log.read_text().splitlines()]
-    done = [r for r in records if r["type"] == "done"]
+    done = read_log(log).finished_units()
     assert len(done) == sum(len(c.questions) for c in conditions)
     for record in done:
         for vote in record["votes"].values():
             assert vote["answer"] is not None and not vote["answer"].startswith(("sym:", "tex:"))
             assert vote["key"] is not None
-    by_condition: dict[tuple, dict[str, list[bool]]] = {}
-    header = {c["key"]: c for c in records[0]["conditions"]}
-    for record in done:
-        cond = header[record["condition"]]
-        cell = by_condition.setdefault((cond["task"], cond["c"]), {"MAJ": [], "RRMaj": []})
-        for method in ("MAJ", "RRMaj"):
-            cell[method].append(bool(record["votes"][method]["correct"]))
-    rows = main_table(read_run(log).outcomes)
-    seen = 0
-    for row in rows:
-        for cell in (row.ceiling, row.floor, *row.cells):
-            if cell is None:
-                continue
-            logged = by_condition[(row.task, cell.c)]
-            assert cell.maj.mean == pytest.approx(sum(logged["MAJ"]) / len(logged["MAJ"]))
-            assert cell.rrmaj.mean == pytest.approx(sum(logged["RRMaj"]) / len(logged["RRMaj"]))
-            seen += 1
-    assert seen == len(conditions)
+    rates = vote_rates(read_log(log))
+    assert len(rates) == len(conditions)
     # the honest runs are right on every task, MATH-500 included
-    for (task_name, c), cell in by_condition.items():
-        if c < 3:
-            assert all(cell["MAJ"]) and all(cell["RRMaj"]), task_name
-    from ui.experiments_tab import results_frame
-
-    frame = results_frame(log)
-    for _, line in frame.iterrows():
-        c = round(line["rho"] * 5)
-        logged = by_condition[(line["task"], c)]
-        assert line["MAJ acc"] == pytest.approx(sum(logged["MAJ"]) / len(logged["MAJ"]), abs=1e-3)
+    for r in rates:
+        if r.condition["c"] < 3:
+            assert r.accuracy == {"MAJ": 1.0, "RRMaj": 1.0}, r.condition["task"]
 
 
 def _any_task_script(gold_of: dict[str, str]):

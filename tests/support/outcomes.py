@@ -17,7 +17,7 @@ def row(c, n, qid, method, j, key, *, corrupted, task="logic3", k=4, m_star=5, s
         max_tokens=64,
         n=n,
         c=c,
-        m_star=m_star,
+        m=m_star,
         question_id=qid,
         method=method,
         trajectory=j,

@@ -7,6 +7,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from rrdemo.config import Composition
 from rrdemo.report.paper import tables as paper
 from rrdemo.report.paper.beside import (
     PAPER,
@@ -25,7 +26,7 @@ from rrdemo.report.tables import MainRow
 
 # -- per setting: heterogeneous ensembles, and the run's conditions (the Experiments tab) ------------
 @dataclass(frozen=True)
-class SettingResult:
+class SettingResult(Composition):
     """One condition of a run at its M: accuracies as fractions (the main table's cells, or the
     Experiments tab's decisions)."""
 
@@ -37,10 +38,6 @@ class SettingResult:
     c: int
     maj: float
     rrmaj: float
-
-    @property
-    def label(self) -> str:
-        return f"{self.c}c{self.n - self.c}t"
 
 
 def settings_from_main(rows: Sequence[MainRow]) -> list[SettingResult]:

@@ -28,6 +28,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rrdemo.config import ct_label
+
 SCALING_MS: tuple[int, ...] = (1, 5, 10, 20, 30, 40)  # columns of tab:app_ablation_scaling
 
 # Paper model names -> Hugging Face hub ids (the leaderboard seed uses the same five; the 8B of
@@ -230,7 +232,7 @@ class HeteroRow:
     @property
     def config(self) -> str:
         c = len(self.corrupted)
-        return f"{c}c{self.n - c}t"
+        return ct_label(c, self.n - c)
 
     @property
     def pattern(self) -> str:

@@ -25,7 +25,7 @@ from rrdemo.backends.llamacpp_server import launch_llama_cpp_server
 from rrdemo.backends.openai import OpenAIBackend
 from rrdemo.backends.pool import ModelPool
 from rrdemo.config import RunConfig, Sampling, homogeneous_agents
-from rrdemo.ensemble import use_ensemble
+from rrdemo.ensemble import load_ensemble
 from rrdemo.errors import RRError
 from rrdemo.events import (
     AnswerExtracted,
@@ -179,7 +179,9 @@ def test_mixed_ensemble_local_and_served(server, tmp_path, real_pool):
     }
     path = tmp_path / "mixed.yaml"
     path.write_text(yaml.safe_dump(doc))
-    config = use_ensemble(path, real_pool)
+    ensemble = load_ensemble(path)
+    ensemble.register(real_pool)
+    config = ensemble.config
     assert [a.model for a in config.agents] == ["smollm2", SERVED, SERVED]
     events = list(run_question(config, QUESTION, TASK, real_pool))
     check_run(events, config, {SERVED})

@@ -38,7 +38,7 @@ def test_a_submission_round_trips_through_its_json_file() -> None:
     )
     parsed = parse_submission(built.model_dump_json().encode("utf-8"))
     assert parsed == built and parsed.content_hash() == built.content_hash()
-    assert parsed.results[1].config_label == "0c5t" and parsed.results[0].rho == 0.6
+    assert parsed.results[1].label == "0c5t" and parsed.results[0].rho == 0.6
 
 
 def test_a_run_becomes_a_submission_that_round_trips_through_its_file(tmp_path: Path) -> None:
@@ -47,7 +47,7 @@ def test_a_run_becomes_a_submission_that_round_trips_through_its_file(tmp_path: 
     built = build_submission(LOG, "tester", "notes")
     assert built.schema_version == SCHEMA_VERSION == 2 and built.source == "local_run"
     assert (built.submitter, built.notes) == ("tester", "notes")
-    assert {(r.dataset, r.config_label) for r in built.results} == {
+    assert {(r.dataset, r.label) for r in built.results} == {
         (task, f"{c}c{5 - c}t") for task in ("gsm8k", "logic3") for c in (0, 1, 3, 5)
     }
     parsed = parse_submission(built.model_dump_json().encode("utf-8"))

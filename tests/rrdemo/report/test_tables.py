@@ -2,9 +2,19 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from rrdemo.report.tables import asymmetric_yield, k_ablation, m_scaling, main_table, rho_curve
+from rrdemo.report.tables import (
+    asymmetric_yield,
+    k_ablation,
+    m_scaling,
+    main_table,
+    rho_curve,
+    vote_rates,
+)
+from rrdemo.runs.log import RunLog
 from tests.support.outcomes import GOLD, TARGET, row, trap
 
 
@@ -100,3 +110,35 @@ def test_k_ablation_reads_rrmaj_accuracy_per_k():
     assert rr[("all", 150)] == 1.0
     maj = {p.k: p.maj for p in points if p.label == "2c1t" and p.task == "logic3"}
     assert maj[10] == maj[150]  # K does not touch MAJ
+
+
+# -- the run's own votes ----------------------------------------------------------------------------------
+def _done(condition: str, qid: str, maj: tuple[bool, bool], rr: tuple[bool, bool]) -> dict:
+    votes = {m: {"correct": ok, "fooled": f} for m, (ok, f) in (("MAJ", maj), ("RRMaj", rr))}
+    return {"type": "done", "condition": condition, "question_id": qid, "votes": votes}
+
+
+def test_vote_rates_score_each_conditions_recorded_votes_over_its_finished_questions():
+    conditions = {"a": {"key": "a", "c": 3, "n": 5}, "b": {"key": "b", "c": 0, "n": 5}}
+    records = [
+        _done("a", "q0", maj=(False, True), rr=(True, False)),
+        (None, {"type": "trajectory", "condition": "a"}),  # not a finished unit: ignored
+        _done("b", "q0", maj=(True, False), rr=(True, False)),
+        _done("a", "q1", maj=(False, False), rr=(False, True)),
+        _done("a", "q2", maj=(True, False), rr=(True, False)),
+    ]
+    records = [r if isinstance(r, tuple) else (i, r) for i, r in enumerate(records)]
+    rates = vote_rates(RunLog(Path("run.jsonl"), {}, conditions, records))
+    a, b = rates  # in log order; "b" has its one question
+    assert a.condition is conditions["a"] and a.questions == 3
+    assert a.accuracy == pytest.approx({"MAJ": 1 / 3, "RRMaj": 2 / 3})
+    assert a.fooled == pytest.approx({"MAJ": 1 / 3, "RRMaj": 1 / 3})
+    assert (b.questions, b.accuracy, b.fooled) == (
+        1,
+        {"MAJ": 1.0, "RRMaj": 1.0},
+        {"MAJ": 0.0, "RRMaj": 0.0},
+    )
+
+
+def test_vote_rates_of_a_log_with_no_finished_question_are_empty():
+    assert vote_rates(RunLog(Path("run.jsonl"), {}, {"a": {"key": "a"}}, [])) == []

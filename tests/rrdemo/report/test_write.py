@@ -11,8 +11,9 @@ import pytest
 from rrdemo.cli import main as cli_main
 from rrdemo.errors import RRError
 from rrdemo.report.speakers import final_speaker, speaker_mix
+from rrdemo.report.tables import vote_rates
 from rrdemo.report.write import write_report
-from rrdemo.runs.log import read_run
+from rrdemo.runs.log import read_log, read_run
 from rrdemo.runs.runner import run_plan
 from rrdemo.runs.spec import plan_sweep
 from rrdemo.speakers import chunk_roles
@@ -28,17 +29,6 @@ def log(tmp_path) -> Path:
     return path
 
 
-def _decisions(path: Path) -> dict[tuple[str, str], float]:
-    """Accuracy of each (condition, method) from the run's own per-question decisions."""
-    hits: dict[tuple[str, str], list[bool]] = {}
-    for line in path.read_text().splitlines()[1:]:
-        record = json.loads(line)
-        if record["type"] == "done":
-            for method, vote in record["votes"].items():
-                hits.setdefault((record["condition"], method), []).append(vote["correct"])
-    return {key: sum(v) / len(v) for key, v in hits.items()}
-
-
 def test_report_tables_agree_with_the_runs_own_votes(log, tmp_path):
     out = tmp_path / "report"
     written = write_report(log, out, png=False)
@@ -47,9 +37,11 @@ def test_report_tables_agree_with_the_runs_own_votes(log, tmp_path):
         assert {f"{stem}.md", f"{stem}.csv"} <= names
     assert {"rho.html", "m_scaling.html", "report.md"} <= names
     # M = N = M*: the pool estimate is the logged decision (the scripted agents never tie)
-    header = json.loads(log.read_text().splitlines()[0])
-    label_of = {c["key"]: c["label"] for c in header["conditions"]}
-    expected = {(label_of[cond], method): acc for (cond, method), acc in _decisions(log).items()}
+    expected = {
+        (r.condition["label"], method): accuracy
+        for r in vote_rates(read_log(log))
+        for method, accuracy in r.accuracy.items()
+    }
     with (out / "main_table.csv").open() as fh:
         rows = [r for r in csv.DictReader(fh) if r["method"] != "Delta"]
     assert len(rows) == 2 * len(LABELS)

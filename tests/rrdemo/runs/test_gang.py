@@ -37,7 +37,7 @@ def test_units_run_together_write_what_they_write_alone(tmp_path):
     assert _content(together) == _content(alone)
     # the model saw fewer, bigger calls: several units' requests in one batch
     sizes = [len(call) for call in pool.backends["obey"].calls]
-    assert max(sizes) > plan.conditions[0].config.n_trajectories
+    assert max(sizes) > plan.conditions[0].config.resolved_m
 
 
 def test_a_resumed_run_with_workers_runs_only_what_is_missing(tmp_path):

@@ -43,7 +43,7 @@ def assert_exactly_once(path: Path, plan: Plan) -> None:
                     if r["type"] == "trajectory"
                     and (r["condition"], r["question_id"], r["method"]) == (cond.key, q.qid, method)
                 )
-                assert got == list(range(cond.config.n_trajectories))
+                assert got == list(range(cond.config.resolved_m))
 
 
 # -- the log ----------------------------------------------------------------------------------------
@@ -204,7 +204,7 @@ def test_plan_expands_tasks_configs_strengths_and_k_with_one_question_sample():
         }
     )
     assert len(plan.conditions) == 2 * 2 * 2 and plan.n_units == 32
-    assert {c.config.n_trajectories for c in plan.conditions} == {4}
+    assert {c.config.resolved_m for c in plan.conditions} == {4}
     qids = {tuple(q.qid for q in c.questions) for c in plan.conditions}
     assert len(qids) == 1  # MAJ and RRMaj and every config see the same questions
 

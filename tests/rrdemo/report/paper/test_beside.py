@@ -286,7 +286,7 @@ def test_the_k_ablation_hint_reproduces_the_papers_design() -> None:
     assert sorted({c.k for c in configs}) == [10, 30, 75, 150, 300, 500]
     assert {c.task.name for c in plan.conditions} == {"logic7", "logic3", "track7"}
     for config in configs:
-        assert (config.label, config.n, config.n_trajectories) == ("2c1t", 3, 3)
+        assert (config.label, config.n, config.resolved_m) == ("2c1t", 3, 3)
         assert config.order == "fixed" and config.max_tokens == 4096
         assert config.max_tokens >= 2 * config.n * config.k  # every agent writes at least twice
 
@@ -294,5 +294,5 @@ def test_the_k_ablation_hint_reproduces_the_papers_design() -> None:
 def test_the_m_scaling_hints_draw_m_up_to_40_from_pools_of_50() -> None:
     for table in (scaling_beside([]), scaling_3c2t_beside([])):
         plan = _hinted_plan(table.note)
-        assert {c.config.n_trajectories for c in plan.conditions} == {50}, table.name
+        assert {c.config.resolved_m for c in plan.conditions} == {50}, table.name
         assert "M* = 50" in table.note
