@@ -45,7 +45,7 @@ PRESET_MODEL_NOTE = (
     "models with the same config and seed. The first presets are recordings of "
     "Qwen2.5-Coder-1.5B, an offline model that reasons step by step: its agents solve some "
     "problems, the injection moves them, and RR trajectories mix honest and corrupted writers. "
-    "Our sweep with it is partial (93 of 600 units) and shows no rescue beyond its intervals yet "
+    "Our sweep with it is partial (100 of 600 units) and shows no rescue beyond its intervals yet "
     "(About tab). SmolLM2-135M and Gemma-3-270M show how the protocols work, not the rescue. On a "
     "GPU, type a hub model of a few billion parameters in **Model (all agents)**, e.g. "
     f"`Qwen/Qwen2.5-7B-Instruct` (the paper used {models_text()})."
