@@ -105,6 +105,7 @@ def _generation_request(
         room=chunk.room,
         turn=policy,
         group=chunk.key[0],  # the run id
+        head=len(chunk.agent.prompt),  # the agent's own prompt leads every chunk's prompt
     )
 
 

@@ -37,6 +37,10 @@ class GenerationRequest:
     # protocols pass their run id), so a run's text never depends on what other runs that happen
     # to be going on at the same time (other Arena visitors) have cached. None: one shared group.
     group: Hashable | None = None
+    # How many leading characters of `prompt` are the agent's own rendered prompt (question,
+    # instructions, injection), the same in every run that asks it. A backend may keep those
+    # cells across runs (llama.cpp does: `rrdemo.backends.llamacpp`, "Heads"); 0: none.
+    head: int = 0
 
 
 @dataclass(frozen=True)

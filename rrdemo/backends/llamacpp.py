@@ -17,6 +17,12 @@ suffixes of all rows are prefilled in one call, shorter ones padded where that s
 (see `_prefill`), then every live row decodes one token per `llama_decode` step. Sampling (greedy, or temperature + top-p) runs in numpy with each
 request's own seeded generator.
 
+Heads. An agent's own prompt (question, instructions, injection: `GenerationRequest.head`) is
+computed alone, in calls holding only its tokens, and kept across runs under the group `HEADS`
+(the `MAX_HEADS` most recently used); every request may copy from it. So a prompt's cells are the
+same whenever and beside whatever they are computed, and a run that asks what an earlier run
+asked (the Arena's presets, a visitor pressing Run again) goes straight to decoding.
+
 Reproducibility: the same requests in the same order give the same text, whatever ran before
 (each call's batch shapes follow from its requests alone). Why a stream per sequence
 (`kv_unified=False`) and no flash attention: in one shared cell pool a sequence's cells land
@@ -39,6 +45,7 @@ whose next-token entropy passes the threshold (that token is then not written).
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import threading
 import time
@@ -65,9 +72,9 @@ from rrdemo.backends.llamacpp_native import (
     quiet_llama_logs,
     sample_token,
 )
-from rrdemo.backends.llamacpp_rows import Row, assign, padded_lengths
+from rrdemo.backends.llamacpp_rows import HEADS, Row, assign, padded_lengths
 from rrdemo.backends.llamacpp_sequences import Sequences
-from rrdemo.backends.tokens import incomplete_tail
+from rrdemo.backends.tokens import common_prefix, incomplete_tail
 from rrdemo.config import Sampling
 from rrdemo.errors import RRError
 from rrdemo.turns import entropy_nats, turn_over
@@ -75,6 +82,7 @@ from rrdemo.turns import entropy_nats, turn_over
 N_CTX_SEQ = 2048  # KV cells per sequence: the longest prompt + new tokens one request can have
 N_SEQ_MAX = 32  # sequences (cached keys) per model; the least recently used is evicted beyond
 # KV memory is N_SEQ_MAX x N_CTX_SEQ cells: 1.5 GB for SmolLM2-135M, 1.2 GB for Gemma 3 270M (f16).
+MAX_HEADS = 8  # heads cached per model: two prompts a run (one injected, one clean), four runs
 UTF8_EXTRA_TOKENS = 3  # a UTF-8 character has at most 4 bytes: 3 more one-byte tokens finish it
 
 
@@ -364,12 +372,58 @@ class LlamaCppBackend(Backend):
                 self._seqs.busy.add(own.sid)
             plans[i] = (request, ids, own)
         try:
+            computed = self._heads(plans, protect)
             assign(self._seqs, self._live.values(), plans, protect, rows, self.share_prefixes)
+            for i, n in computed.items():  # a head computed for a row counts as its prefill
+                rows[i].prefill_tokens += n
         except BaseException:  # e.g. more requests than sequences: the unused ones stay cached
             for request, _, own in plans[len(rows) :]:
                 if own is not None:
                     self._seqs.keep(request.key, own)
             raise
+
+    def _heads(self, plans: list, protect: set[Hashable]) -> dict[int, int]:
+        """Make sure every new key's head (its agent's own prompt, `GenerationRequest.head`) is
+        cached: computed alone, in calls of its own tokens only, so that its cells are the same
+        whenever and beside whatever it is computed, and kept across runs (group `HEADS`, the
+        `MAX_HEADS` most recently used). A request then copies its prompt's cells from there
+        (`assign`): a run that asks what an earlier one asked skips the prompt's prefill, and its
+        text does not depend on whether the head was cached or computed. Returns the tokens
+        computed, by the index of the first plan that needed each head."""
+        todo: dict[Hashable, tuple[int, list[int]]] = {}
+        for i, (request, ids, own) in enumerate(plans):
+            if not request.head or own is not None:  # own cells began from the head already
+                continue
+            # All but the head's last token: a row reading just its prompt runs that one itself.
+            head = ids[: common_prefix(self.encode(request.prompt[: request.head]), ids) - 1]
+            if len(head) < 2:
+                continue
+            key = (HEADS, hashlib.sha1(np.asarray(head, dtype=np.int64).tobytes()).hexdigest())
+            protect.add(key)
+            if key in self._seqs.cached:
+                self._seqs.cached[key].used = time.monotonic()
+            else:
+                todo.setdefault(key, (i, head))
+        for key, (_, head) in todo.items():
+            seq = self._seqs.new(protect)
+            try:
+                for start in range(0, len(head), N_BATCH):
+                    part = head[start : start + N_BATCH]
+                    self._decode([(t, start + p, seq.sid, False) for p, t in enumerate(part)])
+            except BaseException:
+                self._seqs.give_back(seq, kept=False)
+                raise
+            seq.ids, seq.group, seq.used = head, HEADS, time.monotonic()
+            self._seqs.keep(key, seq)
+        idle = sorted(
+            (s.used, k)
+            for k, s in self._seqs.cached.items()
+            if s.group == HEADS and k not in protect
+        )
+        n_heads = sum(s.group == HEADS for s in self._seqs.cached.values())
+        for _, key in idle[: max(n_heads - MAX_HEADS, 0)]:
+            self._seqs.drop(key)
+        return {i: len(head) for i, head in todo.values()}
 
     def _prefill(self, rows: list[Row], read=None) -> list:
         """Run the rows' uncached prompt tokens, wave by wave, and sample each first token

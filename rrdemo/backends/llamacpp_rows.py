@@ -21,6 +21,9 @@ _DOMINATED = 2
 # A micro-batch costs about as much as this many prefill tokens: reading all the weights once.
 # Padding a row's suffix by fewer tokens than that, to run it with longer ones, saves time.
 PASS_TOKENS = 8
+# The prefix-sharing group of the cached heads (agents' own prompts, computed alone and kept
+# across runs; rrdemo.backends.llamacpp, "Heads"): every request may start from them.
+HEADS = "\x00heads"
 _MAX_LEVELS = 8  # distinct suffix lengths tried as padding targets (2^7 plans); beyond, no padding
 
 
@@ -82,7 +85,8 @@ def assign(
                 seqs.clear(seq.sid)
             else:
                 seqs.copy(source.sid, seq.sid, row.cached)
-                if key is not None and len(source.ids) - row.cached <= _DOMINATED:
+                dominated_donor = len(source.ids) - row.cached <= _DOMINATED
+                if key is not None and source.group != HEADS and dominated_donor:
                     dominated.append(key)
         row.prefill_tokens = len(ids) - row.cached
         seq.used = now
@@ -98,11 +102,12 @@ def donor_for(
     live: Iterable[Row],
     rows: list[Row],
 ) -> tuple[object, int, Hashable | None] | None:
-    """What of the same prefix-sharing `group` shares the longest prefix with `ids`, if it beats
-    `keep`: a cached sequence (with its key), a row of another call still decoding (its fed
-    tokens: its cells stay put), or an earlier row of this call. With how many tokens to take."""
+    """What of the same prefix-sharing `group` (or the cached heads) shares the longest prefix with
+    `ids`, if it beats `keep`: a cached sequence (with its key), a row of another call still
+    decoding (its fed tokens: its cells stay put), or an earlier row of this call. With how many
+    tokens to take."""
     best, key = None, None
-    candidates = [(s, s.ids, k) for k, s in seqs.cached.items() if s.group == group]
+    candidates = [(s, s.ids, k) for k, s in seqs.cached.items() if s.group in (group, HEADS)]
     candidates += [
         (r.seq, r.ids + r.new[:-1], None) for r in live if not r.done and r.request.group == group
     ]

@@ -10,13 +10,14 @@ from rrdemo.backends import choice
 from rrdemo.backends.base import Delta, Finished, GenerationRequest
 from rrdemo.backends.choice import choose_backend, with_backends
 from rrdemo.backends.llamacpp_native import sample_token
+from rrdemo.backends.llamacpp_rows import HEADS
 from rrdemo.backends.registry import _OFFLINE_FILES
 from rrdemo.backends.tokens import common_prefix, incomplete_tail
 from rrdemo.config import AgentSpec, RunConfig, Sampling
 from rrdemo.errors import RRError
 from rrdemo.protocols import run_question
 from rrdemo.tasks import get_task
-from tests.support.llama import GREEDY, finish, llama, needs_llama, twin
+from tests.support.llama import GREEDY, OneModel, finish, llama, needs_llama, twin
 
 MODELS = ("smollm2", "gemma3-270m")
 
@@ -164,21 +165,23 @@ def test_a_turn_never_ends_inside_a_utf8_character(llama_pool):
 
 
 @needs_llama
-def test_release_frees_sequences_and_a_stopped_run_leaves_nothing(llama_pool):
-    backend = llama(llama_pool, "smollm2")
+def test_release_frees_sequences_and_a_stopped_run_leaves_only_its_heads(llama_pool):
+    backend = twin(llama(llama_pool, "smollm2"))
     free = backend.free_sequences()
     task = get_task("custom")
     question = task.question("Pick one: (A) yes (B) no", gold="(A)")
     agents = (AgentSpec("smollm2", backend="llamacpp"),) * 2
     config = RunConfig(agents=agents, strength="none", k=3, max_tokens=6, m=2)
-    stream = run_question(config, question, task, llama_pool)
+    stream = run_question(config, question, task, OneModel(backend))
     next(e for e in stream if e.kind == "chunk_written" and e.method == "RRMaj")
-    assert backend.free_sequences() < free
+    assert backend.free_sequences() < free - 1
     stream.close()
-    assert backend.free_sequences() == free and not backend.cached_keys()
-    events = list(run_question(config, question, task, llama_pool))
+    assert [key[0] for key in backend.cached_keys()] == [HEADS]  # one prompt: no injection
+    assert backend.free_sequences() == free - 1
+    events = list(run_question(config, question, task, OneModel(backend)))
     assert events[0].config["agents"][0]["backend"] == "llamacpp"
-    assert backend.free_sequences() == free
+    assert backend.free_sequences() == free - 1
+    backend.close()
 
 
 @needs_llama
@@ -260,11 +263,12 @@ def test_cost_accounting_at_an_equal_budget_on_llama_cpp(llama_pool):
     prompts = [len(backend.encode(a.prompt)) for a in agents]
     corrupted = next(p for p, a in zip(prompts, agents, strict=True) if a.corrupted)
     honest = next(p for p, a in zip(prompts, agents, strict=True) if not a.corrupted)
-    # MAJ: the first corrupted and honest answers read their prompts, the other 3 copy them.
+    # MAJ: each prompt is read once (its head: all but its last token, kept across runs), and
+    # each of the 5 answers runs its prompt's last token.
     assert maj["prefill_tokens"] <= corrupted + honest + 3
     # RRMaj: 15 turns; without reuse or copies each would read its speaker's whole prompt.
     assert rr["prefill_tokens"] < 3 * sum(prompts) / 2
-    assert not backend.cached_keys()
+    assert all(key[0] == HEADS for key in backend.cached_keys())  # the run left its heads only
 
 
 def test_backends_bench_refuses_bad_options_and_writes_its_readme_section(tmp_path, capsys):

@@ -1,16 +1,19 @@
 """Sequence bookkeeping of the llama.cpp backend: consecutive ids per call, donors still
-decoding, and dropping cells a copy has superseded."""
+decoding, dropping cells a copy has superseded, and agents' prompts (heads) kept across runs."""
 
 from __future__ import annotations
 
 import pytest
 
 from rrdemo.backends.base import Delta, Finished, GenerationRequest
+from rrdemo.backends.llamacpp import MAX_HEADS
+from rrdemo.backends.llamacpp_rows import HEADS
 from rrdemo.backends.llamacpp_sequences import Sequences
-from rrdemo.config import AgentSpec, RunConfig
+from rrdemo.config import AgentSpec, RunConfig, Sampling
 from rrdemo.errors import RRError
 from rrdemo.protocols import run_question
 from rrdemo.tasks import get_task
+from rrdemo.tasks.benchmarks import styled_prompt
 from tests.support.llama import (
     GREEDY,
     OneModel,
@@ -145,3 +148,64 @@ def test_prefixes_are_shared_within_a_group_only(llama_pool):
     assert next(o for o in backend.generate([same]) if isinstance(o, Finished)).prefill_tokens == 1
     list(running)
     backend.close()
+
+
+def _run_texts(models, config, question, task) -> tuple[list[str], dict[str, int]]:
+    """Every chunk and final text of a run, and the prefill tokens each method spent."""
+    texts, prefill = [], {}
+    for event in run_question(config, question, task, models):
+        if event.kind == "chunk_written":
+            texts.append(f"{event.method} {event.trajectory} {event.turn}: {event.text}")
+        elif event.kind == "compute_used":
+            prefill[event.method] = event.prefill_tokens
+    return texts, prefill
+
+
+@needs_llama
+def test_a_repeated_question_starts_from_cached_heads_and_writes_the_same_text(llama_pool):
+    """Agents' own prompts (heads) are computed alone and kept across runs: asking again skips
+    their prefill, and the text is the one a backend that never saw the question writes."""
+    backend = twin(llama(llama_pool, "smollm2"))
+    models, task = OneModel(backend), get_task("custom")
+    first = task.question("Pick one: (A) red (B) blue", gold="(A)")
+    other = task.question("Pick one: (A) up (B) down", gold="(B)")
+    bad, good = (AgentSpec("smollm2", c, backend="llamacpp") for c in (True, False))
+    hot = Sampling(temperature=0.7, top_p=0.95, seed=3)
+    config = RunConfig((bad, bad, good), strength="strong", k=3, max_tokens=9, sampling=hot)
+    cold_texts, cold = _run_texts(models, config, first, task)
+    heads = [k for k in backend.cached_keys() if k[0] == HEADS]
+    assert len(heads) == 2  # the injected prompt and the clean one
+    _run_texts(models, config, other, task)
+    warm_texts, warm = _run_texts(models, config, first, task)
+    assert warm_texts == cold_texts
+    prompts = {len(backend.encode(a.prompt)) for a in _agents(backend, config, first, task)}
+    assert cold["MAJ"] >= sum(prompts) and warm["MAJ"] <= 3  # one last prompt token per answer
+    fresh = twin(backend)
+    assert _run_texts(OneModel(fresh), config, first, task)[0] == cold_texts
+    for b in (backend, fresh):
+        b.close()
+
+
+@needs_llama
+def test_cached_heads_are_bounded_and_a_stopped_run_leaves_only_them(llama_pool):
+    backend = twin(llama(llama_pool, "smollm2"))
+    models, task = OneModel(backend), get_task("custom")
+    agents = tuple(AgentSpec("smollm2", c, backend="llamacpp") for c in (True, False))
+    config = RunConfig(agents, strength="strong", k=2, max_tokens=2)
+    for i in range(MAX_HEADS):  # two heads a run: twice as many as are kept
+        _run_texts(models, config, task.question(f"Is {i} even? (A) yes (B) no"), task)
+    keys = backend.cached_keys()
+    assert len(keys) == MAX_HEADS and all(k[0] == HEADS for k in keys)
+    assert backend.free_sequences() == backend.n_seq_max - MAX_HEADS
+    backend.close()
+
+
+def _agents(backend, config, question, task):
+    from rrdemo.agents import build_agents
+    from rrdemo.corruption import make_injection
+    from rrdemo.protocols import choose_target
+
+    target = choose_target(task, question, config)
+    injection = make_injection(config.strength, task.format_target(target), None)
+    message = styled_prompt(task.prompt(question), config.prompt_style)
+    return build_agents(config, OneModel(backend), message, injection)
