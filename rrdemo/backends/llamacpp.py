@@ -209,12 +209,6 @@ class LlamaCppBackend(Backend):
         return [(n, self.decode(ids[:n])) for n in cuts]
 
     # -- sequences -------------------------------------------------------------------------------
-    def cached_keys(self) -> list[Hashable]:
-        return list(self._seqs.cached)
-
-    def free_sequences(self) -> int:
-        return len(self._seqs.free)
-
     def release(self, key_prefix: tuple = ()) -> None:
         with self._lock:
             self._seqs.release(key_prefix)

@@ -16,7 +16,7 @@ from bench.backends import (
     summarize_questions,
 )
 from tests.support.fakes import FakeBackend, obeys_injection
-from tests.support.llama import llama, needs_llama
+from tests.support.llama import cached_keys, llama, needs_llama
 
 
 @pytest.mark.parametrize(
@@ -219,4 +219,4 @@ def test_the_arenas_run_on_two_questions_on_llama_cpp():
         assert 0 < out["decode_tokens"] <= 10 * 8 and out["prefill_tokens"] > 0
         assert out["wall_s"] > 0
     assert summarize_questions([outs])["decode_tokens"] == sum(o["decode_tokens"] for o in outs)
-    assert not backend.cached_keys()
+    assert not cached_keys(backend)

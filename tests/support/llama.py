@@ -62,3 +62,13 @@ class OneModel:
 
     def get(self, *_, **__):
         return self.backend
+
+
+def cached_keys(backend) -> list:
+    """The request keys whose sequences `backend` keeps cached (its sequence table's view)."""
+    return list(backend._seqs.cached)
+
+
+def free_sequences(backend) -> int:
+    """How many of `backend`'s sequence ids are free."""
+    return len(backend._seqs.free)

@@ -16,7 +16,15 @@ from rrdemo.config import AgentSpec, RunConfig, Sampling
 from rrdemo.errors import RRError
 from rrdemo.protocols import run_question
 from rrdemo.tasks import get_task
-from tests.support.llama import GREEDY, finish, llama, needs_llama, twin
+from tests.support.llama import (
+    GREEDY,
+    cached_keys,
+    finish,
+    free_sequences,
+    llama,
+    needs_llama,
+    twin,
+)
 
 MODELS = ("smollm2", "gemma3-270m")
 
@@ -166,19 +174,19 @@ def test_a_turn_never_ends_inside_a_utf8_character(llama_pool):
 @needs_llama
 def test_release_frees_sequences_and_a_stopped_run_leaves_nothing(llama_pool):
     backend = llama(llama_pool, "smollm2")
-    free = backend.free_sequences()
+    free = free_sequences(backend)
     task = get_task("custom")
     question = task.question("Pick one: (A) yes (B) no", gold="(A)")
     agents = (AgentSpec("smollm2", backend="llamacpp"),) * 2
     config = RunConfig(agents=agents, strength="none", k=3, max_tokens=6, m=2)
     stream = run_question(config, question, task, llama_pool)
     next(e for e in stream if e.kind == "chunk_written" and e.method == "RRMaj")
-    assert backend.free_sequences() < free
+    assert free_sequences(backend) < free
     stream.close()
-    assert backend.free_sequences() == free and not backend.cached_keys()
+    assert free_sequences(backend) == free and not cached_keys(backend)
     events = list(run_question(config, question, task, llama_pool))
     assert events[0].config["agents"][0]["backend"] == "llamacpp"
-    assert backend.free_sequences() == free
+    assert free_sequences(backend) == free
 
 
 @needs_llama
@@ -189,7 +197,7 @@ def test_a_request_longer_than_the_context_is_refused_clearly(llama_pool):
         list(
             backend.generate([GenerationRequest(("long",), prompt, backend.max_context, GREEDY, 0)])
         )
-    assert ("long",) not in backend.cached_keys()
+    assert ("long",) not in cached_keys(backend)
 
 
 @pytest.mark.slow
@@ -264,7 +272,7 @@ def test_cost_accounting_at_an_equal_budget_on_llama_cpp(llama_pool):
     assert maj["prefill_tokens"] <= corrupted + honest + 3
     # RRMaj: 15 turns; without reuse or copies each would read its speaker's whole prompt.
     assert rr["prefill_tokens"] < 3 * sum(prompts) / 2
-    assert not backend.cached_keys()
+    assert not cached_keys(backend)
 
 
 def test_backends_bench_refuses_bad_options_and_writes_its_readme_section(tmp_path, capsys):

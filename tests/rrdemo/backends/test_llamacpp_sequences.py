@@ -14,7 +14,9 @@ from rrdemo.tasks import get_task
 from tests.support.llama import (
     GREEDY,
     OneModel,
+    cached_keys,
     finish,
+    free_sequences,
     llama,
     needs_llama,
     spy_decode,
@@ -120,13 +122,13 @@ def test_a_donor_the_copy_took_whole_is_dropped_and_its_stream_freed(llama_pool)
     backend = twin(llama(llama_pool, "smollm2"))
     prompt = backend.render_prompt("Describe the sea.")
     text = finish(backend, ("a",), prompt, 4).text
-    free = backend.free_sequences()
+    free = free_sequences(backend)
     b = finish(backend, ("b",), prompt + text, 4)  # same prompt: takes all of a's cells
     assert b.prefill_tokens <= 3
-    assert backend.cached_keys() == [("b",)] and backend.free_sequences() == free
+    assert cached_keys(backend) == [("b",)] and free_sequences(backend) == free
     other = backend.render_prompt("Describe the desert.")
     finish(backend, ("c",), other, 2)  # shares only the template's opening: b stays
-    assert set(backend.cached_keys()) == {("b",), ("c",)}
+    assert set(cached_keys(backend)) == {("b",), ("c",)}
     backend.close()
 
 
