@@ -43,6 +43,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from rrdemo.errors import RRError
+from rrdemo.events import METHODS
 
 START, END = "<!-- bench:backends:start -->", "<!-- bench:backends:end -->"
 ENGINES = ("transformers", "llamacpp")
@@ -115,7 +116,7 @@ def _median(runs: list[dict], key: str) -> float:
 
 def arena_pass(backend, questions: list[tuple]) -> list[dict]:
     """The Arena's run (MAJ and RRMaj interleaved, end-of-sequence allowed) on each question."""
-    return [run(backend, c, q, t, ("MAJ", "RRMaj"), True, budget=False) for c, q, t in questions]
+    return [run(backend, c, q, t, METHODS, True, budget=False) for c, q, t in questions]
 
 
 def summarize(runs: list[dict]) -> dict:
@@ -182,21 +183,19 @@ def run_benchmark(opts: argparse.Namespace, log=print) -> dict:
         log(f"loading {opts.model} on {engine} ...")
         backends[engine], loads[engine] = load(engine, opts.model)
         warm = config.with_(k=4, max_tokens=8)
-        run(backends[engine], warm, question, task, ("MAJ", "RRMaj"))  # untimed warm-up
+        run(backends[engine], warm, question, task, METHODS)  # untimed warm-up
     arena_config = build_arena_config(opts.model)
     questions = arena_questions(opts.model, opts.arena_questions)
     timed: dict = {e: {"MAJ": [], "RRMaj": [], "arena": [], "questions": []} for e in ENGINES}
     for r in range(opts.repeats):
         engines = ENGINES if r % 2 == 0 else ENGINES[::-1]
         for engine in engines:
-            for method in ("MAJ", "RRMaj") if r % 2 == 0 else ("RRMaj", "MAJ"):
+            for method in METHODS if r % 2 == 0 else METHODS[::-1]:
                 out = run(backends[engine], config, question, task, (method,))
                 timed[engine][method].append(out)
                 log(f"round {r + 1} {engine:12s} {method:5s} {out['wall_s']:7.2f} s")
         for engine in engines:
-            out = run(
-                backends[engine], arena_config, question, task, ("MAJ", "RRMaj"), True, budget=False
-            )
+            out = run(backends[engine], arena_config, question, task, METHODS, True, budget=False)
             timed[engine]["arena"].append(out)
             log(f"round {r + 1} {engine:12s} arena {out['wall_s']:7.2f} s")
         for engine in engines:

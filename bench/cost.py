@@ -36,6 +36,7 @@ from pathlib import Path
 
 from bench.report import render_table, write_readme
 from rrdemo.errors import RRError
+from rrdemo.events import METHODS
 
 HERE = Path(__file__).resolve().parent
 TARGETS = {  # the medians on a 2-core CPU, in the setting where every agent speaks
@@ -234,11 +235,11 @@ def measure_ab(backend, opts: BenchOptions, task, questions, log) -> dict:
     """MAJ and RRMaj alternating, after one untimed warm-up pair on the first question."""
     config = opts.config()
     log(f"{config.label} K={opts.k} L={opts.max_tokens} order={opts.order}: warm-up (not timed)")
-    for method in ("MAJ", "RRMaj"):
+    for method in METHODS:
         run_pass(backend, config, task, questions[:1], method)
     passes: dict[str, list[dict]] = {"MAJ": [], "RRMaj": []}
     for r in range(opts.repeats):
-        for method in ("MAJ", "RRMaj"):
+        for method in METHODS:
             result = run_pass(backend, config, task, questions, method)
             passes[method].append(result)
             log(f"repeat {r + 1}/{opts.repeats} {method}: {result['wall_s']:.1f} s")
@@ -261,7 +262,7 @@ def measure_variants(base, opts: BenchOptions, task, questions, prompts, log) ->
         out[name] = {**_summary([result]), **prefill_ratios(result, prompts)}
         log(f"RRMaj {name}: {result['wall_s']:.1f} s, prefill {result['prefill_tokens']}")
     natural = twin(base)
-    for method in ("MAJ", "RRMaj"):
+    for method in METHODS:
         result = run_pass(natural, config, task, questions, method)
         out[f"eos_allowed_{method}"] = _summary([result])
         log(f"{method} with EOS: {result['wall_s']:.1f} s, decoded {result['decode_tokens']}")
@@ -375,7 +376,7 @@ def rss_probe(opts: BenchOptions, n: int) -> dict:
     task = get_task(opts.task)
     questions = load_questions(task, n=1, seed=opts.seed)
     config = opts.config(n=n, c=min(opts.c, n - 1))
-    for method in ("MAJ", "RRMaj"):
+    for method in METHODS:
         run_pass(backend, config, task, questions, method)
     weights = sum(p.numel() * p.element_size() for p in base.model.parameters())
     return {

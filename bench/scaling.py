@@ -35,6 +35,7 @@ from pathlib import Path
 
 from bench.cost import BenchOptions, agent_prompts, run_pass, speaker_stats, twin
 from rrdemo.errors import RRError
+from rrdemo.events import METHODS
 
 HERE = Path(__file__).resolve().parent
 # (N, K, L): N at K = 50, L = 256; K at N = 5, L = 256; L = 1024 with K = 100 and 300.
@@ -116,7 +117,7 @@ def measure(points, model: str, seed: int, log) -> dict:
         )
         config = opts.config()
         texts = [agent_prompts(backend, config, task, questions[0])]
-        for method in ("MAJ", "RRMaj"):  # untimed warm-up at this shape
+        for method in METHODS:  # untimed warm-up at this shape
             run_pass(backend, config, task, questions, method)
         maj = run_pass(backend, config, task, questions, "MAJ")
         rr = run_pass(backend, config, task, questions, "RRMaj")

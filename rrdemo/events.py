@@ -9,9 +9,10 @@ trajectory index for RRMaj.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import ClassVar, Literal
+from typing import ClassVar, Literal, get_args
 
 Method = Literal["MAJ", "RRMaj"]
+METHODS: tuple[Method, ...] = get_args(Method)  # in the order a run goes through them
 
 
 @dataclass(frozen=True)

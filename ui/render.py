@@ -12,7 +12,7 @@ import time
 from html import escape
 
 from rrdemo.config import LATER_FIELDS, RunConfig
-from rrdemo.events import AnswerExtracted, Decision, TurnMeasured
+from rrdemo.events import METHODS, AnswerExtracted, Decision, TurnMeasured
 from rrdemo.fold import Chunk, MethodRecord, Trajectory, TrajectorySpeakers
 from ui.state import ArenaState
 
@@ -382,7 +382,7 @@ def render_verdict(state: ArenaState) -> str:
         return ""
     gold_known = state.question.get("gold") is not None
     parts = []
-    for method in ("MAJ", "RRMaj"):
+    for method in METHODS:
         view = state.methods.get(method)
         if view is None:
             continue
