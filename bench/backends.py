@@ -10,7 +10,7 @@ K = 50, L = 256 (L >= N x K: each trajectory has 6 turns and every agent writes)
 run the Arena's own defaults unchanged (K = 4, L = 256, `INTERACTIVE_DEFAULTS`).
 
 1. **MAJ and RRMaj at an equal decoding budget** on each engine: every answer and trajectory
-   decodes exactly L tokens (`suppress_eos`), so both decode N x L tokens. Wall time, decode
+   decodes exactly L tokens (`fixed_length`, bench/variants.py), so both decode N x L tokens. Wall time, decode
    tokens per second, prefill tokens; RRMaj / MAJ per engine (target on llama.cpp: <= 1.05).
 2. **The Arena's default run end to end on question 0**: MAJ and RRMaj interleaved as the Arena
    streams them, end-of-sequence allowed, on each engine (target: llama.cpp at least 3x faster).
@@ -84,20 +84,26 @@ class _One:
 
 
 def load(engine: str, model: str):
-    """(backend, seconds to load) for `engine`."""
+    """(bench engine, seconds the engine took to load) for `engine`: the loaded model in its
+    engine's bench class (bench/variants.py), which can decode a fixed length."""
+    from bench.variants import twin
     from rrdemo.backends.loading import load_backend
 
     start = time.perf_counter()
-    backend = load_backend(model, backend=engine)
-    return backend, round(time.perf_counter() - start, 2)
+    loaded = load_backend(model, backend=engine)
+    seconds = round(time.perf_counter() - start, 2)
+    backend = twin(loaded)
+    if engine == "llamacpp":
+        loaded.close()  # the twin reopened the file; one context is enough
+    return backend, seconds
 
 
 def run(backend, config, question, task, methods, interleave=False, budget=True) -> dict:
-    """One run_question pass: wall time and the engine's own token counts. `budget`: every
-    answer and trajectory decodes exactly L tokens (end-of-sequence suppressed)."""
+    """One run_question pass on a bench engine (`load`): wall time and the engine's own token
+    counts. `budget`: every answer and trajectory decodes exactly L tokens (`fixed_length`)."""
     from rrdemo.protocols import run_question
 
-    backend.suppress_eos = budget  # both engines read it at every step (benchmark-only option)
+    backend.fixed_length = budget
     start = time.perf_counter()
     decode = prefill = 0
     for event in run_question(

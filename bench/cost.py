@@ -10,7 +10,7 @@ one agent in fresh processes. Results go to `bench/results.json` and a table in 
 
 Equal decoding budget: chat models often stop long before L, and MAJ answers and RR trajectories
 stop at different points, so by default every answer and every trajectory is forced to decode
-exactly L tokens (the backend's `suppress_eos`, like `generate(min_new_tokens=L)`). Then MAJ and
+exactly L tokens (`fixed_length`, bench/variants.py, like `generate(min_new_tokens=L)`). Then MAJ and
 RRMaj both decode N x L tokens per question. One extra pass with end-of-sequence allowed is
 reported per decoded token.
 
@@ -40,7 +40,6 @@ from bench.measure import (
     rss_probe,
     speaker_stats,
     summary,
-    twin,
 )
 from bench.report import render_table, write_readme
 from rrdemo.errors import RRError
@@ -137,6 +136,7 @@ def run_benchmark(opts: BenchOptions, base, log=print) -> dict:
     """Every measurement on `base` (a TransformersBackend); the dict written to results.json."""
     import torch
 
+    from bench.variants import twin
     from rrdemo.tasks import get_task, load_questions
 
     opts.validate()
@@ -145,7 +145,7 @@ def run_benchmark(opts: BenchOptions, base, log=print) -> dict:
     task = get_task(opts.task)
     questions = load_questions(task, n=opts.questions, seed=opts.seed)
     config = opts.config()
-    backend = twin(base, suppress_eos=True)  # equal decoding budget: exactly L tokens each
+    backend = twin(base, fixed_length=True)  # equal decoding budget: exactly L tokens each
     texts = [agent_prompts(backend, config, task, q) for q in questions]
     prompts = [[len(backend.encode(p)) for p in ps] for ps in texts]
     started = time.perf_counter()

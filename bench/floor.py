@@ -218,7 +218,7 @@ def measure(engine: str, model: str, opts, log) -> dict:
         prompt = backend.render_prompt(question.text)
         ids = backend.encode(prompt)
         ratios = []
-        backend.suppress_eos = True
+        backend.fixed_length = True
         for r in range(opts.repeats):
             eng = engine_decode(backend, prompt, config.n, opts.steps)
             ref = reference_decode(backend, ids, config.n, opts.steps, defaults=True)

@@ -29,21 +29,6 @@ HERE = Path(__file__).resolve().parent
 
 
 # -- one pass and its accounting ------------------------------------------------------------------
-def twin(base, **options):
-    """Another TransformersBackend over the same weights and tokenizer (no second copy)."""
-    from rrdemo.backends.hf import TransformersBackend
-
-    return TransformersBackend(
-        base.name,
-        base.model,
-        base.tokenizer,
-        revision=base.revision,
-        chat=base.chat,
-        eos_token_ids=tuple(base.eos_token_ids),
-        **options,
-    )
-
-
 class _Fixed:
     """A model source that hands the same backend to every agent."""
 
@@ -175,14 +160,16 @@ def measure_ab(backend, opts: BenchOptions, task, questions, log) -> dict:
 
 def measure_variants(base, opts: BenchOptions, task, questions, prompts, log) -> dict:
     """RRMaj once per engine variant; MAJ and RRMaj once with end-of-sequence allowed."""
+    from bench.variants import NoBatching, NoKvReuse, NoPrefixSharing, twin
+
     config = opts.config()
     out = {}
-    for name, options in (
-        ("no_prefix_sharing", {"share_prefixes": False, "suppress_eos": True}),
-        ("no_kv_reuse", {"reuse_cache": False, "suppress_eos": True}),
-        ("no_batching", {"batch": False, "suppress_eos": True}),
+    for name, variant in (
+        ("no_prefix_sharing", NoPrefixSharing),
+        ("no_kv_reuse", NoKvReuse),
+        ("no_batching", NoBatching),
     ):
-        result = run_pass(twin(base, **options), config, task, questions, "RRMaj")
+        result = run_pass(twin(base, variant, fixed_length=True), config, task, questions, "RRMaj")
         out[name] = {**summary([result]), **prefill_ratios(result, prompts)}
         log(f"RRMaj {name}: {result['wall_s']:.1f} s, prefill {result['prefill_tokens']}")
     natural = twin(base)
@@ -289,6 +276,7 @@ def rss_probe(opts: BenchOptions, n: int) -> dict:
 
     import torch
 
+    from bench.variants import twin
     from rrdemo.backends.loading import load_backend
     from rrdemo.tasks import get_task, load_questions
 
@@ -296,7 +284,7 @@ def rss_probe(opts: BenchOptions, n: int) -> dict:
     base = load_backend(opts.model)
     after_load = _status_kb("VmRSS")
     reset = _reset_peak()
-    backend = twin(base, suppress_eos=True)
+    backend = twin(base, fixed_length=True)
     task = get_task(opts.task)
     questions = load_questions(task, n=1, seed=opts.seed)
     config = opts.config(n=n, c=min(opts.c, n - 1))

@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 
 from bench.cost import BenchOptions
-from bench.measure import agent_prompts, run_pass, speaker_stats, twin
+from bench.measure import agent_prompts, run_pass, speaker_stats
 from rrdemo.errors import RRError
 from rrdemo.events import METHODS
 
@@ -104,11 +104,12 @@ def predict(point: dict, units: dict) -> float:
 def measure(points, model: str, seed: int, log) -> dict:
     import torch
 
+    from bench.variants import twin
     from rrdemo.backends.loading import load_backend
     from rrdemo.tasks import get_task, load_questions
 
     base = load_backend(model)
-    backend = twin(base, suppress_eos=True)
+    backend = twin(base, fixed_length=True)
     task = get_task("logic3")
     questions = load_questions(task, n=1, seed=seed)
     rows = []

@@ -91,11 +91,8 @@ def _log_softmax(logits: np.ndarray) -> np.ndarray:
 
 
 class LlamaCppBackend(Backend):
-    """A GGUF model run by llama.cpp in this process (see the module docstring).
-
-    `suppress_eos` is for benchmarks only: requests never end early, so each decodes exactly
-    `max_new_tokens` tokens. `share_prefixes=False` measures what copying prefixes buys.
-    """
+    """A GGUF model run by llama.cpp in this process (see the module docstring); the benchmarks'
+    variants (bench/variants.py) override `_assign` (prefix sharing) and `_allowed` (logits)."""
 
     def __init__(
         self,
@@ -107,8 +104,6 @@ class LlamaCppBackend(Backend):
         n_ctx_seq: int | None = None,
         n_seq_max: int | None = None,
         n_threads: int | None = None,
-        share_prefixes: bool = True,
-        suppress_eos: bool = False,
     ) -> None:
         import llama_cpp  # loads the shared library
         import llama_cpp.llama_cpp as ll
@@ -120,8 +115,6 @@ class LlamaCppBackend(Backend):
         self.path = Path(path)
         if not self.path.is_file():
             raise RRError(f"GGUF file {str(self.path)!r} does not exist")
-        self.share_prefixes = share_prefixes
-        self.suppress_eos = suppress_eos
         ll.llama_backend_init()
         model_params = ll.llama_model_default_params()
         # No repacked weights: their kernels differ between one-token steps and prefill batches.
@@ -147,7 +140,6 @@ class LlamaCppBackend(Backend):
         self.chat = bool(template) if chat is None else chat
         self._template = template if self.chat else None
         self.eos_token_ids = frozenset({*eos_token_ids, *self._vocab.end_of_generation()})
-        self._eos_list = np.array(sorted(self.eos_token_ids), dtype=np.int64)
         self._seqs = Sequences(ll, ll.llama_get_memory(self._ctx), self.n_seq_max, name)
         self._lock = threading.RLock()
         self._live: dict[int, Row] = {}  # rows of calls still decoding, by id()
@@ -226,9 +218,10 @@ class LlamaCppBackend(Backend):
 
     def _logits(self, i: int) -> np.ndarray:
         ptr = self._ll.llama_get_logits_ith(self._ctx, i)
-        logits = np.ctypeslib.as_array(ptr, shape=(self.n_vocab,)).copy()
-        if self.suppress_eos and self._eos_list.size:
-            logits[self._eos_list] = -np.inf
+        return self._allowed(np.ctypeslib.as_array(ptr, shape=(self.n_vocab,)).copy())
+
+    def _allowed(self, logits: np.ndarray) -> np.ndarray:
+        """The logits the next token is drawn from: all of the model's."""
         return logits
 
     # -- the meter -------------------------------------------------------------------------------
@@ -358,12 +351,16 @@ class LlamaCppBackend(Backend):
                 self._seqs.busy.add(own.sid)
             plans[i] = (request, ids, own)
         try:
-            assign(self._seqs, self._live.values(), plans, protect, rows, self.share_prefixes)
+            self._assign(plans, protect, rows)
         except BaseException:  # e.g. more requests than sequences: the unused ones stay cached
             for request, _, own in plans[len(rows) :]:
                 if own is not None:
                     self._seqs.keep(request.key, own)
             raise
+
+    def _assign(self, plans: list, protect: set[Hashable], rows: list[Row]) -> None:
+        """A row and a sequence per plan (`llamacpp_rows.assign`: prefixes shared across keys)."""
+        assign(self._seqs, self._live.values(), plans, protect, rows)
 
     def _prefill(self, rows: list[Row], read=None) -> list:
         """Run the rows' uncached prompt tokens, wave by wave, and sample each first token

@@ -190,7 +190,7 @@ def test_run_benchmark_fills_every_new_key(monkeypatch):
         assert aq["decode_tokens_per_question"][0] == e["arena"]["decode_tokens"] > 0
         assert aq["decode_tokens"] == sum(aq["decode_tokens_per_question"])
         assert aq["decode_tokens_all"] == [aq["decode_tokens"]] * 3
-        assert fakes[engine].suppress_eos is False  # the Arena's run allows end-of-sequence
+        assert fakes[engine].fixed_length is False  # the Arena's run allows end-of-sequence
     t, ll = results["engines"]["transformers"], results["engines"]["llamacpp"]
     assert t["arena_questions"]["decode_tokens"] > ll["arena_questions"]["decode_tokens"]
     c = results["comparison"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from bench.variants import BenchLlamaCpp, LlamaCppNoPrefixSharing
 from rrdemo.backends import choice
 from rrdemo.backends.base import Delta, Finished, GenerationRequest
 from rrdemo.backends.choice import choose_backend, with_backends
@@ -127,7 +128,7 @@ KNOWN_NEAR_TIE = pytest.mark.xfail(
 @pytest.mark.parametrize("name", ["smollm2", pytest.param("gemma3-270m", marks=KNOWN_NEAR_TIE)])
 def test_kv_reuse_across_a_boundary_that_retokenizes_equals_prefill_from_scratch(llama_pool, name):
     backend = twin(llama(llama_pool, name))
-    scratch = twin(backend, share_prefixes=False)
+    scratch = twin(backend, LlamaCppNoPrefixSharing)
     key = ("reuse", name)
     first_turn = backend.render_prompt("Is this statement true? Answer briefly.") + "It is def"
     finish(backend, key, first_turn, 1)
@@ -253,13 +254,10 @@ def test_cost_accounting_at_an_equal_budget_on_llama_cpp(llama_pool):
     from rrdemo.corruption import make_injection
     from rrdemo.protocols import choose_target
 
-    backend = llama(llama_pool, "smollm2")
+    backend = twin(llama(llama_pool, "smollm2"), BenchLlamaCpp)
     config, question, task = arena_setting(k=3, max_tokens=9)  # N = 5, shuffled: 3 turns each
-    try:
-        maj = run(backend, config, question, task, ("MAJ",))
-        rr = run(backend, config, question, task, ("RRMaj",))
-    finally:
-        backend.suppress_eos = False
+    maj = run(backend, config, question, task, ("MAJ",))
+    rr = run(backend, config, question, task, ("RRMaj",))
     budget = config.n * config.max_tokens  # M = N trajectories of L tokens, N answers of L tokens
     assert maj["decode_tokens"] == rr["decode_tokens"] == budget
     target = choose_target(task, question, config)

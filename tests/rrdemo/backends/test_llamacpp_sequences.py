@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from bench.variants import BenchLlamaCpp
 from rrdemo.backends.base import Delta, Finished, GenerationRequest
 from rrdemo.backends.llamacpp_sequences import Sequences
 from rrdemo.config import AgentSpec, RunConfig
@@ -83,13 +84,12 @@ def test_moving_a_sequence_copies_its_kept_cells_and_frees_it():
 # -- the real model -------------------------------------------------------------------------------
 @needs_llama
 def test_decode_steps_over_several_rows_use_consecutive_sequence_ids(llama_pool):
-    backend = twin(llama(llama_pool, "smollm2"))
+    backend = twin(llama(llama_pool, "smollm2"), BenchLlamaCpp, fixed_length=True)
     calls = spy_decode(backend)
     task = get_task("custom")
     question = task.question("Which is a fruit? (A) car (B) apple (C) stone", gold="(B)")
     agents = (AgentSpec("smollm2", True), AgentSpec("smollm2"), AgentSpec("smollm2"))
     config = RunConfig(agents=agents, k=3, max_tokens=12, m=3, order="shuffled")
-    backend.suppress_eos = True  # every trajectory runs all its turns
     list(run_question(config, question, task, OneModel(backend), methods=("RRMaj",)))
     # Steps with all 3 trajectories (a row that ran on to finish a character leaves a gap).
     steps = [c for c in calls if len(c) == 3 and all(e[3] for e in c)]
