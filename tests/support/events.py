@@ -4,38 +4,12 @@ from __future__ import annotations
 
 from dataclasses import fields
 
-from rrdemo.events import (
-    AnswerExtracted,
-    ChunkWritten,
-    ComputeUsed,
-    Decision,
-    Event,
-    RunStarted,
-    TokenDelta,
-    TrajectoryStarted,
-    TurnMeasured,
-    Vote,
-)
-
-EVENT_TYPES: dict[str, type[Event]] = {
-    cls.kind: cls
-    for cls in (
-        RunStarted,
-        TrajectoryStarted,
-        TokenDelta,
-        ChunkWritten,
-        TurnMeasured,
-        AnswerExtracted,
-        Vote,
-        Decision,
-        ComputeUsed,
-    )
-}
+from rrdemo.events import Event
 
 
 def event_from_dict(data: dict) -> Event:
     """Rebuild an event from `to_dict()` output (JSON lists become tuples where the type says so)."""
-    cls = EVENT_TYPES[data["kind"]]
+    cls = next(c for c in Event.__subclasses__() if c.kind == data["kind"])
     kwargs = {}
     for f in fields(cls):
         if f.name in data:
