@@ -10,7 +10,7 @@ K = 50, L = 256 (L >= N x K: each trajectory has 6 turns and every agent writes)
 run the Arena's own defaults unchanged (K = 4, L = 256, `INTERACTIVE_DEFAULTS`).
 
 1. **MAJ and RRMaj at an equal decoding budget** on each engine: every answer and trajectory
-   decodes exactly L tokens (`suppress_eos`), so both decode N x L tokens. Wall time, decode
+   decodes exactly L tokens (`fixed_length`, bench/variants.py), so both decode N x L tokens. Wall time, decode
    tokens per second, prefill tokens; RRMaj / MAJ per engine (target on llama.cpp: <= 1.05).
 2. **The Arena's default run end to end on question 0**: MAJ and RRMaj interleaved as the Arena
    streams them, end-of-sequence allowed, on each engine (target: llama.cpp at least 3x faster).
@@ -43,6 +43,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from rrdemo.errors import RRError
+from rrdemo.events import METHODS
 
 START, END = "<!-- bench:backends:start -->", "<!-- bench:backends:end -->"
 ENGINES = ("transformers", "llamacpp")
@@ -83,20 +84,26 @@ class _One:
 
 
 def load(engine: str, model: str):
-    """(backend, seconds to load) for `engine`."""
+    """(bench engine, seconds the engine took to load) for `engine`: the loaded model in its
+    engine's bench class (bench/variants.py), which can decode a fixed length."""
+    from bench.variants import twin
     from rrdemo.backends.loading import load_backend
 
     start = time.perf_counter()
-    backend = load_backend(model, backend=engine)
-    return backend, round(time.perf_counter() - start, 2)
+    loaded = load_backend(model, backend=engine)
+    seconds = round(time.perf_counter() - start, 2)
+    backend = twin(loaded)
+    if engine == "llamacpp":
+        loaded.close()  # the twin reopened the file; one context is enough
+    return backend, seconds
 
 
 def run(backend, config, question, task, methods, interleave=False, budget=True) -> dict:
-    """One run_question pass: wall time and the engine's own token counts. `budget`: every
-    answer and trajectory decodes exactly L tokens (end-of-sequence suppressed)."""
+    """One run_question pass on a bench engine (`load`): wall time and the engine's own token
+    counts. `budget`: every answer and trajectory decodes exactly L tokens (`fixed_length`)."""
     from rrdemo.protocols import run_question
 
-    backend.suppress_eos = budget  # both engines read it at every step (benchmark-only option)
+    backend.fixed_length = budget
     start = time.perf_counter()
     decode = prefill = 0
     for event in run_question(
@@ -115,7 +122,7 @@ def _median(runs: list[dict], key: str) -> float:
 
 def arena_pass(backend, questions: list[tuple]) -> list[dict]:
     """The Arena's run (MAJ and RRMaj interleaved, end-of-sequence allowed) on each question."""
-    return [run(backend, c, q, t, ("MAJ", "RRMaj"), True, budget=False) for c, q, t in questions]
+    return [run(backend, c, q, t, METHODS, True, budget=False) for c, q, t in questions]
 
 
 def summarize(runs: list[dict]) -> dict:
@@ -182,21 +189,19 @@ def run_benchmark(opts: argparse.Namespace, log=print) -> dict:
         log(f"loading {opts.model} on {engine} ...")
         backends[engine], loads[engine] = load(engine, opts.model)
         warm = config.with_(k=4, max_tokens=8)
-        run(backends[engine], warm, question, task, ("MAJ", "RRMaj"))  # untimed warm-up
+        run(backends[engine], warm, question, task, METHODS)  # untimed warm-up
     arena_config = build_arena_config(opts.model)
     questions = arena_questions(opts.model, opts.arena_questions)
     timed: dict = {e: {"MAJ": [], "RRMaj": [], "arena": [], "questions": []} for e in ENGINES}
     for r in range(opts.repeats):
         engines = ENGINES if r % 2 == 0 else ENGINES[::-1]
         for engine in engines:
-            for method in ("MAJ", "RRMaj") if r % 2 == 0 else ("RRMaj", "MAJ"):
+            for method in METHODS if r % 2 == 0 else METHODS[::-1]:
                 out = run(backends[engine], config, question, task, (method,))
                 timed[engine][method].append(out)
                 log(f"round {r + 1} {engine:12s} {method:5s} {out['wall_s']:7.2f} s")
         for engine in engines:
-            out = run(
-                backends[engine], arena_config, question, task, ("MAJ", "RRMaj"), True, budget=False
-            )
+            out = run(backends[engine], arena_config, question, task, METHODS, True, budget=False)
             timed[engine]["arena"].append(out)
             log(f"round {r + 1} {engine:12s} arena {out['wall_s']:7.2f} s")
         for engine in engines:

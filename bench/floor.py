@@ -36,6 +36,7 @@ from pathlib import Path
 from bench.backends import load, machine, run
 from bench.report import write_readme
 from rrdemo.errors import RRError
+from rrdemo.events import METHODS
 
 HERE = Path(__file__).resolve().parent
 MODELS = ("smollm2", "qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b")
@@ -177,10 +178,10 @@ def measure(engine: str, model: str, opts, log) -> dict:
     backend, load_s = load(engine, model)
     config, question, task = setting(model, opts.max_tokens)
     warm = config.with_(max_tokens=min(config.max_tokens, 2 * config.k))
-    run(backend, warm, question, task, ("MAJ", "RRMaj"))  # untimed warm-up
+    run(backend, warm, question, task, METHODS)  # untimed warm-up
     rounds = []
     for r in range(opts.repeats):
-        order = ("MAJ", "RRMaj") if r % 2 == 0 else ("RRMaj", "MAJ")
+        order = METHODS if r % 2 == 0 else METHODS[::-1]
         out = {method: _timed(backend, config, question, task, method) for method in order}
         maj, rr = out["MAJ"], out["RRMaj"]
         extra = rr["prefill_tokens"] - maj["prefill_tokens"]
@@ -206,7 +207,7 @@ def measure(engine: str, model: str, opts, log) -> dict:
     result = {"load_s": load_s, "rounds": rounds}
     for key in ("over_floor", "over_maj", "floor_s", "prefill_s"):
         result[key] = _spread([x[key] for x in rounds])
-    for method in ("MAJ", "RRMaj"):
+    for method in METHODS:
         result[method] = _spread([x[method]["wall_s"] for x in rounds])
         result[f"{method}_tok_s"] = round(
             rounds[0][method]["decode_tokens"] / result[method]["median"], 1
@@ -217,7 +218,7 @@ def measure(engine: str, model: str, opts, log) -> dict:
         prompt = backend.render_prompt(question.text)
         ids = backend.encode(prompt)
         ratios = []
-        backend.suppress_eos = True
+        backend.fixed_length = True
         for r in range(opts.repeats):
             eng = engine_decode(backend, prompt, config.n, opts.steps)
             ref = reference_decode(backend, ids, config.n, opts.steps, defaults=True)

@@ -33,8 +33,10 @@ import sys
 import time
 from pathlib import Path
 
-from bench.cost import BenchOptions, agent_prompts, run_pass, speaker_stats, twin
+from bench.cost import BenchOptions
+from bench.measure import agent_prompts, run_pass, speaker_stats
 from rrdemo.errors import RRError
+from rrdemo.events import METHODS
 
 HERE = Path(__file__).resolve().parent
 # (N, K, L): N at K = 50, L = 256; K at N = 5, L = 256; L = 1024 with K = 100 and 300.
@@ -102,11 +104,12 @@ def predict(point: dict, units: dict) -> float:
 def measure(points, model: str, seed: int, log) -> dict:
     import torch
 
+    from bench.variants import twin
     from rrdemo.backends.loading import load_backend
     from rrdemo.tasks import get_task, load_questions
 
     base = load_backend(model)
-    backend = twin(base, suppress_eos=True)
+    backend = twin(base, fixed_length=True)
     task = get_task("logic3")
     questions = load_questions(task, n=1, seed=seed)
     rows = []
@@ -116,7 +119,7 @@ def measure(points, model: str, seed: int, log) -> dict:
         )
         config = opts.config()
         texts = [agent_prompts(backend, config, task, questions[0])]
-        for method in ("MAJ", "RRMaj"):  # untimed warm-up at this shape
+        for method in METHODS:  # untimed warm-up at this shape
             run_pass(backend, config, task, questions, method)
         maj = run_pass(backend, config, task, questions, "MAJ")
         rr = run_pass(backend, config, task, questions, "RRMaj")

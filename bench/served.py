@@ -34,7 +34,7 @@ from rrdemo.backends.openai import OpenAIBackend
 from rrdemo.backends.pool import ModelPool
 from rrdemo.config import RunConfig, Sampling, homogeneous_agents
 from rrdemo.errors import RRError
-from rrdemo.events import ChunkWritten, ComputeUsed, Decision
+from rrdemo.events import METHODS, ChunkWritten, ComputeUsed, Decision
 from rrdemo.protocols import run_question
 from rrdemo.tasks import get_task
 from rrdemo.tasks.base import Question
@@ -81,18 +81,18 @@ def measure(
     list(backend.generate([warm]))
     totals = {
         m: {"wall_s": 0.0, "decode_tokens": 0, "prefill_tokens": 0, "turns": 0, "correct": 0}
-        for m in ("MAJ", "RRMaj")
+        for m in METHODS
     }
     writers: list[int] = []  # distinct agents that wrote in each RR trajectory (first repeat)
     walls: dict[str, list[list[float]]] = {"MAJ": [], "RRMaj": []}
     for q in range(n_questions):
         question = Question("gsm8k", f"bench-{q}", QUESTIONS[q], GOLDS[q])
-        for method in ("MAJ", "RRMaj"):
+        for method in METHODS:
             walls[method].append([])
         # Repeats alternate the methods; a question's time is its fastest repeat (the machine is
         # shared, so slower repeats measure other load, not the method).
         for rep in range(repeats):
-            for method in ("MAJ", "RRMaj"):
+            for method in METHODS:
                 row, turns, wrote = totals[method], set(), {}
                 for event in run_question(config, question, task, pool, methods=(method,)):
                     if isinstance(event, ComputeUsed):

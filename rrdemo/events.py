@@ -1,17 +1,18 @@
 """The one stream every front end reads: typed events yielded by the protocols.
 
 The Gradio UI, the CLI and the experiment logger all consume these. Each event is a frozen
-dataclass with a `kind` tag; `to_dict()` / `from_dict()` turn them into JSON lines and back.
+dataclass with a `kind` tag; `to_dict()` turns it into a JSON line.
 `method` is "MAJ" or "RRMaj"; `trajectory` is the agent index for MAJ answers and the RR
 trajectory index for RRMaj.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields
-from typing import ClassVar, Literal
+from dataclasses import asdict, dataclass, field
+from typing import ClassVar, Literal, get_args
 
 Method = Literal["MAJ", "RRMaj"]
+METHODS: tuple[Method, ...] = get_args(Method)  # in the order a run goes through them
 
 
 @dataclass(frozen=True)
@@ -147,32 +148,3 @@ class ComputeUsed(Event):
     prefill_tokens: int
     wall_s: float
     per_agent: dict[str, dict[str, int]] = field(default_factory=dict)
-
-
-EVENT_TYPES: dict[str, type[Event]] = {
-    cls.kind: cls
-    for cls in (
-        RunStarted,
-        TrajectoryStarted,
-        TokenDelta,
-        ChunkWritten,
-        TurnMeasured,
-        AnswerExtracted,
-        Vote,
-        Decision,
-        ComputeUsed,
-    )
-}
-
-
-def event_from_dict(data: dict) -> Event:
-    """Rebuild an event from `to_dict()` output (JSON lists become tuples where the type says so)."""
-    cls = EVENT_TYPES[data["kind"]]
-    kwargs = {}
-    for f in fields(cls):
-        if f.name in data:
-            value = data[f.name]
-            if isinstance(value, list) and "tuple" in str(f.type):
-                value = tuple(value)
-            kwargs[f.name] = value
-    return cls(**kwargs)

@@ -5,15 +5,16 @@ The protocols yield events (rrdemo.events); every front end folds them into the 
 prints, the experiment logger as it writes) and `fold(events)` applies a whole stream. Per method
 (MAJ, RRMaj) a `MethodRecord` keeps
 
-- each `Trajectory` (an RR trajectory, or one agent's independent MAJ answer): its speaking order,
-  every `Chunk` (who wrote it, honest or corrupted, with which model, the text, its token count;
+- each `FoldedTrajectory` (an RR trajectory, or one agent's independent MAJ answer, as the events
+  showed it; `rrdemo.protocols.Trajectory` is the text being written): its speaking order, every
+  `FoldedChunk` (who wrote it, honest or corrupted, with which model, the text, its token count;
   a chunk still being written grows with each `TokenDelta`) and the extracted answer;
 - the vote, the decision and the compute the method used, as the events that reported them;
 
 and over the RRMaj trajectories a `SpeakerTally`: the tokens each agent and each role wrote, and
 which trajectories are *mixed* (an honest and a corrupted agent both wrote part of them).
-The records for the app's API (`MethodRecord.summary`) and for the run log (`Trajectory.record`,
-`Fold.votes`, `Fold.compute`) are read from here. Pure, no I/O.
+The records for the app's API (`MethodRecord.summary`) and for the run log
+(`FoldedTrajectory.record`, `Fold.votes`, `Fold.compute`) are read from here. Pure, no I/O.
 """
 
 from __future__ import annotations
@@ -151,8 +152,9 @@ class SpeakerTally:
 
 # -- what was written: chunks, trajectories, methods ------------------------------------------------
 @dataclass
-class Chunk:
-    """Text one agent wrote at one turn; `done` once its ChunkWritten arrived."""
+class FoldedChunk:
+    """Text one agent wrote at one turn, as the events showed it; `done` once its ChunkWritten
+    arrived."""
 
     turn: int
     agent: int
@@ -175,13 +177,13 @@ class Chunk:
 
 
 @dataclass
-class Trajectory:
-    """An RR trajectory, or (MAJ) one agent's independent answer."""
+class FoldedTrajectory:
+    """An RR trajectory, or (MAJ) one agent's independent answer, as the events showed it."""
 
     method: str
     index: int
     order: tuple[int, ...] = ()  # the speaking order (MAJ: the one agent)
-    chunks: list[Chunk] = field(default_factory=list)
+    chunks: list[FoldedChunk] = field(default_factory=list)
     answer: AnswerExtracted | None = None  # set when the trajectory is complete
     measures: list[TurnMeasured] = field(default_factory=list)  # the truth meter's readings
 
@@ -194,7 +196,7 @@ class Trajectory:
         (detokenizing piece by piece may differ from decoding the whole chunk)."""
         last = self.chunks[-1] if self.chunks else None
         if last is None or last.done or (last.turn, last.agent) != (event.turn, event.agent):
-            last = Chunk(event.turn, event.agent, event.corrupted)
+            last = FoldedChunk(event.turn, event.agent, event.corrupted)
             self.chunks.append(last)
         if isinstance(event, TokenDelta):
             last.text += event.text
@@ -252,7 +254,7 @@ class MethodRecord:
     """One method's trajectories, vote, decision and compute."""
 
     method: str
-    trajectories: dict[int, Trajectory] = field(default_factory=dict)
+    trajectories: dict[int, FoldedTrajectory] = field(default_factory=dict)
     vote: Vote | None = None
     decision: Decision | None = None
     compute: ComputeUsed | None = None
@@ -261,9 +263,9 @@ class MethodRecord:
     def done(self) -> bool:
         return self.compute is not None
 
-    def trajectory(self, index: int) -> Trajectory:
+    def trajectory(self, index: int) -> FoldedTrajectory:
         if index not in self.trajectories:
-            self.trajectories[index] = Trajectory(self.method, index)
+            self.trajectories[index] = FoldedTrajectory(self.method, index)
         return self.trajectories[index]
 
     def summary(self) -> dict:
@@ -334,7 +336,7 @@ class Fold:
             self.methods[name] = MethodRecord(name)
         return self.methods[name]
 
-    def apply(self, event: Event) -> Trajectory | None:
+    def apply(self, event: Event) -> FoldedTrajectory | None:
         """Fold in one event; returns the trajectory this event completed (AnswerExtracted)."""
         self.events += 1
         self.speakers.add(event)
@@ -342,7 +344,7 @@ class Fold:
         if isinstance(event, RunStarted):
             self.started = event
         elif isinstance(event, TrajectoryStarted):  # a trajectory (re)opens empty
-            record.trajectories[event.trajectory] = Trajectory(
+            record.trajectories[event.trajectory] = FoldedTrajectory(
                 event.method, event.trajectory, tuple(event.order)
             )
         elif isinstance(event, TokenDelta | ChunkWritten):

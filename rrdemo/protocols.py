@@ -24,6 +24,7 @@ from rrdemo.chunks import ChunkRequest, ComputeCounter, write_chunks
 from rrdemo.config import RunConfig
 from rrdemo.corruption import make_injection
 from rrdemo.events import (
+    METHODS,
     AnswerExtracted,
     ComputeUsed,
     Decision,
@@ -333,7 +334,7 @@ def run_question(
     task: Task,
     models: ModelSource,
     *,
-    methods: Sequence[Method] = ("MAJ", "RRMaj"),
+    methods: Sequence[Method] = METHODS,
     target: str | None = None,
     interleave: bool = False,
     system: str | None = None,

@@ -21,6 +21,7 @@ from typing import Any
 from rrdemo.config import RunConfig
 from rrdemo.errors import RRError
 from rrdemo.events import (
+    METHODS,
     AnswerExtracted,
     ChunkWritten,
     ComputeUsed,
@@ -35,7 +36,6 @@ from rrdemo.events import (
 from rrdemo.runs.log import RunLog
 from rrdemo.tasks import Question, load_questions
 
-METHODS = ("MAJ", "RRMaj")
 REPLAY_SECONDS = 12.0  # a whole recorded run plays in about this long: readable, never tedious
 TOKENS_PER_PIECE = 4  # a recorded chunk grows on screen by about this many tokens at a time
 

@@ -20,6 +20,7 @@ import math
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 
+from rrdemo.config import whole_number
 from rrdemo.errors import RRError
 
 MAX_K = 1_000_000  # longer turns than any generation budget; keeps the powers finite
@@ -62,14 +63,8 @@ def _check(gamma_h: float, drift: float) -> None:
 
 
 def _check_k(k: int) -> int:
-    if (
-        isinstance(k, bool)
-        or not isinstance(k, int)
-        and not (isinstance(k, float) and k.is_integer())
-    ):
-        raise RRError(f"K (tokens per turn) must be a whole number, got {k!r}")
-    k = int(k)
-    if not 1 <= k <= MAX_K:
+    k = whole_number(k, "K (tokens per turn)", minimum=1)
+    if k > MAX_K:
         raise RRError(f"K (tokens per turn) must be between 1 and {MAX_K}, got {k}")
     return k
 

@@ -26,12 +26,13 @@ from rrdemo.agents import ModelSource
 from rrdemo.backends.registry import DEFAULT_MODEL, REGISTRY
 from rrdemo.config import ADVERSARIES, LATER_FIELDS, rho_of
 from rrdemo.errors import RRError
+from rrdemo.events import METHODS
 from rrdemo.paths import data_dir
 from rrdemo.report.adversary import adversary_table_md, main_table_by_adversary
 from rrdemo.report.figures import PALETTE, RhoLine, accuracy_rho_figure
 from rrdemo.report.paper.beside import INTRO, cell_text
 from rrdemo.report.paper.settings import SettingResult, settings_beside
-from rrdemo.report.tables import METHODS, VoteRates, vote_rates
+from rrdemo.report.tables import VoteRates, vote_rates
 from rrdemo.runs.log import read_log, read_run
 from rrdemo.runs.runner import run_plan
 from rrdemo.runs.spec import plan_sweep

@@ -12,8 +12,8 @@ import time
 from html import escape
 
 from rrdemo.config import LATER_FIELDS, RunConfig
-from rrdemo.events import AnswerExtracted, Decision, TurnMeasured
-from rrdemo.fold import Chunk, MethodRecord, Trajectory, TrajectorySpeakers
+from rrdemo.events import METHODS, AnswerExtracted, Decision, TurnMeasured
+from rrdemo.fold import FoldedChunk, FoldedTrajectory, MethodRecord, TrajectorySpeakers
 from ui.state import ArenaState
 
 HONEST_HUES = ("#1d4ed8", "#047857", "#0e7490", "#4338ca", "#15803d", "#0369a1", "#6d28d9")
@@ -75,7 +75,7 @@ def legend(agents: list[dict]) -> str:
     )
 
 
-def chunk_html(chunk: Chunk, agents: list[dict], show_tag: bool = True) -> str:
+def chunk_html(chunk: FoldedChunk, agents: list[dict], show_tag: bool = True) -> str:
     """One chunk: tinted by its agent, a left bar marks the turn boundary, a tag names agent and turn."""
     hue = agent_hue(chunk.agent, agents)
     corrupted = chunk.corrupted
@@ -224,7 +224,7 @@ def z_line(measures: list[TurnMeasured], agents: list[dict]) -> str:
 
 
 def _trajectory_card(
-    tr: Trajectory, title: str, agents: list[dict], gold: bool, tags: bool, strip: str = ""
+    tr: FoldedTrajectory, title: str, agents: list[dict], gold: bool, tags: bool, strip: str = ""
 ) -> str:
     body = "".join(chunk_html(c, agents, show_tag=tags) for c in tr.chunks) or (
         '<span style="color:#a1a1aa">waiting for the first token…</span>'
@@ -382,7 +382,7 @@ def render_verdict(state: ArenaState) -> str:
         return ""
     gold_known = state.question.get("gold") is not None
     parts = []
-    for method in ("MAJ", "RRMaj"):
+    for method in METHODS:
         view = state.methods.get(method)
         if view is None:
             continue

@@ -16,6 +16,7 @@ from pathlib import Path
 import gradio as gr
 
 from rrdemo.errors import RRError
+from rrdemo.events import METHODS
 from rrdemo.fold import Fold
 from rrdemo.gallery import Gallery
 from rrdemo.replay import (
@@ -91,7 +92,7 @@ def replay_state(unit: RecordedUnit) -> ArenaState:
             "target": done.get("target"),
         },
         config=unit.condition["config"],
-        shown=Fold(methods=("MAJ", "RRMaj")),
+        shown=Fold(methods=METHODS),
         status="starting",
         recorded=unit.provenance(),
     )

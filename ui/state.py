@@ -20,7 +20,7 @@ from rrdemo.config import (
     whole_number,
 )
 from rrdemo.errors import RRError
-from rrdemo.events import Event, RunStarted
+from rrdemo.events import METHODS, Event, RunStarted
 from rrdemo.fold import Fold, MethodRecord, SpeakerTally
 from rrdemo.tasks import Question, Task, get_task, load_questions
 
@@ -179,7 +179,7 @@ class ArenaState:
                 "target": prepared.target,
             },
             config=prepared.config.to_dict(),
-            shown=Fold(methods=("MAJ", "RRMaj")),
+            shown=Fold(methods=METHODS),
             status="starting",
         )
 

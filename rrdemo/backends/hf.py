@@ -76,9 +76,9 @@ _MIN_SHARED = 8
 class TransformersBackend(Backend):
     """A causal LM from transformers.
 
-    `reuse_cache`, `share_prefixes` and `batch` exist to measure what each one buys (the default
-    turns all on). `suppress_eos` is for benchmarks only: requests never end early, so every one
-    decodes exactly `max_new_tokens` (what `generate(min_new_tokens=...)` does).
+    Its optimisations (cache reuse `_take`/`_keep`, prefix sharing `_donor`/`_waits_for`, batching
+    `generate`) and the logits a token is drawn from (`_allowed`) are small methods, so the
+    benchmarks' variants (bench/variants.py) can turn one off or force a fixed length.
     """
 
     def __init__(
@@ -90,10 +90,6 @@ class TransformersBackend(Backend):
         revision: str | None = None,
         chat: bool | None = None,
         eos_token_ids: Sequence[int] = (),
-        reuse_cache: bool = True,
-        share_prefixes: bool = True,
-        batch: bool = True,
-        suppress_eos: bool = False,
     ) -> None:
         self.name = name
         self.revision = revision
@@ -101,11 +97,6 @@ class TransformersBackend(Backend):
         self.tokenizer = tokenizer
         self.chat = bool(tokenizer.chat_template) if chat is None else chat
         self.eos_token_ids = frozenset(self._eos_ids(eos_token_ids))
-        self.reuse_cache = reuse_cache
-        self.share_prefixes = share_prefixes and reuse_cache
-        self.batch = batch
-        self.suppress_eos = suppress_eos
-        self._eos_list = sorted(self.eos_token_ids)
         self._caches: dict[Hashable, _Cached] = {}
         self._lock = threading.Lock()
 
@@ -147,6 +138,16 @@ class TransformersBackend(Backend):
             for key in keys_with_prefix(list(self._caches), key_prefix):
                 del self._caches[key]
 
+    def _take(self, key: Hashable) -> _Cached | None:
+        """The cache kept under `key`, now owned by the caller (None if there is none)."""
+        with self._lock:
+            return self._caches.pop(key, None)
+
+    def _keep(self, key: Hashable, cached: _Cached) -> None:
+        """Keep `cached` under `key` for the key's next request."""
+        with self._lock:
+            self._caches[key] = cached
+
     def prefixes(self, text: str, every: int) -> list[tuple[int, str]]:
         ids = self.tokenizer(text, add_special_tokens=False)["input_ids"]
         cuts = [*range(every, len(ids), every), len(ids)] if ids else []
@@ -164,15 +165,12 @@ class TransformersBackend(Backend):
             ids = self.encode(request.prompt)
             if not ids:
                 raise ValueError("empty prompt")
-            with self._lock:
-                owned = self._caches.pop(request.key, None) if self.reuse_cache else None
+            owned = self._take(request.key)
             source, keep = self._plan(ids, owned, (), request.group)
             cache = DynamicCache() if source is None else view(source, keep)
             suffix = torch.tensor([ids[keep:]], device=device)
             self.model(input_ids=suffix, past_key_values=cache, use_cache=True, logits_to_keep=1)
-            if self.reuse_cache:
-                with self._lock:
-                    self._caches[request.key] = _Cached(cache, list(ids), request.group)
+            self._keep(request.key, _Cached(cache, list(ids), request.group))
             cue = tokenize(request.cue)
             scores = []
             for candidate in request.candidates:
@@ -188,11 +186,7 @@ class TransformersBackend(Backend):
 
     # -- generation ------------------------------------------------------------------------------
     def generate(self, requests: Sequence[GenerationRequest]) -> Iterator[GenerationOutput]:
-        if self.batch or len(requests) <= 1:
-            yield from self._generate_batch(list(enumerate(requests)))
-        else:  # one request at a time (only used to measure what batching buys)
-            for item in enumerate(requests):
-                yield from self._generate_batch([item])
+        yield from self._generate_batch(list(enumerate(requests)))
 
     @torch.inference_mode()
     def _generate_batch(
@@ -282,9 +276,7 @@ class TransformersBackend(Backend):
         return n >= cap or not row.partial
 
     def _allowed(self, logits: torch.Tensor) -> torch.Tensor:
-        """`logits` with end-of-sequence ruled out when `suppress_eos` is set (benchmarks)."""
-        if self.suppress_eos and self._eos_list:
-            logits[..., self._eos_list] = float("-inf")
+        """The logits the next tokens are drawn from: all of the model's."""
         return logits
 
     def _prefill_batch(
@@ -302,11 +294,7 @@ class TransformersBackend(Backend):
             ids.append(self.encode(request.prompt))
             if not ids[-1]:
                 raise ValueError("empty prompt")
-        with self._lock:
-            owned = [
-                self._caches.pop(request.key, None) if self.reuse_cache else None
-                for _, request in requests
-            ]
+        owned = [self._take(request.key) for _, request in requests]
         done: list[_Row] = []
         passes: list[tuple[list[_Row], DynamicCache, torch.Tensor, torch.Tensor]] = []
         pending = list(range(len(requests)))
@@ -316,9 +304,8 @@ class TransformersBackend(Backend):
                 plan = self._plan(ids[i], owned[i], done, requests[i][1].group)
                 group = requests[i][1].group
                 peers = [ids[j] for j in chosen if requests[j][1].group == group]
-                shared = max((common_prefix(p, ids[i]) for p in peers), default=0)
-                if self.share_prefixes and shared > plan[1] + _MIN_SHARED:
-                    deferred.append(i)  # wait for row j: it will hold this prefix
+                if self._waits_for(peers, ids[i], plan[1]):
+                    deferred.append(i)  # wait for that row: it will hold this prefix
                     continue
                 chosen.append(i)
                 plans.append(plan)
@@ -346,12 +333,18 @@ class TransformersBackend(Backend):
         is left to run, for logits): the request's own, or a longer-sharing one (`_donor`)."""
         keep = min(common_prefix(owned.ids, ids), len(ids) - 1) if owned is not None else 0
         source = owned.cache if owned is not None and keep else None
-        if self.share_prefixes:
-            with self._lock:
-                donor = self._donor(ids, keep, done, group)
-            if donor is not None:
-                source, keep = donor
+        with self._lock:
+            donor = self._donor(ids, keep, done, group)
+        if donor is not None:
+            source, keep = donor
         return source, keep
+
+    @staticmethod
+    def _waits_for(peers: Sequence[list[int]], ids: list[int], keep: int) -> bool:
+        """Whether a row starting from `keep` cached tokens waits for a later pass: a row of this
+        pass (prompts `peers`, same group) shares more than `_MIN_SHARED` further tokens with it."""
+        shared = max((common_prefix(p, ids) for p in peers), default=0)
+        return shared > keep + _MIN_SHARED
 
     def _prefill_pass(
         self, items: list[tuple[tuple[int, GenerationRequest], list[int], tuple]]
@@ -430,12 +423,10 @@ class TransformersBackend(Backend):
         self, row: _Row, cache: DynamicCache, reason: str, fed_all: bool = False
     ) -> Finished:
         generated = row.new[:-1] if reason == "eos" else row.new
-        if self.reuse_cache:
-            # Everything but the last sampled token has been fed through the model (all of them
-            # when the turn ended before sampling another one: `fed_all`).
-            fed = row.new if fed_all else row.new[:-1]
-            with self._lock:
-                self._caches[row.request.key] = _Cached(cache, row.ids + fed, row.request.group)
+        # Everything but the last sampled token has been fed through the model (all of them when
+        # the turn ended before sampling another one: `fed_all`).
+        fed = row.new if fed_all else row.new[:-1]
+        self._keep(row.request.key, _Cached(cache, row.ids + fed, row.request.group))
         text = self.tokenizer.decode(generated, skip_special_tokens=True)
         if reason == "length" and row.partial:  # capped inside a character: drop its bytes
             text = text.rstrip("\ufffd")

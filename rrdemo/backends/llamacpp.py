@@ -60,8 +60,6 @@ from rrdemo.backends.base import (
     Finished,
     GenerationOutput,
     GenerationRequest,
-    ScoreRequest,
-    continuation_ids,
     render_prompt_text,
 )
 from rrdemo.backends.llamacpp_native import (
@@ -72,10 +70,10 @@ from rrdemo.backends.llamacpp_native import (
     quiet_llama_logs,
     sample_token,
 )
-from rrdemo.backends.llamacpp_rows import HEADS, Row, assign, padded_lengths
+from rrdemo.backends.llamacpp_rows import HEADS, Row, assign, padded_lengths, unique_keys
+from rrdemo.backends.llamacpp_score import Scoring
 from rrdemo.backends.llamacpp_sequences import Sequences
 from rrdemo.backends.tokens import common_prefix, incomplete_tail
-from rrdemo.config import Sampling
 from rrdemo.errors import RRError
 from rrdemo.turns import entropy_nats, turn_over
 
@@ -86,24 +84,9 @@ MAX_HEADS = 8  # heads cached per model: two prompts a run (one injected, one cl
 UTF8_EXTRA_TOKENS = 3  # a UTF-8 character has at most 4 bytes: 3 more one-byte tokens finish it
 
 
-def _unique_keys(requests: Sequence[GenerationRequest | ScoreRequest]) -> set[Hashable]:
-    keys = {r.key for r in requests}
-    if len(keys) != len(requests):
-        raise ValueError("two requests of one call share a key")
-    return keys
-
-
-def _log_softmax(logits: np.ndarray) -> np.ndarray:
-    shifted = logits.astype(np.float64) - logits.max()
-    return shifted - np.log(np.exp(shifted).sum())
-
-
-class LlamaCppBackend(Backend):
-    """A GGUF model run by llama.cpp in this process (see the module docstring).
-
-    `suppress_eos` is for benchmarks only: requests never end early, so each decodes exactly
-    `max_new_tokens` tokens. `share_prefixes=False` measures what copying prefixes buys.
-    """
+class LlamaCppBackend(Scoring, Backend):
+    """A GGUF model run by llama.cpp in this process (see the module docstring); the benchmarks'
+    variants (bench/variants.py) override `_assign` (prefix sharing) and `_allowed` (logits)."""
 
     def __init__(
         self,
@@ -115,8 +98,6 @@ class LlamaCppBackend(Backend):
         n_ctx_seq: int | None = None,
         n_seq_max: int | None = None,
         n_threads: int | None = None,
-        share_prefixes: bool = True,
-        suppress_eos: bool = False,
     ) -> None:
         import llama_cpp  # loads the shared library
         import llama_cpp.llama_cpp as ll
@@ -128,8 +109,6 @@ class LlamaCppBackend(Backend):
         self.path = Path(path)
         if not self.path.is_file():
             raise RRError(f"GGUF file {str(self.path)!r} does not exist")
-        self.share_prefixes = share_prefixes
-        self.suppress_eos = suppress_eos
         ll.llama_backend_init()
         model_params = ll.llama_model_default_params()
         # No repacked weights: their kernels differ between one-token steps and prefill batches.
@@ -155,7 +134,6 @@ class LlamaCppBackend(Backend):
         self.chat = bool(template) if chat is None else chat
         self._template = template if self.chat else None
         self.eos_token_ids = frozenset({*eos_token_ids, *self._vocab.end_of_generation()})
-        self._eos_list = np.array(sorted(self.eos_token_ids), dtype=np.int64)
         self._seqs = Sequences(ll, ll.llama_get_memory(self._ctx), self.n_seq_max, name)
         self._lock = threading.RLock()
         self._live: dict[int, Row] = {}  # rows of calls still decoding, by id()
@@ -217,12 +195,6 @@ class LlamaCppBackend(Backend):
         return [(n, self.decode(ids[:n])) for n in cuts]
 
     # -- sequences -------------------------------------------------------------------------------
-    def cached_keys(self) -> list[Hashable]:
-        return list(self._seqs.cached)
-
-    def free_sequences(self) -> int:
-        return len(self._seqs.free)
-
     def release(self, key_prefix: tuple = ()) -> None:
         with self._lock:
             self._seqs.release(key_prefix)
@@ -240,97 +212,15 @@ class LlamaCppBackend(Backend):
 
     def _logits(self, i: int) -> np.ndarray:
         ptr = self._ll.llama_get_logits_ith(self._ctx, i)
-        logits = np.ctypeslib.as_array(ptr, shape=(self.n_vocab,)).copy()
-        if self.suppress_eos and self._eos_list.size:
-            logits[self._eos_list] = -np.inf
+        return self._allowed(np.ctypeslib.as_array(ptr, shape=(self.n_vocab,)).copy())
+
+    def _allowed(self, logits: np.ndarray) -> np.ndarray:
+        """The logits the next token is drawn from: all of the model's."""
         return logits
-
-    # -- the meter -------------------------------------------------------------------------------
-    def score(self, requests: Sequence[ScoreRequest]) -> list[tuple[float, ...]]:
-        """Prompt + cue is prefilled like a generation request's (its own cached cells or a copy
-        of a longer-sharing sequence; only the rest runs) and stays cached under the key (the
-        next, longer prompt keeps all but the cue). The tokens the candidates share run once on
-        top, then each candidate's own tokens but its last, one candidate at a time for all rows,
-        and are cropped away again: a candidate's last token is read off the logits before it."""
-        protect, rows = _unique_keys(requests), []
-        if not requests:
-            return []
-        tokenize = lambda text: self._vocab.tokenize(text, add_special=False)  # noqa: E731
-        tails = []
-        for r in requests:
-            cue = tokenize(r.cue)
-            tails.append([continuation_ids(tokenize, r.cue, cue, c) for c in r.candidates])
-        greedy = Sampling(temperature=0.0)
-        reads = [
-            GenerationRequest(r.key, r.prompt + r.cue, max(map(len, t)), greedy, 0, group=r.group)
-            for r, t in zip(requests, tails, strict=True)
-        ]
-        try:
-            with self._lock:
-                self._check_open()
-                self._setup(reads, protect, rows)
-                after_cue = self._prefill(rows, read=lambda row, logits: _log_softmax(logits))
-                scores = self._candidates(rows, tails, after_cue)
-                for row in rows:
-                    row.seq.ids, row.seq.used = row.ids, time.monotonic()
-                    row.seq.group, row.done = row.request.group, True
-                    self._seqs.keep(row.request.key, row.seq)
-        finally:
-            with self._lock:
-                for row in rows:
-                    self._seqs.give_back(row.seq, kept=row.done)
-        return scores
-
-    def _candidates(
-        self, rows: list[Row], tails: list[list[list[int]]], after_cue: list[np.ndarray]
-    ) -> list[tuple[float, ...]]:
-        """Each row's candidates' summed log-probabilities, given the log-probabilities after
-        its cue: feed the shared tokens once, then each candidate's own (but its last)."""
-        common = []
-        for t in tails:
-            n = min(len(c) for c in t) - 1  # every candidate's last token stays unfed
-            while n and any(c[:n] != t[0][:n] for c in t):
-                n -= 1
-            common.append(t[0][:n])
-        shared = self._feed(rows, common, [len(row.ids) for row in rows])
-        scores = []
-        for b in range(len(rows)):
-            logps = [after_cue[b], *shared[b]]
-            scores.append(
-                [sum(logps[p][c[p]] for p in range(len(common[b]) + 1)) for c in tails[b]]
-            )
-        for k in range(max(len(t) for t in tails)):
-            own = [t[k][len(common[b]) : -1] if k < len(t) else [] for b, t in enumerate(tails)]
-            start = [len(row.ids) + len(common[b]) for b, row in enumerate(rows)]
-            fed = self._feed(rows, own, start)
-            for b, t in enumerate(tails):
-                if k < len(t):
-                    c, n = t[k], len(common[b])
-                    scores[b][k] += sum(fed[b][p][c[n + 1 + p]] for p in range(len(own[b])))
-        for row in rows:
-            self._seqs.crop(row.seq.sid, len(row.ids))
-        return [tuple(float(x) for x in s) for s in scores]
-
-    def _feed(self, rows: list[Row], tokens: list[list[int]], start: list[int]) -> list[list]:
-        """Run `tokens[b]` into row b's sequence from position `start[b]` (cropping what lay
-        there), all rows in one call; the log-probabilities after each fed token, per row."""
-        entries, at = [], []
-        for b in sorted(range(len(rows)), key=lambda b: rows[b].seq.sid):
-            self._seqs.crop(rows[b].seq.sid, start[b])
-            for p, token in enumerate(tokens[b]):
-                at.append((b, p))
-                entries.append((token, start[b] + p, rows[b].seq.sid, True))
-        out: list[list] = [[None] * len(t) for t in tokens]
-        for first in range(0, len(entries), N_BATCH):
-            self._decode(entries[first : first + N_BATCH])
-            for i in range(first, min(first + N_BATCH, len(entries))):
-                b, p = at[i]
-                out[b][p] = _log_softmax(self._logits(i - first))
-        return out
 
     # -- generation ------------------------------------------------------------------------------
     def generate(self, requests: Sequence[GenerationRequest]) -> Iterator[GenerationOutput]:
-        protect, rows = _unique_keys(requests), []
+        protect, rows = unique_keys(requests), []
         if not requests:
             return
         try:
@@ -373,7 +263,7 @@ class LlamaCppBackend(Backend):
             plans[i] = (request, ids, own)
         try:
             computed = self._heads(plans, protect)
-            assign(self._seqs, self._live.values(), plans, protect, rows, self.share_prefixes)
+            self._assign(plans, protect, rows)
             for i, n in computed.items():  # a head computed for a row counts as its prefill
                 rows[i].prefill_tokens += n
         except BaseException:  # e.g. more requests than sequences: the unused ones stay cached
@@ -424,6 +314,10 @@ class LlamaCppBackend(Backend):
         for _, key in idle[: max(n_heads - MAX_HEADS, 0)]:
             self._seqs.drop(key)
         return {i: len(head) for i, head in todo.values()}
+
+    def _assign(self, plans: list, protect: set[Hashable], rows: list[Row]) -> None:
+        """A row and a sequence per plan (`llamacpp_rows.assign`: prefixes shared across keys)."""
+        assign(self._seqs, self._live.values(), plans, protect, rows)
 
     def _prefill(self, rows: list[Row], read=None) -> list:
         """Run the rows' uncached prompt tokens, wave by wave, and sample each first token

@@ -5,12 +5,12 @@ later prefill wave, of an earlier row of the same call); see rrdemo.backends.lla
 from __future__ import annotations
 
 import time
-from collections.abc import Hashable, Iterable
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from rrdemo.backends.base import GenerationRequest
+from rrdemo.backends.base import GenerationRequest, ScoreRequest
 from rrdemo.backends.llamacpp_native import N_UBATCH
 from rrdemo.backends.llamacpp_sequences import Seq, Sequences
 from rrdemo.backends.tokens import common_prefix
@@ -45,6 +45,14 @@ class Row:
     shown: int = 0  # bytes already streamed as deltas
     done: bool = False  # finished: its sequence belongs to the cache now
     entropy: float | None = None  # of the logits the next token was drawn from (uncertainty policy)
+
+
+def unique_keys(requests: Sequence[GenerationRequest | ScoreRequest]) -> set[Hashable]:
+    """The keys of one call's requests, which must differ (each owns a sequence)."""
+    keys = {r.key for r in requests}
+    if len(keys) != len(requests):
+        raise ValueError("two requests of one call share a key")
+    return keys
 
 
 def assign(

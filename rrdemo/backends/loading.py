@@ -157,7 +157,7 @@ def _hub_gguf(info: ModelInfo) -> Path | None:
         ) from None
 
 
-def _load_llamacpp(info: ModelInfo, revision: str | None, backend_options: dict) -> Backend:
+def _load_llamacpp(info: ModelInfo, revision: str | None) -> Backend:
     path = gguf_path(info, revision)
     source = LOCAL if info.gguf else SHIPPED
     if path is None and revision is None:
@@ -167,13 +167,11 @@ def _load_llamacpp(info: ModelInfo, revision: str | None, backend_options: dict)
             f"the llamacpp backend runs GGUF files (the installed offline models or a local .gguf); "
             f"{info.name!r} has none here: use the transformers backend"
         )
-    options = {k: v for k, v in backend_options.items() if k in ("suppress_eos", "share_prefixes")}
     backend = LlamaCppBackend(
         info.name,
         path,
         chat=None if info.gguf else info.chat,
         eos_token_ids=info.eos_token_ids,
-        **options,
     )
     backend.loaded_from = source
     return backend
@@ -185,7 +183,6 @@ def load_backend(
     backend: str = "transformers",
     *,
     public: bool = False,
-    **backend_options,
 ) -> Backend:
     """Load one model with the engine `backend` (use a `ModelPool` to share it).
 
@@ -196,7 +193,7 @@ def load_backend(
     """
     info = public_model(name) if public else resolve(name)
     if backend == "llamacpp":
-        return _load_llamacpp(info, revision, backend_options)
+        return _load_llamacpp(info, revision)
     check_choice(backend, "backend", BACKENDS)
     from rrdemo.backends.hf import TransformersBackend  # torch loads here, not at import
 
@@ -218,7 +215,6 @@ def load_backend(
         revision=revision,
         chat=info.chat if info.offline and not info.gguf else None,
         eos_token_ids=info.eos_token_ids,
-        **backend_options,
     )
     backend.loaded_from = source
     return backend

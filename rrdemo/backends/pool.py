@@ -54,11 +54,10 @@ class ModelPool:
         preferred_backend: str = "transformers",
         public: bool = False,
         max_models: int | None = None,
-        **backend_options,
     ) -> None:
         check_choice(preferred_backend, "backend", BACKEND_CHOICES)
         self._loader = loader
-        self._options = {**backend_options, **({"public": True} if public else {})}
+        self._options = {"public": True} if public else {}
         self.preferred_backend = preferred_backend
         self.public = public
         self.max_models = max_models if max_models is not None else default_max_models()

@@ -22,6 +22,7 @@ from rrdemo.config import (
 )
 from rrdemo.errors import RRError
 from rrdemo.events import (
+    METHODS,
     AnswerExtracted,
     ChunkWritten,
     ComputeUsed,
@@ -235,7 +236,7 @@ def _question(args, seed: int):
 
 def handle(args) -> int:
     methods = tuple(m.strip() for m in args.methods.split(",") if m.strip())
-    bad = [m for m in methods if m not in ("MAJ", "RRMaj")]
+    bad = [m for m in methods if m not in METHODS]
     if bad or not methods:
         raise RRError(f"--methods takes MAJ, RRMaj or MAJ,RRMaj; got {args.methods!r}")
     config, ensemble = _config(args)

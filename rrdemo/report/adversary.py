@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from rrdemo.events import METHODS
 from rrdemo.report.render import ci_text, csv_text, markdown_table
 from rrdemo.report.stats import TRIALS
 from rrdemo.report.tables import MainRow, main_table
@@ -42,7 +43,7 @@ def main_table_by_adversary(
 
 def adversary_table_md(pairs: list[tuple[str, MainRow]]) -> str:
     """One line per strategy and corrupted config: MAJ, RRMaj and Δ with 95% intervals."""
-    header = ["Ensemble", "Dataset", "Strength", "K", "Config", "Strategy", "MAJ", "RRMaj", "Δ"]
+    header = ["Ensemble", "Dataset", "Strength", "K", "Config", "Strategy", *METHODS, "Δ"]
     lines = []
     for name, row in pairs:
         for cell in row.cells:

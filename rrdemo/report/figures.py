@@ -14,6 +14,7 @@ from pathlib import Path
 
 import plotly.graph_objects as go
 
+from rrdemo.events import METHODS
 from rrdemo.report.tables import KPoint, RhoPoint, ScalingPoint
 
 METHOD_COLOURS = {"MAJ": "#636EFA", "RRMaj": "#EF553B"}
@@ -99,7 +100,7 @@ def rho_curve_figure(points: Sequence[RhoPoint]) -> go.Figure:
             tasks = [t for t in tasks if t != "all"]
         for number, task in enumerate(tasks):
             mean = task == "all" or len(tasks) == 1
-            for method in ("MAJ", "RRMaj"):
+            for method in METHODS:
                 ps = [
                     p
                     for p in points
@@ -153,7 +154,7 @@ def _series(fig: go.Figure, name: str, xs, ys, dash: str = "solid", width: float
 def scaling_figure(points: Sequence[ScalingPoint]) -> go.Figure:
     fig = _figure("Accuracy against the number of votes M (mean over datasets)", "M")
     for key in sorted({(p.ensemble, p.strength, p.k, p.label) for p in points}):
-        for method in ("MAJ", "RRMaj"):
+        for method in METHODS:
             ps = sorted(
                 (
                     p

@@ -13,6 +13,7 @@ from dataclasses import asdict
 from typing import Any
 
 from rrdemo.config import ct_label
+from rrdemo.events import METHODS
 from rrdemo.report.speakers import MixRow, SpeakerRow
 from rrdemo.report.stats import Estimate
 from rrdemo.report.tables import KPoint, MainRow, ScalingPoint, YieldRow
@@ -138,7 +139,7 @@ def scaling_tables(points: list[ScalingPoint]) -> tuple[str, str]:
             continue
         header = ["Method"] + [f"M={m}" for m in ms] + [f"Δ(M={ms[-1]}−1)"]
         body = []
-        for method in ("MAJ", "RRMaj", "Delta"):
+        for method in (*METHODS, "Delta"):
             vals = [cells[(method, m)] for m in ms]
             name = "Δ(RRMaj−MAJ)" if method == "Delta" else method
             line = [name] + [f"{pct(v.mean, method == 'Delta')} ±{100 * v.std:.1f}" for v in vals]

@@ -30,7 +30,7 @@ from rrdemo.runs.log import Outcome
 from rrdemo.voting import derive_seed
 
 TRIALS = 50  # pool-sampling trials (the paper's 50 bootstrap trials)
-BOOT = 1000  # question bootstrap resamples for the 95% intervals
+BOOT = 1000  # bootstrap resamples for the 95% intervals
 
 
 @dataclass(frozen=True)
@@ -181,9 +181,12 @@ def resampled_means(values: np.ndarray, rows: np.ndarray, rng: np.random.Generat
     return values[rows].mean(axis=1)
 
 
-def interval95(samples: np.ndarray) -> tuple[float, float]:
-    """The 95% percentile interval of bootstrap samples."""
-    lo, hi = np.percentile(samples, [2.5, 97.5])
+def interval95(
+    samples: np.ndarray | Sequence[float], skip_nan: bool = False
+) -> tuple[float, float]:
+    """The 95% percentile interval of bootstrap samples; `skip_nan` leaves out resamples whose
+    statistic is undefined (NaN, e.g. a ratio whose resample has no denominator)."""
+    lo, hi = (np.nanpercentile if skip_nan else np.percentile)(samples, [2.5, 97.5])
     return float(lo), float(hi)
 
 

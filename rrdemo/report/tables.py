@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from rrdemo.config import Composition
+from rrdemo.events import METHODS
 from rrdemo.report.paper.tables import SCALING_MS  # the paper's M grid (appendix D)
 from rrdemo.report.stats import (
     TRIALS,
@@ -25,8 +26,6 @@ from rrdemo.report.stats import (
 )
 from rrdemo.runs.log import RunLog
 from rrdemo.voting import derive_seed
-
-METHODS = ("MAJ", "RRMaj")
 
 
 # -- the run's own votes ----------------------------------------------------------------------------

@@ -27,10 +27,10 @@ import numpy as np
 
 from rrdemo.errors import RRError
 from rrdemo.meter import potential
+from rrdemo.report.stats import BOOT, interval95, resample
 from rrdemo.report.tables import MainRow
 from rrdemo.theory import stability_bound
 
-BOOT = 1000
 ROLES = ("honest", "corrupted")
 
 
@@ -148,8 +148,7 @@ def _rates(steps: Sequence[Step], seed: int, boot: int) -> RoleFit:
     for i, step in enumerate(steps):
         units[step.unit].append(i)
     clusters = list(units.values())
-    rng = np.random.default_rng(seed)
-    draws = rng.integers(len(clusters), size=(boot, len(clusters)))
+    draws = resample(np.random.default_rng(seed), len(clusters), boot)
     every = np.arange(len(steps))
     rates = {}
     for field in ("dz", "dv", "dlogv"):
@@ -158,8 +157,7 @@ def _rates(steps: Sequence[Step], seed: int, boot: int) -> RoleFit:
         for draw in draws:
             index = np.concatenate([clusters[c] for c in draw])
             values.append(_ratio(steps, field, index))
-        lo, hi = np.nanpercentile(values, [2.5, 97.5])
-        rates[field] = Rate(point, float(lo), float(hi))
+        rates[field] = Rate(point, *interval95(values, skip_nan=True))
     return RoleFit(len(steps), sum(s.tokens for s in steps), **rates)
 
 

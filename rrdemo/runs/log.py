@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from rrdemo.config import Composition
 from rrdemo.errors import RRError
+from rrdemo.events import METHODS
 from rrdemo.speakers import chunk_roles
 
 if TYPE_CHECKING:
@@ -236,7 +237,7 @@ def read_run(path: Path | str) -> Run:
         ):
             continue
         missing = [f for f in _TRAJECTORY_FIELDS if f not in record]
-        if missing or record["method"] not in ("MAJ", "RRMaj"):
+        if missing or record["method"] not in METHODS:
             raise RRError(
                 f"{path}: line {number} is not a complete trajectory record "
                 f"({', '.join(missing) or 'method'})"

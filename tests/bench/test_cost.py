@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from bench.cost import BenchOptions, main, run_benchmark, speaker_stats
+from bench.cost import BenchOptions, main, run_benchmark
 from bench.report import TABLE_END, TABLE_START, render_table, write_readme
 
 
@@ -38,21 +38,6 @@ def test_readme_table_is_replaced_between_markers_and_text_around_it_is_kept(tmp
     assert "old table" not in text and "| new |" not in text and "| newer | table |" in text
     assert text.startswith("# Bench\n\nintro") and text.rstrip().endswith("after")
     assert text.count(TABLE_START) == 1 and text.count(TABLE_END) == 1
-
-
-def test_speakers_and_prompt_changes_are_counted_from_the_turns():
-    prompts = [["corrupt", "corrupt", "honest"], ["c", "c", "h"]]  # per question, per agent
-    result = {
-        "trajectories": [  # (question, writers, tokens, writer of each turn)
-            (0, [0, 1, 2], 6, [2, 0, 1]),  # honest -> corrupted (change), corrupted -> corrupted
-            (0, [0], 6, [0]),  # one turn: nothing to change
-            (1, [1, 2], 6, [1, 2, 1, 2]),  # three changes
-        ]
-    }
-    stats = speaker_stats(result, prompts)
-    assert stats["speakers_per_trajectory"] == round((3 + 1 + 2) / 3, 3)
-    assert stats["turns"] == 8 and stats["prompt_changes"] == 4
-    assert stats["prompt_change_share"] == round(4 / 5, 3)
 
 
 @pytest.mark.slow

@@ -7,10 +7,11 @@ import math
 import pytest
 
 from rrdemo.config import RunConfig, Sampling, homogeneous_agents
-from rrdemo.events import TurnMeasured, event_from_dict
+from rrdemo.events import TurnMeasured
 from rrdemo.fold import fold
 from rrdemo.meter import logit, potential, reading
 from rrdemo.protocols import run_question
+from tests.support.events import event_from_dict
 from tests.support.fakes import QUESTION, FakeBackend, FakePool, FakeTask, obeys_injection
 
 TASK = FakeTask()

@@ -10,9 +10,9 @@ import pytest
 from rrdemo.config import AgentSpec, RunConfig, Sampling, homogeneous_agents, parse_ct
 from rrdemo.corruption import TEMPLATES, make_injection
 from rrdemo.errors import RRError
-from rrdemo.events import event_from_dict
 from rrdemo.protocols import run_question
 from rrdemo.voting import plurality
+from tests.support.events import event_from_dict
 from tests.support.fakes import QUESTION, FakeBackend, FakePool, FakeTask, obeys_injection
 
 TASK = FakeTask()

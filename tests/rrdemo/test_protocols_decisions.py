@@ -15,7 +15,7 @@ from dataclasses import replace
 import pytest
 
 from rrdemo.config import RunConfig, Sampling, homogeneous_agents
-from rrdemo.events import AnswerExtracted, Decision, Vote, event_from_dict
+from rrdemo.events import AnswerExtracted, Decision, Vote
 from rrdemo.protocols import run_question
 from rrdemo.report.tables import vote_rates
 from rrdemo.runs.log import read_log
@@ -23,6 +23,7 @@ from rrdemo.runs.runner import run_plan
 from rrdemo.runs.spec import Condition, Plan
 from rrdemo.tasks import get_task, load_questions
 from rrdemo.tasks.base import Question
+from tests.support.events import event_from_dict
 from tests.support.fakes import FakeBackend, FakePool
 
 # MATH-500 answers of every shape the issue names, on real MATH-500 problems (gold replaced where

@@ -99,10 +99,11 @@ def test_largest_k_is_the_crossing_point() -> None:
         ((float("nan"), 0.004, 100), "gamma_H"),
         ((0.03, -0.1, 100), "drift"),
         ((0.03, float("inf"), 100), "drift"),
-        ((0.03, 0.004, 0), "K"),
-        ((0.03, 0.004, 2.5), "K"),
-        ((0.03, 0.004, True), "K"),
-        ((0.03, 0.004, 10**7), "K"),
+        ((0.03, 0.004, 0), "K .* at least 1"),
+        ((0.03, 0.004, 2.5), "K .* whole number"),
+        ((0.03, 0.004, True), "K .* whole number"),
+        ((0.03, 0.004, "ten"), "K .* whole number"),
+        ((0.03, 0.004, 10**7), "K .* between 1 and"),
     ],
 )
 def test_bad_inputs_raise_clear_errors(args: tuple, needle: str) -> None:

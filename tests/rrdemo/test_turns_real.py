@@ -51,13 +51,11 @@ def test_uncertainty_turns_differ_from_fixed_and_the_cache_stays_right(real_pool
         return
     # The next turn of the same key reads its cache (all tokens fed, the uncertain one not
     # written): it must continue exactly as a backend without caches does.
-    from rrdemo.backends.hf import TransformersBackend
+    from bench.variants import NoKvReuse, twin
 
     follow = prompt + first.text
     cached = _one(backend, key, follow, 6, None)
-    plain = TransformersBackend(
-        backend.name, backend.model, backend.tokenizer, chat=backend.chat, reuse_cache=False
-    )
+    plain = twin(backend, NoKvReuse)
     fresh = _one(plain, ("fresh", engine), follow, 6, None)
     assert cached.text == fresh.text and cached.prefill_tokens < fresh.prefill_tokens
 

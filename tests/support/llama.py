@@ -21,19 +21,13 @@ def llama(pool, name):
     return pool.get(name, None, "llamacpp")
 
 
-def twin(backend, **options):
-    """Another llama.cpp backend over the same file (no cached sequences)."""
+def twin(backend, cls=None, **options):
+    """Another llama.cpp backend over the same file (no cached sequences, a small context): the
+    engine itself, or `cls`, one of its benchmark variants (bench/variants.py)."""
+    from bench.variants import twin as variant
     from rrdemo.backends.llamacpp import LlamaCppBackend
 
-    return LlamaCppBackend(
-        backend.name,
-        backend.path,
-        chat=backend.chat,
-        eos_token_ids=tuple(backend.eos_token_ids),
-        n_ctx_seq=512,
-        n_seq_max=16,
-        **options,
-    )
+    return variant(backend, cls or LlamaCppBackend, n_ctx_seq=512, n_seq_max=16, **options)
 
 
 def finish(backend, key, text, n, sampling=GREEDY, seed=0) -> Finished:
@@ -62,3 +56,13 @@ class OneModel:
 
     def get(self, *_, **__):
         return self.backend
+
+
+def cached_keys(backend) -> list:
+    """The request keys whose sequences `backend` keeps cached (its sequence table's view)."""
+    return list(backend._seqs.cached)
+
+
+def free_sequences(backend) -> int:
+    """How many of `backend`'s sequence ids are free."""
+    return len(backend._seqs.free)

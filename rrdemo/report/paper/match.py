@@ -7,6 +7,7 @@ import math
 from collections import defaultdict
 from collections.abc import Sequence
 
+from rrdemo.events import METHODS
 from rrdemo.report.paper import tables as paper
 from rrdemo.report.paper.beside import (
     PAPER,
@@ -82,7 +83,7 @@ def scaling_3c2t_beside(points: Sequence[ScalingPoint]) -> BesideTable:
         lambda: defaultdict(dict)
     )
     for p in points:
-        if p.label == "3c2t" and p.strength == "strong" and p.method in ("MAJ", "RRMaj"):
+        if p.label == "3c2t" and p.strength == "strong" and p.method in METHODS:
             run[(p.task, p.method)][(p.ensemble, p.k)][p.m] = p.mean
     ms = sorted({1, 40} | {m for runs in run.values() for values in runs.values() for m in values})
     rows = []

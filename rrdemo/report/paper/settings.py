@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rrdemo.config import Composition
+from rrdemo.events import METHODS
 from rrdemo.report.paper import tables as paper
 from rrdemo.report.paper.beside import (
     PAPER,
@@ -61,7 +62,7 @@ def settings_from_main(rows: Sequence[MainRow]) -> list[SettingResult]:
     return out
 
 
-VOTE_COLUMNS = ("MAJ", "RRMaj", "Δ")
+VOTE_COLUMNS = (*METHODS, "Δ")
 
 
 def hetero_beside(results: Sequence[SettingResult]) -> BesideTable:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from bench.variants import NoBatching, NoKvReuse, twin
 from rrdemo.backends.base import Finished, GenerationRequest
 from rrdemo.backends.hf import TransformersBackend
 from rrdemo.backends.tokens import common_prefix
@@ -16,16 +17,8 @@ MODELS = ("smollm2", "gemma3-270m")
 GREEDY = Sampling(temperature=0.0)
 
 
-def _twin(backend: TransformersBackend, **options) -> TransformersBackend:
-    """Another backend over the same weights (no second copy), with different options."""
-    return TransformersBackend(
-        backend.name,
-        backend.model,
-        backend.tokenizer,
-        chat=backend.chat,
-        eos_token_ids=tuple(backend.eos_token_ids),
-        **options,
-    )
+class _Plain(NoKvReuse, NoBatching):
+    """Every optimisation off: each request alone, its whole prompt prefilled."""
 
 
 def _finish(backend, key, text, n, sampling=GREEDY, seed=0) -> Finished:
@@ -45,8 +38,8 @@ def test_offline_model_loads_and_generates(real_pool, name):
 
 @pytest.mark.parametrize("name", MODELS)
 def test_kv_reuse_across_a_boundary_that_retokenizes_equals_prefill_from_scratch(real_pool, name):
-    backend = _twin(real_pool.get(name))
-    scratch = _twin(backend, reuse_cache=False)
+    backend = twin(real_pool.get(name), TransformersBackend)
+    scratch = twin(backend, NoKvReuse)
     key = ("reuse", name)
     first_turn = backend.render_prompt("Is this statement true? Answer briefly.") + "It is def"
     _finish(backend, key, first_turn, 1)
@@ -67,7 +60,7 @@ def test_kv_reuse_across_a_boundary_that_retokenizes_equals_prefill_from_scratch
 @pytest.mark.parametrize("name", MODELS)
 def test_round_robin_with_cache_reuse_and_batching_equals_the_plain_path(real_pool, name):
     backend = real_pool.get(name)
-    plain = _twin(backend, reuse_cache=False, batch=False)
+    plain = twin(backend, _Plain)
     task = get_task("custom")
     question = task.question("Which is a fruit? (A) car (B) apple (C) stone", gold="(B)")
     config = RunConfig(
@@ -94,7 +87,7 @@ def test_round_robin_with_cache_reuse_and_batching_equals_the_plain_path(real_po
             if e.kind == "chunk_written"
         )
 
-    fast = chunks(_twin(backend))
+    fast = chunks(twin(backend, TransformersBackend))
     assert fast == chunks(plain)
     assert {c[0] for c in fast} == {"MAJ", "RRMaj"}
 
@@ -163,7 +156,7 @@ def test_finished_runs_leave_no_cache_behind(real_pool):
 
 def test_prefixes_are_shared_within_a_group_only(real_pool):
     """Concurrent runs (two Arena visitors) never start from each other's caches."""
-    backend = _twin(real_pool.get("smollm2"))
+    backend = twin(real_pool.get("smollm2"), TransformersBackend)
     prompt = backend.render_prompt("Name three rivers.")
     first = GenerationRequest(("a",), prompt, 2, GREEDY, 0, group="run-1")
     list(backend.generate([first]))

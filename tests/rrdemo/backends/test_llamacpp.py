@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from bench.variants import BenchLlamaCpp, LlamaCppNoPrefixSharing
 from rrdemo.backends import choice
 from rrdemo.backends.base import Delta, Finished, GenerationRequest
 from rrdemo.backends.choice import choose_backend, with_backends
@@ -17,7 +18,16 @@ from rrdemo.config import AgentSpec, RunConfig, Sampling
 from rrdemo.errors import RRError
 from rrdemo.protocols import run_question
 from rrdemo.tasks import get_task
-from tests.support.llama import GREEDY, OneModel, finish, llama, needs_llama, twin
+from tests.support.llama import (
+    GREEDY,
+    OneModel,
+    cached_keys,
+    finish,
+    free_sequences,
+    llama,
+    needs_llama,
+    twin,
+)
 
 MODELS = ("smollm2", "gemma3-270m")
 
@@ -120,7 +130,7 @@ KNOWN_NEAR_TIE = pytest.mark.xfail(
 @pytest.mark.parametrize("name", ["smollm2", pytest.param("gemma3-270m", marks=KNOWN_NEAR_TIE)])
 def test_kv_reuse_across_a_boundary_that_retokenizes_equals_prefill_from_scratch(llama_pool, name):
     backend = twin(llama(llama_pool, name))
-    scratch = twin(backend, share_prefixes=False)
+    scratch = twin(backend, LlamaCppNoPrefixSharing)
     key = ("reuse", name)
     first_turn = backend.render_prompt("Is this statement true? Answer briefly.") + "It is def"
     finish(backend, key, first_turn, 1)
@@ -167,20 +177,20 @@ def test_a_turn_never_ends_inside_a_utf8_character(llama_pool):
 @needs_llama
 def test_release_frees_sequences_and_a_stopped_run_leaves_only_its_heads(llama_pool):
     backend = twin(llama(llama_pool, "smollm2"))
-    free = backend.free_sequences()
+    free = free_sequences(backend)
     task = get_task("custom")
     question = task.question("Pick one: (A) yes (B) no", gold="(A)")
     agents = (AgentSpec("smollm2", backend="llamacpp"),) * 2
     config = RunConfig(agents=agents, strength="none", k=3, max_tokens=6, m=2)
     stream = run_question(config, question, task, OneModel(backend))
     next(e for e in stream if e.kind == "chunk_written" and e.method == "RRMaj")
-    assert backend.free_sequences() < free - 1
+    assert free_sequences(backend) < free - 1
     stream.close()
-    assert [key[0] for key in backend.cached_keys()] == [HEADS]  # one prompt: no injection
-    assert backend.free_sequences() == free - 1
+    assert [key[0] for key in cached_keys(backend)] == [HEADS]  # one prompt: no injection
+    assert free_sequences(backend) == free - 1
     events = list(run_question(config, question, task, OneModel(backend)))
     assert events[0].config["agents"][0]["backend"] == "llamacpp"
-    assert backend.free_sequences() == free - 1
+    assert free_sequences(backend) == free - 1
     backend.close()
 
 
@@ -192,7 +202,7 @@ def test_a_request_longer_than_the_context_is_refused_clearly(llama_pool):
         list(
             backend.generate([GenerationRequest(("long",), prompt, backend.max_context, GREEDY, 0)])
         )
-    assert ("long",) not in backend.cached_keys()
+    assert ("long",) not in cached_keys(backend)
 
 
 @pytest.mark.slow
@@ -248,13 +258,10 @@ def test_cost_accounting_at_an_equal_budget_on_llama_cpp(llama_pool):
     from rrdemo.corruption import make_injection
     from rrdemo.protocols import choose_target
 
-    backend = llama(llama_pool, "smollm2")
+    backend = twin(llama(llama_pool, "smollm2"), BenchLlamaCpp)
     config, question, task = arena_setting(k=3, max_tokens=9)  # N = 5, shuffled: 3 turns each
-    try:
-        maj = run(backend, config, question, task, ("MAJ",))
-        rr = run(backend, config, question, task, ("RRMaj",))
-    finally:
-        backend.suppress_eos = False
+    maj = run(backend, config, question, task, ("MAJ",))
+    rr = run(backend, config, question, task, ("RRMaj",))
     budget = config.n * config.max_tokens  # M = N trajectories of L tokens, N answers of L tokens
     assert maj["decode_tokens"] == rr["decode_tokens"] == budget
     target = choose_target(task, question, config)
@@ -268,7 +275,7 @@ def test_cost_accounting_at_an_equal_budget_on_llama_cpp(llama_pool):
     assert maj["prefill_tokens"] <= corrupted + honest + 3
     # RRMaj: 15 turns; without reuse or copies each would read its speaker's whole prompt.
     assert rr["prefill_tokens"] < 3 * sum(prompts) / 2
-    assert all(key[0] == HEADS for key in backend.cached_keys())  # the run left its heads only
+    assert all(key[0] == HEADS for key in cached_keys(backend))  # the run left its heads only
 
 
 def test_backends_bench_refuses_bad_options_and_writes_its_readme_section(tmp_path, capsys):

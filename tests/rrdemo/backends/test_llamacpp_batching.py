@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from bench.variants import LlamaCppNoPrefixSharing
 from rrdemo.backends.base import Finished, GenerationRequest
 from rrdemo.backends.llamacpp_rows import PASS_TOKENS, micro_batches, padded_lengths
 from rrdemo.config import AgentSpec, RunConfig, Sampling
@@ -106,7 +107,7 @@ def test_the_same_run_gives_the_same_text_every_time(llama_pool, temperature):
 @needs_llama
 def test_how_often_the_batch_shape_flips_a_greedy_token(llama_pool):
     backend = twin(llama(llama_pool, "smollm2"))
-    alone = twin(backend, share_prefixes=False)
+    alone = twin(backend, LlamaCppNoPrefixSharing)
     questions = (
         "Name a colour.",
         "What is 7 times 8?",

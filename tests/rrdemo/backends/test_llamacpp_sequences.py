@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from bench.variants import BenchLlamaCpp
 from rrdemo.backends.base import Delta, Finished, GenerationRequest
 from rrdemo.backends.llamacpp import MAX_HEADS
 from rrdemo.backends.llamacpp_rows import HEADS
@@ -17,7 +18,9 @@ from rrdemo.tasks.benchmarks import styled_prompt
 from tests.support.llama import (
     GREEDY,
     OneModel,
+    cached_keys,
     finish,
+    free_sequences,
     llama,
     needs_llama,
     spy_decode,
@@ -84,13 +87,12 @@ def test_moving_a_sequence_copies_its_kept_cells_and_frees_it():
 # -- the real model -------------------------------------------------------------------------------
 @needs_llama
 def test_decode_steps_over_several_rows_use_consecutive_sequence_ids(llama_pool):
-    backend = twin(llama(llama_pool, "smollm2"))
+    backend = twin(llama(llama_pool, "smollm2"), BenchLlamaCpp, fixed_length=True)
     calls = spy_decode(backend)
     task = get_task("custom")
     question = task.question("Which is a fruit? (A) car (B) apple (C) stone", gold="(B)")
     agents = (AgentSpec("smollm2", True), AgentSpec("smollm2"), AgentSpec("smollm2"))
     config = RunConfig(agents=agents, k=3, max_tokens=12, m=3, order="shuffled")
-    backend.suppress_eos = True  # every trajectory runs all its turns
     list(run_question(config, question, task, OneModel(backend), methods=("RRMaj",)))
     # Steps with all 3 trajectories (a row that ran on to finish a character leaves a gap).
     steps = [c for c in calls if len(c) == 3 and all(e[3] for e in c)]
@@ -123,13 +125,13 @@ def test_a_donor_the_copy_took_whole_is_dropped_and_its_stream_freed(llama_pool)
     backend = twin(llama(llama_pool, "smollm2"))
     prompt = backend.render_prompt("Describe the sea.")
     text = finish(backend, ("a",), prompt, 4).text
-    free = backend.free_sequences()
+    free = free_sequences(backend)
     b = finish(backend, ("b",), prompt + text, 4)  # same prompt: takes all of a's cells
     assert b.prefill_tokens <= 3
-    assert backend.cached_keys() == [("b",)] and backend.free_sequences() == free
+    assert cached_keys(backend) == [("b",)] and free_sequences(backend) == free
     other = backend.render_prompt("Describe the desert.")
     finish(backend, ("c",), other, 2)  # shares only the template's opening: b stays
-    assert set(backend.cached_keys()) == {("b",), ("c",)}
+    assert set(cached_keys(backend)) == {("b",), ("c",)}
     backend.close()
 
 
@@ -173,7 +175,7 @@ def test_a_repeated_question_starts_from_cached_heads_and_writes_the_same_text(l
     hot = Sampling(temperature=0.7, top_p=0.95, seed=3)
     config = RunConfig((bad, bad, good), strength="strong", k=3, max_tokens=9, sampling=hot)
     cold_texts, cold = _run_texts(models, config, first, task)
-    heads = [k for k in backend.cached_keys() if k[0] == HEADS]
+    heads = [k for k in cached_keys(backend) if k[0] == HEADS]
     assert len(heads) == 2  # the injected prompt and the clean one
     _run_texts(models, config, other, task)
     warm_texts, warm = _run_texts(models, config, first, task)
@@ -194,9 +196,9 @@ def test_cached_heads_are_bounded_and_a_stopped_run_leaves_only_them(llama_pool)
     config = RunConfig(agents, strength="strong", k=2, max_tokens=2)
     for i in range(MAX_HEADS):  # two heads a run: twice as many as are kept
         _run_texts(models, config, task.question(f"Is {i} even? (A) yes (B) no"), task)
-    keys = backend.cached_keys()
+    keys = cached_keys(backend)
     assert len(keys) == MAX_HEADS and all(k[0] == HEADS for k in keys)
-    assert backend.free_sequences() == backend.n_seq_max - MAX_HEADS
+    assert free_sequences(backend) == backend.n_seq_max - MAX_HEADS
     backend.close()
 
 

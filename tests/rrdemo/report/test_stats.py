@@ -5,7 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rrdemo.report.stats import expected_single, group_pools, select, trial_matrix, vote
+from rrdemo.report.stats import (
+    expected_single,
+    group_pools,
+    interval95,
+    select,
+    trial_matrix,
+    vote,
+)
 from tests.support.outcomes import GOLD, OTHER, TARGET, row, trap
 
 
@@ -68,3 +75,11 @@ def test_trial_matrix_is_reproducible_from_its_seed():
     a = trial_matrix(pool, "RRMaj", 5, seed=3)
     assert np.array_equal(a, trial_matrix(pool, "RRMaj", 5, seed=3))
     assert a.shape == (8, 50)
+
+
+def test_interval95_can_leave_out_undefined_resamples():
+    samples = np.concatenate([np.linspace(0.0, 1.0, 101), [np.nan] * 20])
+    lo, hi = interval95(samples, skip_nan=True)
+    assert (lo, hi) == pytest.approx(interval95(np.linspace(0.0, 1.0, 101)))
+    assert 0.0 < lo < 0.05 and 0.95 < hi < 1.0
+    assert all(np.isnan(interval95(samples)))
