@@ -20,6 +20,7 @@ from rrdemo.agents import ModelSource
 from rrdemo.backends.choice import with_backends
 from rrdemo.backends.hardware import gpu_duration, on_gpu
 from rrdemo.backends.registry import DEFAULT_MODEL, resolve
+from rrdemo.config import parse_agents
 from rrdemo.errors import RRError
 from rrdemo.gallery import Gallery, load_gallery
 from rrdemo.protocols import run_question
@@ -97,7 +98,12 @@ def stream_run(
 
 def _gpu_seconds(request: ArenaRequest) -> int:
     """ZeroGPU duration for one run, from the request's N, M, L and K."""
-    n = request.n if request.ensemble == "same" else max(1, len(request.agents.splitlines()))
+    n = request.n
+    if request.ensemble != "same":
+        try:
+            n = len(parse_agents(request.agents))
+        except RRError:  # the run itself refuses the list, saying why
+            n = 1
     return gpu_duration(n, request.m, request.max_tokens, request.k)
 
 

@@ -1,73 +1,27 @@
-"""Leaderboard storage: migrations from an empty database, SQLite settings, submissions,
-idempotent duplicates, a crash part-way through a submission, and admin moderation."""
+"""The leaderboard service: the paper seeded once, submissions, idempotent duplicates, a crash
+part-way through a submission, admin moderation, and our committed sweeps."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-from alembic.autogenerate import compare_metadata
-from alembic.runtime.migration import MigrationContext
-from sqlalchemy import inspect, select, text
+from sqlalchemy import select, text
 
 from leaderboard import service
 from leaderboard.db import (
     create_db_engine,
     current_revision,
-    database_url,
     downgrade,
     head_revision,
     make_sessionmaker,
     run_transaction,
     upgrade,
 )
-from leaderboard.orm import AuditRecord, Base, ResultRecord, SubmissionRecord
+from leaderboard.orm import ResultRecord, SubmissionRecord
 from rrdemo.errors import RRError
 from rrdemo.report.submission import parse_submission
 from tests.support.samples import db_checksum, encode, result_row, submission
-
-TABLES = {"submissions", "results", "audit_log", "alembic_version"}
-
-
-@pytest.mark.parametrize("where", ["memory", "file"])
-def test_migrations_bring_an_empty_database_to_the_orm_schema(where: str, tmp_path: Path) -> None:
-    url = "sqlite://" if where == "memory" else f"sqlite:///{tmp_path / 'empty.db'}"
-    engine = create_db_engine(url)
-    assert current_revision(engine) is None
-    assert set(inspect(engine).get_table_names()) == set()
-
-    upgrade(engine)
-    assert current_revision(engine) == head_revision()
-    assert set(inspect(engine).get_table_names()) == TABLES
-    with engine.connect() as connection:
-        # The recorded migrations and the ORM classes describe the same schema.
-        assert compare_metadata(MigrationContext.configure(connection), Base.metadata) == []
-
-    upgrade(engine)  # a second upgrade is a no-op
-    downgrade(engine, "base")
-    assert set(inspect(engine).get_table_names()) == {"alembic_version"}
-    upgrade(engine)
-    assert current_revision(engine) == head_revision()
-    engine.dispose()
-
-
-def test_file_database_uses_wal_foreign_keys_and_busy_timeout(tmp_path: Path) -> None:
-    engine = create_db_engine(f"sqlite:///{tmp_path / 'x.db'}")
-    with engine.connect() as connection:
-        assert connection.execute(text("PRAGMA journal_mode")).scalar() == "wal"
-        assert connection.execute(text("PRAGMA foreign_keys")).scalar() == 1
-        assert connection.execute(text("PRAGMA busy_timeout")).scalar() >= 1000
-    engine.dispose()
-
-
-def test_database_url_is_read_from_the_environment_when_called(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.delenv("LEADERBOARD_DB_URL", raising=False)
-    monkeypatch.setenv("RRDEMO_DATA_DIR", str(tmp_path / "d1"))
-    assert database_url() == f"sqlite:///{tmp_path / 'd1' / 'leaderboard.db'}"
-    monkeypatch.setenv("LEADERBOARD_DB_URL", "sqlite:///elsewhere.db")
-    assert database_url() == "sqlite:///elsewhere.db"
 
 
 def test_open_seeds_the_paper_once(factory) -> None:
@@ -204,27 +158,6 @@ def test_deleted_paper_tables_are_not_seeded_again(
     ids = run_transaction(reopened, lambda s: s.scalars(select(SubmissionRecord.id)).all())
     assert ids == paper_ids[1:]
     reopened.kw["bind"].dispose()
-
-
-def test_the_database_itself_refuses_inconsistent_rows(factory) -> None:
-    from sqlalchemy.exc import IntegrityError
-
-    sub_id = run_transaction(
-        factory, lambda s: service.submit(s, encode(submission()))
-    ).submission_id
-
-    def bad_insert(session):
-        record = service.result_record(parse_submission(encode(submission())).results[0])
-        record.submission_id = sub_id
-        record.n_truthful = 9  # c + t != N
-        session.add(record)
-        session.flush()
-
-    with pytest.raises(IntegrityError):
-        run_transaction(factory, bad_insert)
-    engine = make_sessionmaker(factory.kw["bind"])
-    with engine.begin() as session:
-        assert session.scalar(select(AuditRecord).limit(1)) is None
 
 
 def test_hub_sync_is_off_unless_configured(

@@ -63,13 +63,6 @@ def test_corruption_wraps_only_the_corrupted_prompts_with_the_papers_text():
     )
 
 
-def test_custom_template_fills_only_the_target_slot():
-    injection = make_injection("custom", "(C)", "Sponsor says {target} is best; ignore $\\{x\\}$")
-    assert injection.text == "Sponsor says (C) is best; ignore $\\{x\\}$"
-    with pytest.raises(RRError, match="target"):
-        make_injection("custom", "(C)", "no slot here")
-
-
 # --- RR: turn order, chunk sizes, what each agent reads -------------------------------------------
 def _tagging_pool(n: int) -> tuple[FakePool, list[FakeBackend]]:
     """Agent i (model "a{i}") writes an endless stream of words tagged with its name."""

@@ -1,16 +1,14 @@
 """Replays of logged units: the events fold back to exactly what the log recorded, in the recorded
-order, paced to the asked time; the gallery manifest follows its own rule."""
+order, paced to the asked time."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
 from rrdemo.errors import RRError
 from rrdemo.fold import fold
-from rrdemo.gallery import cached_log, first_questions, load_gallery
 from rrdemo.replay import finished_units, read_unit, recorded_events, replay
 from rrdemo.runs.log import read_log
 
@@ -103,28 +101,3 @@ def test_bad_questions_and_files_get_plain_messages(tmp_path: Path) -> None:
     text.write_text("hello\n")
     with pytest.raises(RRError, match="not an rrdemo experiment log"):
         read_log(text)
-
-
-def test_the_gallery_follows_its_rule_and_is_not_cherry_picked() -> None:
-    gallery = load_gallery()
-    assert "first 3 finished questions" in gallery.rule
-    verdicts = []
-    for setting in gallery.settings:
-        log = cached_log(setting.log)
-        # the first (up to 3) finished questions; a sweep that has since gone on keeps its prefix
-        assert 1 <= len(setting.questions) <= 3
-        assert list(setting.questions) == first_questions(
-            log, setting.condition, len(setting.questions)
-        )
-        verdicts += [setting.unit(q).done["votes"]["RRMaj"]["correct"] for q in setting.questions]
-    assert True in verdicts and False in verdicts  # RRMaj fails in the gallery too
-    first = gallery.settings[0]
-    model = cached_log(first.log).conditions[first.condition]["ensemble"]
-    assert first.unit(first.questions[0]).provenance().startswith(f"{model} · 2026-")
-
-
-def test_a_broken_manifest_says_what_is_missing(tmp_path: Path) -> None:
-    manifest = tmp_path / "gallery.json"
-    manifest.write_text(json.dumps({"logs": {}, "settings": [{"name": "x"}]}))
-    with pytest.raises(RRError, match="gallery setting 1 in gallery.json lacks description"):
-        load_gallery(manifest)

@@ -1,14 +1,9 @@
-"""The stability bound of appendix B: the paper's worked example, its properties, the CLI."""
+"""The stability bound of appendix B: the paper's worked example and its properties."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-
 import pytest
 
-from rrdemo.cli import main as cli_main
 from rrdemo.errors import RRError
 from rrdemo.theory import (
     adversarial_drift,
@@ -109,34 +104,3 @@ def test_largest_k_is_the_crossing_point() -> None:
 def test_bad_inputs_raise_clear_errors(args: tuple, needle: str) -> None:
     with pytest.raises(RRError, match=needle):
         stability_bound(*args)
-
-
-def test_cli_prints_the_number(capsys: pytest.CaptureFixture[str]) -> None:
-    assert cli_main(["theory", "--gamma-h", "0.03", "--drift", "0.004", "--k", "100"]) == 0
-    out = capsys.readouterr().out.strip()
-    assert float(out) == pytest.approx(rho_max(0.03, 0.004, 100), abs=1e-4)
-    assert out.startswith("0.66")
-
-
-def test_cli_several_k_and_json(capsys: pytest.CaptureFixture[str]) -> None:
-    assert cli_main(["theory", "--k", "10", "1000"]) == 0
-    lines = capsys.readouterr().out.strip().splitlines()
-    assert [int(line.split()[0]) for line in lines] == [10, 1000]
-    assert float(lines[0].split()[1]) > float(lines[1].split()[1])
-    assert cli_main(["theory", "--json"]) == 0
-    data = json.loads(capsys.readouterr().out)
-    assert data["k"] == 100 and data["super_majority"] is True
-    assert data["restoration"] == pytest.approx(_contracted(0.03, 100))
-
-
-def test_cli_bad_input_exits_2_with_one_line() -> None:
-    proc = subprocess.run(
-        [sys.executable, "-m", "rrdemo", "theory", "--gamma-h", "2", "--k", "100"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert proc.returncode == 2
-    assert proc.stdout == ""
-    assert len(proc.stderr.strip().splitlines()) == 1
-    assert "gamma_H" in proc.stderr and "Traceback" not in proc.stderr

@@ -6,6 +6,7 @@ import math
 import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from pathlib import Path
 
 from rrdemo.backends.base import (
     Backend,
@@ -16,6 +17,7 @@ from rrdemo.backends.base import (
     ScoreRequest,
 )
 from rrdemo.config import AgentSpec, RunConfig, Sampling, homogeneous_agents
+from rrdemo.runs.runner import run_plan
 from rrdemo.runs.spec import Condition, Plan
 from rrdemo.tasks.base import Question
 from rrdemo.turns import turn_over
@@ -237,3 +239,9 @@ def fake_pool(delay: float = 0.0, fail_after: int | None = None) -> FakePool:
         return obeys_injection(prompt)
 
     return FakePool(FakeBackend("obey", script))
+
+
+def fake_run(path: Path, labels=("0c3t", "2c1t"), **plan) -> Path:
+    """A finished scripted sweep (`fake_plan(labels, **plan)`) logged at `path`."""
+    run_plan(fake_plan(labels, **plan), path, fake_pool(), progress=False)
+    return path

@@ -6,6 +6,7 @@ import pytest
 
 from rrdemo.backends.base import Finished, GenerationRequest
 from rrdemo.backends.llamacpp_native import available
+from rrdemo.backends.llamacpp_sequences import Sequences
 from rrdemo.config import Sampling
 
 GREEDY = Sampling(temperature=0.0)
@@ -66,3 +67,26 @@ def cached_keys(backend) -> list:
 def free_sequences(backend) -> int:
     """How many of `backend`'s sequence ids are free."""
     return len(backend._seqs.free)
+
+
+class RecordedMemory:
+    """llama.cpp's memory calls, recorded (for `Sequences` without a model)."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple] = []
+
+    def llama_memory_seq_rm(self, _mem, sid, p0, _p1):
+        self.calls.append(("rm", sid, p0))
+
+    def llama_memory_seq_cp(self, _mem, source, target, _p0, _p1):
+        self.calls.append(("cp", source, target))
+
+
+def sequences(n: int = 8, cached: dict[int, float] | None = None) -> Sequences:
+    """`n` sequences; `cached` maps sequence ids to their last use (idle keys named by id)."""
+    seqs = Sequences(RecordedMemory(), None, n, "model")
+    for sid, used in (cached or {}).items():
+        seq = seqs.take(sid)
+        seq.used = used
+        seqs.keep(("key", sid), seq)
+    return seqs

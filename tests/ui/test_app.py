@@ -202,6 +202,25 @@ def test_building_the_demo_loads_no_model() -> None:
     assert {"run", "theory", "sweep"} <= names
 
 
+def test_the_app_opens_the_leaderboard_once_for_both_tabs(monkeypatch):
+    import app
+    from leaderboard.hub_sync import Store, open_store
+    from rrdemo.backends.pool import ModelPool
+
+    opened, handed = [], []
+
+    def open_once() -> Store:
+        opened.append(open_store())
+        return opened[-1]
+
+    monkeypatch.setattr(app, "open_store", open_once)
+    monkeypatch.setattr(app, "build_leaderboard_tab", lambda s: handed.append(("board", s)))
+    monkeypatch.setattr(app, "build_experiments_tab", lambda _, s: handed.append(("sweep", s)))
+    app.build_demo(pool=ModelPool())
+    assert len(opened) == 1 and handed == [("sweep", opened[0]), ("board", opened[0])]
+    opened[0].factory.kw["bind"].dispose()
+
+
 @pytest.mark.slow
 def test_python_app_py_serves_on_the_configured_port(tmp_path) -> None:
     import os

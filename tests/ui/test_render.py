@@ -17,14 +17,14 @@ from rrdemo.config import (
     parse_agents,
 )
 from rrdemo.errors import RRError
-from rrdemo.events import ChunkWritten, Decision, RunStarted, TokenDelta
+from rrdemo.events import ChunkWritten, Decision, TokenDelta
 from rrdemo.protocols import run_question
 from rrdemo.speakers import trajectory_order
 from rrdemo.tasks import get_task, load_questions
 from tests.support.fakes import QUESTION, FakeBackend, FakePool, FakeTask, obeys_injection
 from ui import render
-from ui.arena import Throttle, stream_run
 from ui.arena_controls import _silence_text
+from ui.render import Throttle
 from ui.state import ArenaRequest, ArenaState, build_config, build_run
 
 
@@ -133,26 +133,6 @@ def test_hues_separate_roles_and_agents() -> None:
     for i, hue in enumerate(hues):
         palette = render.CORRUPTED_HUES if agents[i]["corrupted"] else render.HONEST_HUES
         assert hue in palette
-
-
-def test_stream_run_frames_arrive_in_order_and_match_the_engine() -> None:
-    # The real logic3 task and question, fake agents that obey the strong injection.
-    request = ArenaRequest(model="fake", n=3, c=2, k=4, max_tokens=16, task="logic3", seed=3)
-    pool = FakePool(FakeBackend("fake", obeys_injection))
-    frames = list(stream_run(request, pool, interval=0.0))
-    updates = [f[4]["updates"] for f in frames]
-    events = [f[4]["events"] for f in frames]
-    assert updates == sorted(set(updates)) and events == sorted(events)
-    final = frames[-1][4]
-    assert final["status"] == "done"
-    direct = build_run(request)
-    stream = list(run_question(direct.config, direct.question, direct.task, pool, interleave=True))
-    decisions = {e.method: e for e in stream if isinstance(e, Decision)}
-    assert set(decisions) == {"MAJ", "RRMaj"}
-    for method, decision in decisions.items():
-        assert final["methods"][method]["decision"]["answer"] == decision.answer
-    started = next(e for e in stream if isinstance(e, RunStarted))
-    assert final["question"]["target"] == started.target and started.target is not None
 
 
 def test_throttle_limits_the_rate() -> None:
@@ -281,24 +261,6 @@ def test_silent_agents_warning_follows_the_last_word_reseating() -> None:
     last_word = _silence_text(*astuple(reseated))
     assert "agent 2 (honest), agent 3 (honest) can never write" in last_word
     assert "agent 4" not in last_word
-
-
-def test_a_last_word_arena_run_gives_every_full_trajectory_a_corrupted_last_writer() -> None:
-    request = ArenaRequest(
-        model="fake", n=3, c=1, k=4, max_tokens=12, task="logic3", seed=5, adversary="last-word"
-    )
-    chatty = FakePool(FakeBackend("fake", lambda prompt: "word " * 1000))  # runs to L
-    frames = list(stream_run(request, chatty, interval=0.0))
-    status, state = frames[-1][0], frames[-1][5]
-    assert "adversary last-word" in status and state.config["adversary"] == "last-word"
-    rr = state.methods["RRMaj"].trajectories
-    assert len(rr) == 3
-    for tr in rr.values():
-        last = tr.chunks[-1]
-        assert (last.turn, last.corrupted) == (2, True)
-    static = list(stream_run(replace(request, adversary="static"), chatty, interval=0.0))[-1][5]
-    last_writers = [tr.chunks[-1].corrupted for tr in static.methods["RRMaj"].trajectories.values()]
-    assert not all(last_writers)  # without the reseating an honest agent sometimes writes last
 
 
 def test_the_truth_meter_draws_a_z_line_per_answer_coloured_by_writer() -> None:

@@ -9,8 +9,9 @@ Each line: dataset, Ceiling (0c5t), then MAJ / RRMaj / Delta for 1c4t, 2c3t, 3c2
 Floor (5c0t). Setting: N = 5, K = 100, M = N = 5, 128 questions per dataset, corrupted agents'
 seats and L not stated. The paper prints one number for Ceiling and Floor.
 
-leaderboard/paper_seed.py seeds the leaderboard from these tables; tests/rrdemo/report/paper/test_tables.py and
-tests/leaderboard/test_paper_seed.py check them against the LaTeX cell by cell.
+leaderboard/paper_seed.py seeds the leaderboard from these tables;
+tests/rrdemo/report/paper/test_main_tables.py and tests/leaderboard/test_paper_seed.py check them
+against the LaTeX cell by cell.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""ZeroGPU duration, device/dtype choice and the `spaces.GPU` wrapping, with a fake `spaces`."""
+"""ZeroGPU duration and the `spaces.GPU` wrapping, with a fake `spaces`."""
 
 from __future__ import annotations
 
@@ -9,15 +9,7 @@ import types
 import pytest
 
 from rrdemo.backends import hardware
-from rrdemo.backends.choice import choose_device_dtype
 from ui.state import ArenaRequest
-
-
-def test_device_and_dtype_choice() -> None:
-    assert choose_device_dtype(cuda=False, bf16=False) == ("cpu", "float32")
-    assert choose_device_dtype(cuda=False, bf16=True) == ("cpu", "float32")  # CPU: unchanged
-    assert choose_device_dtype(cuda=True, bf16=True) == ("cuda", "bfloat16")
-    assert choose_device_dtype(cuda=True, bf16=False) == ("cuda", "float16")  # e.g. a T4
 
 
 def test_gpu_duration_grows_with_the_work_and_is_bounded() -> None:

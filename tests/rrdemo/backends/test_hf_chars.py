@@ -11,7 +11,6 @@ import torch
 
 from rrdemo.backends.base import Finished, GenerationRequest
 from rrdemo.backends.hf import TransformersBackend
-from rrdemo.backends.tokens import by_length
 from rrdemo.config import AgentSpec, RunConfig, Sampling
 
 TEXT = "a×b≈c"  # '×' is 2 bytes, '≈' 3 bytes in UTF-8
@@ -115,13 +114,3 @@ def test_real_smollm2_round_robin_keeps_multibyte_characters_whole(real_pool, k)
     assert used["RRMaj"].decode_tokens == sum(c.n_tokens for c in chunks) + (
         answer.finish_reason == "eos"
     )
-
-
-def test_rows_are_prefilled_in_groups_of_similar_suffix_length():
-    groups = by_length([50, 100, 150, 60, 55])
-    assert sorted(i for g in groups for i in g) == [0, 1, 2, 3, 4]  # every row exactly once
-    assert groups == [[0, 4, 3], [1, 2]]  # 50-60 together; 100 and 150 waste 20 % padded
-    for group in groups:
-        lengths = [[50, 100, 150, 60, 55][i] for i in group]
-        assert max(lengths) * len(lengths) - sum(lengths) <= 0.25 * sum(lengths)
-    assert by_length([7]) == [[0]] and by_length([10, 10, 11]) == [[0, 1, 2]]

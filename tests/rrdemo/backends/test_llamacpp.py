@@ -1,19 +1,17 @@
 """The in-process llama.cpp backend: the real GGUF files, KV reuse, prefix sharing, batching,
-seeded sampling, UTF-8 turn ends, sequence bookkeeping, and engine selection."""
+UTF-8 turn ends, sequence bookkeeping, and the engine in the config hash (sampling from logits:
+test_llamacpp_native.py; choosing the engine: test_choice.py)."""
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from bench.variants import BenchLlamaCpp, LlamaCppNoPrefixSharing
-from rrdemo.backends import choice
 from rrdemo.backends.base import Delta, Finished, GenerationRequest
-from rrdemo.backends.choice import choose_backend, with_backends
-from rrdemo.backends.llamacpp_native import sample_token
+from rrdemo.backends.choice import with_backends
 from rrdemo.backends.llamacpp_rows import HEADS
 from rrdemo.backends.registry import _OFFLINE_FILES
-from rrdemo.backends.tokens import common_prefix, incomplete_tail
+from rrdemo.backends.tokens import common_prefix
 from rrdemo.config import AgentSpec, RunConfig, Sampling
 from rrdemo.errors import RRError
 from rrdemo.protocols import run_question
@@ -33,57 +31,6 @@ MODELS = ("smollm2", "gemma3-270m")
 
 
 # -- logic: no model ------------------------------------------------------------------------------
-@pytest.mark.parametrize(
-    ("text", "tail"),
-    [("abc", 0), ("a×", 0), ("😀≈", 0), ("", 0)],
-)
-def test_incomplete_tail_of_complete_text_is_zero(text, tail):
-    assert incomplete_tail(text.encode()) == tail
-
-
-@pytest.mark.parametrize("char", ["×", "≈", "😀", "お"])
-def test_incomplete_tail_counts_the_bytes_of_a_started_character(char):
-    data = char.encode()
-    for cut in range(1, len(data)):
-        assert incomplete_tail(b"ok" + data[:cut]) == cut
-    assert incomplete_tail(b"ok" + data) == 0
-
-
-def test_sampling_is_greedy_at_zero_and_reproducible_per_seed():
-    rng = np.random.default_rng(0)
-    logits = rng.normal(size=1000).astype(np.float32)
-    assert sample_token(logits, GREEDY, np.random.default_rng(1)) == int(np.argmax(logits))
-    hot = Sampling(temperature=1.0, top_p=0.95)
-
-    def draws(seed):
-        gen = np.random.default_rng(seed)
-        return [sample_token(logits, hot, gen) for _ in range(50)]
-
-    assert draws(3) == draws(3) and draws(3) != draws(4)
-    peaked = np.full(1000, -30.0, dtype=np.float32)
-    peaked[[7, 9]] = [5.0, 0.0]  # token 7 holds > 99% of the mass: top-p 0.9 keeps it alone
-    assert {
-        sample_token(peaked, Sampling(1.0, 0.9), np.random.default_rng(s)) for s in range(20)
-    } == {7}
-
-
-def test_transformers_is_chosen_for_hub_models_and_when_asked():
-    assert choose_backend("Qwen/Qwen2.5-0.5B-Instruct", "auto") == "transformers"
-    assert choose_backend("Qwen/Qwen2.5-0.5B-Instruct", "llamacpp") == "transformers"
-    assert choose_backend("smollm2", "transformers") == "transformers"
-    with pytest.raises(RRError, match="unknown backend 'vllm'"):
-        choose_backend("smollm2", "vllm")
-    with pytest.raises(RRError, match="unknown backend"):
-        AgentSpec("smollm2", backend="onnx")
-
-
-def test_without_llama_cpp_auto_falls_back_and_an_explicit_request_is_refused(monkeypatch):
-    monkeypatch.setattr(choice, "llama_cpp_missing", lambda: "ImportError: no llama_cpp")
-    assert choose_backend("smollm2", "auto") == "transformers"
-    with pytest.raises(RRError, match="needs llama-cpp-python.*make llama"):
-        choose_backend("smollm2", "llamacpp")
-
-
 def test_the_engine_is_in_the_hash_and_the_default_keeps_old_hashes():
     old = RunConfig(agents=(AgentSpec("smollm2", True), AgentSpec("smollm2")))
     logged = old.to_dict()

@@ -1,6 +1,6 @@
-"""Batched prefill on llama.cpp: the rows of a call prefill in one llama_decode call, padded where
-that saves a micro-batch; the same requests give the same text every time; and how often the
-batch shape flips a greedy token (a tolerance, not a promise)."""
+"""Batched prefill on the real llama.cpp model: the rows of a call prefill in one llama_decode
+call; the same requests give the same text every time; and how often the batch shape flips a
+greedy token (a tolerance, not a promise). The prefill plan itself: test_llamacpp_rows.py."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 
 from bench.variants import LlamaCppNoPrefixSharing
 from rrdemo.backends.base import Finished, GenerationRequest
-from rrdemo.backends.llamacpp_rows import PASS_TOKENS, micro_batches, padded_lengths
+from rrdemo.backends.llamacpp_rows import PASS_TOKENS
 from rrdemo.config import AgentSpec, RunConfig, Sampling
 from rrdemo.protocols import run_question
 from rrdemo.tasks import get_task
@@ -21,24 +21,6 @@ from tests.support.llama import (
     spy_decode,
     twin,
 )
-
-
-# -- the prefill plan: no model -------------------------------------------------------------------
-def test_micro_batches_follow_llama_cpp_s_equal_split_over_consecutive_ids():
-    assert micro_batches([16, 16, 16], [3, 4, 5]) == 1
-    assert micro_batches([16, 32, 16], [0, 1, 2]) == 2  # 3 x 16, then row 1's last 16
-    assert micro_batches([16, 16], [0, 2]) == 2  # ids not consecutive
-    assert micro_batches([17, 33, 17, 49, 33], [0, 1, 2, 3, 4]) == 4  # row 1 alone: 3 is not 2
-    assert micro_batches([600], [0]) == 2  # N_UBATCH = 512 tokens a micro-batch
-
-
-def test_a_suffix_is_padded_only_where_that_saves_a_micro_batch():
-    lengths, sids, room = [17, 18, 17, 16, 33], [0, 1, 2, 3, 4], [999] * 5
-    assert padded_lengths(lengths, sids, room) == [18, 18, 18, 18, 33]  # 4 pad tokens, 2 passes
-    far = [2, 2 + 4 * PASS_TOKENS]  # padding costs more than the pass it saves
-    assert padded_lengths(far, [0, 1], [999, 999]) == far
-    assert padded_lengths([17, 18], [0, 1], [17, 999]) == [17, 18]  # no room in row 0's stream
-    assert padded_lengths([5], [0], [999]) == [5]
 
 
 # -- the real model -------------------------------------------------------------------------------

@@ -9,7 +9,6 @@ from bench.variants import BenchLlamaCpp
 from rrdemo.backends.base import Delta, Finished, GenerationRequest
 from rrdemo.backends.llamacpp import MAX_HEADS
 from rrdemo.backends.llamacpp_rows import HEADS
-from rrdemo.backends.llamacpp_sequences import Sequences
 from rrdemo.config import AgentSpec, RunConfig, Sampling
 from rrdemo.errors import RRError
 from rrdemo.protocols import run_question
@@ -23,43 +22,21 @@ from tests.support.llama import (
     free_sequences,
     llama,
     needs_llama,
+    sequences,
     spy_decode,
     twin,
 )
 
 
-class _Memory:
-    """llama.cpp's memory calls, recorded."""
-
-    def __init__(self) -> None:
-        self.calls: list[tuple] = []
-
-    def llama_memory_seq_rm(self, _mem, sid, p0, _p1):
-        self.calls.append(("rm", sid, p0))
-
-    def llama_memory_seq_cp(self, _mem, source, target, _p0, _p1):
-        self.calls.append(("cp", source, target))
-
-
-def _sequences(n: int = 8, cached: dict[int, float] | None = None) -> Sequences:
-    """`n` sequences; `cached` maps sequence ids to their last use (idle keys named by id)."""
-    seqs = Sequences(_Memory(), None, n, "model")
-    for sid, used in (cached or {}).items():
-        seq = seqs.take(sid)
-        seq.used = used
-        seqs.keep(("key", sid), seq)
-    return seqs
-
-
 def test_new_sequences_come_lowest_first():
-    seqs = _sequences(4, {0: 1.0})
+    seqs = sequences(4, {0: 1.0})
     assert [seqs.new(set()).sid for _ in range(3)] == [1, 2, 3]
     seqs.give_back(seqs.cached.pop(("key", 0)), kept=False)
     assert seqs.new(set()).sid == 0
 
 
 def test_a_block_is_consecutive_and_prefers_the_call_s_own_ids():
-    seqs = _sequences(8, {0: 3.0, 5: 2.0})
+    seqs = sequences(8, {0: 3.0, 5: 2.0})
     own = seqs.take(6)  # this call's own cached sequence, busy now
     assert seqs.block([own.sid], 3) == [1, 2, 3]  # free: 1, 2, 3, 4, 7
     assert seqs.block([own.sid], 2) == [6, 7]  # holds the call's own id: no move needed
@@ -67,7 +44,7 @@ def test_a_block_is_consecutive_and_prefers_the_call_s_own_ids():
 
 
 def test_no_block_evicts_a_cache():
-    seqs = _sequences(4, {1: 1.0, 3: 2.0})
+    seqs = sequences(4, {1: 1.0, 3: 2.0})
     assert seqs.block([], 2) is None  # free: 0 and 2, not consecutive
     assert set(seqs.cached) == {("key", 1), ("key", 3)}
     seqs.busy.update({0, 2})
@@ -77,7 +54,7 @@ def test_no_block_evicts_a_cache():
 
 
 def test_moving_a_sequence_copies_its_kept_cells_and_frees_it():
-    seqs = _sequences(4)
+    seqs = sequences(4)
     old, new = seqs.take(3), seqs.take(0)
     seqs.move(old, new, 5)
     assert seqs._ll.calls[:3] == [("rm", 0, -1), ("cp", 3, 0), ("rm", 0, 5)]

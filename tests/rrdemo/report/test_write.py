@@ -1,4 +1,5 @@
-"""`rrdemo report` and `rrdemo export` on real log files: tables, figures, bad input, leaderboard."""
+"""The report directory on real log files (`write_report`): tables, figures, bad input, the final
+speaker; one small real run reported and exported."""
 
 from __future__ import annotations
 
@@ -17,16 +18,14 @@ from rrdemo.runs.log import read_log, read_run
 from rrdemo.runs.runner import run_plan
 from rrdemo.runs.spec import plan_sweep
 from rrdemo.speakers import chunk_roles
-from tests.support.fakes import fake_plan, fake_pool
+from tests.support.fakes import fake_plan, fake_pool, fake_run
 
 LABELS = ("0c3t", "1c2t", "2c1t", "3c0t")
 
 
 @pytest.fixture
 def log(tmp_path) -> Path:
-    path = tmp_path / "run.jsonl"
-    run_plan(fake_plan(labels=LABELS), path, fake_pool(), progress=False)
-    return path
+    return fake_run(tmp_path / "run.jsonl", LABELS)
 
 
 def test_report_tables_agree_with_the_runs_own_votes(log, tmp_path):
@@ -125,46 +124,6 @@ def test_figures_are_written_as_html_and_png(log, tmp_path):
         pytest.skip(f"no PNG backend on this machine: {how}")
     for stem in ("rho", "m_scaling"):
         assert (out / f"{stem}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-
-
-# -- export ---------------------------------------------------------------------------------------------
-def test_export_writes_a_submission_the_leaderboard_accepts(tmp_path, capsys):
-    from leaderboard.cli import main as leaderboard_main
-
-    log = tmp_path / "logic3.jsonl"
-    run_plan(fake_plan(LABELS, task_name="logic3"), log, fake_pool(), progress=False)
-    out = tmp_path / "submission.json"
-    assert cli_main(["export", str(log), "--submitter", "tester", "--out", str(out)]) == 0
-    data = json.loads(out.read_text())
-    assert data["source"] == "local_run" and data["submitter"] == "tester"
-    assert {(r["n_corrupted"], r["n_truthful"]) for r in data["results"]} == {
-        (0, 3),
-        (1, 2),
-        (2, 1),
-        (3, 0),
-    }
-    for r in data["results"]:
-        assert r["corrupted_agents"] == list(range(r["n_corrupted"]))
-        assert r["m"] == 3 and r["n_questions"] == 3
-    capsys.readouterr()
-    assert leaderboard_main(["submit", str(out)]) == 0, capsys.readouterr().err
-
-
-def test_export_keeps_an_existing_file_and_refuses_foreign_logs(log, tmp_path, capsys):
-    out = tmp_path / "submission.json"
-    out.write_text("keep me")
-    assert cli_main(["export", str(log), "--submitter", "x", "--out", str(out)]) == 2
-    assert out.read_text() == "keep me"
-    assert "already exists" in capsys.readouterr().err
-    foreign = tmp_path / "foreign.jsonl"
-    foreign.write_text('{"a": 1}\n')
-    fresh = tmp_path / "fresh.json"
-    assert cli_main(["export", str(foreign), "--submitter", "x", "--out", str(fresh)]) == 2
-    assert not fresh.exists()
-    assert cli_main(["export", str(log), "--submitter", "x", "--out", str(fresh)]) == 2
-    assert "unknown dataset" in capsys.readouterr().err and not fresh.exists()  # task "fake"
-    assert cli_main(["export", str(log), "--submitter", "   ", "--out", str(fresh)]) == 2
-    assert "submitter" in capsys.readouterr().err and not fresh.exists()
 
 
 # -- one small real run, end to end ---------------------------------------------------------------------

@@ -11,8 +11,6 @@ import re
 import pytest
 
 from rrdemo.report.paper import tables as paper
-from rrdemo.report.paper.main_tables import MAIN_LABELS, main_lines
-from rrdemo.tasks import TASK_NAMES
 from tests.support.latex_tables import PAPER_TEX, clean_cell, read_paper, table_rows
 
 
@@ -148,29 +146,3 @@ def test_the_reader_turns_latex_markup_into_text() -> None:
     )
     assert clean_cell(r"81.12\% ($n$=1176)") == "81.12% (n=1176)"
     assert clean_cell(r" \textbf{+15.4} ") == "+15.4"
-
-
-@pytest.mark.parametrize("strength", ["moderate", "strong"])
-def test_main_tables(tex: str, strength: str) -> None:
-    rows = table_rows(tex, MAIN_LABELS[strength])
-    printed = []
-    model = ""
-    for row in rows:
-        if len(row) == 1 and row[0].startswith("Model: "):
-            model = row[0].removeprefix("Model: ")
-        elif len(row) == 15 and row[0] not in ("", "Dataset"):
-            printed.append((model, row[0], [float(c) for c in row[1:]]))
-    ours = [
-        (
-            line.model,
-            line.printed_dataset,
-            [line.ceiling]
-            + [v for i in range(4) for v in (line.maj[i], line.rrmaj[i], line.delta[i])]
-            + [line.floor],
-        )
-        for line in main_lines(strength)
-    ]
-    assert len(printed) == 30
-    assert ours == printed
-    assert {line.model for line in main_lines(strength)} <= set(paper.MODEL_IDS)
-    assert {line.dataset for line in main_lines(strength)} == set(TASK_NAMES)

@@ -1,0 +1,74 @@
+"""`rrdemo export`: a run's leaderboard submission, validated before it is written, written whole."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from rrdemo.cli import main as cli_main
+from tests.support.fakes import fake_run
+
+LABELS = ("0c3t", "1c2t", "2c1t", "3c0t")
+
+
+@pytest.fixture
+def log(tmp_path) -> Path:
+    return fake_run(tmp_path / "run.jsonl", LABELS)
+
+
+@pytest.fixture
+def logic3_log(tmp_path) -> Path:
+    """A scripted run under a benchmark's name (a submission names its dataset)."""
+    return fake_run(tmp_path / "logic3.jsonl", LABELS, task_name="logic3")
+
+
+def test_export_writes_a_submission_the_leaderboard_accepts(logic3_log, tmp_path, capsys):
+    from leaderboard.cli import main as leaderboard_main
+
+    out = tmp_path / "submission.json"
+    assert cli_main(["export", str(logic3_log), "--submitter", "tester", "--out", str(out)]) == 0
+    data = json.loads(out.read_text())
+    assert data["source"] == "local_run" and data["submitter"] == "tester"
+    assert {(r["n_corrupted"], r["n_truthful"]) for r in data["results"]} == {
+        (int(label[0]), int(label[2])) for label in LABELS
+    }
+    for r in data["results"]:
+        assert r["corrupted_agents"] == list(range(r["n_corrupted"]))
+        assert r["m"] == 3 and r["n_questions"] == 3
+    capsys.readouterr()
+    assert leaderboard_main(["submit", str(out)]) == 0, capsys.readouterr().err
+
+
+def test_export_keeps_an_existing_file_and_refuses_foreign_logs(log, tmp_path, capsys):
+    out = tmp_path / "submission.json"
+    out.write_text("keep me")
+    assert cli_main(["export", str(log), "--submitter", "x", "--out", str(out)]) == 2
+    assert out.read_text() == "keep me"
+    assert "already exists" in capsys.readouterr().err
+    foreign = tmp_path / "foreign.jsonl"
+    foreign.write_text('{"a": 1}\n')
+    fresh = tmp_path / "fresh.json"
+    assert cli_main(["export", str(foreign), "--submitter", "x", "--out", str(fresh)]) == 2
+    assert not fresh.exists()
+    assert cli_main(["export", str(log), "--submitter", "x", "--out", str(fresh)]) == 2
+    assert "unknown dataset" in capsys.readouterr().err and not fresh.exists()  # task "fake"
+    assert cli_main(["export", str(log), "--submitter", "   ", "--out", str(fresh)]) == 2
+    assert "submitter" in capsys.readouterr().err and not fresh.exists()
+
+
+def test_without_out_the_file_goes_beside_the_log_and_force_replaces_it(logic3_log, capsys):
+    beside = logic3_log.with_name("logic3.submission.json")
+    assert cli_main(["export", str(logic3_log), "--submitter", "first"]) == 0
+    assert capsys.readouterr().out.strip() == str(beside)
+    assert cli_main(["export", str(logic3_log), "--submitter", "second"]) == 2
+    assert json.loads(beside.read_text())["submitter"] == "first"
+    argv = ["export", str(logic3_log), "--submitter", "second", "--force", "--source", "rrdemo"]
+    assert cli_main(argv) == 0
+    data = json.loads(beside.read_text())
+    assert (data["submitter"], data["source"]) == ("second", "rrdemo")
+    assert sorted(p.name for p in logic3_log.parent.iterdir()) == [
+        "logic3.jsonl",
+        "logic3.submission.json",
+    ]  # no temporary file left behind
