@@ -216,7 +216,7 @@ def test_the_database_itself_refuses_inconsistent_rows(factory) -> None:
     def bad_insert(session):
         record = service.result_record(parse_submission(encode(submission())).results[0])
         record.submission_id = sub_id
-        record.n_truthful = 9  # c + t != N
+        record.n_honest = 9  # c + t != N
         session.add(record)
         session.flush()
 
@@ -266,26 +266,3 @@ def test_our_committed_sweeps_are_seeded_approved_and_cannot_be_submitted(
     )
     with pytest.raises(RRError, match="must have source 'rrdemo'"):
         service.seeded_submissions()
-
-
-def test_migration_0003_admits_source_rrdemo_keeps_rows_and_still_checks_the_source() -> None:
-    engine = create_db_engine("sqlite://")
-    upgrade(engine, "0002_result_adversary")
-    factory = make_sessionmaker(engine)
-    run_transaction(factory, service.seed_board)  # the paper's rows, stored under 0002
-    before = run_transaction(factory, lambda s: db_checksum(s))
-    upgrade(engine)
-    assert current_revision(engine) == "0003_source_rrdemo" == head_revision()
-    assert run_transaction(factory, lambda s: db_checksum(s))[0] == before[0]  # no row lost
-    ours = parse_submission(encode(submission(source="rrdemo")), allow_reserved=True)
-    run_transaction(factory, lambda s: service.store_submission(s, ours, status="approved"))
-    with engine.begin() as connection, pytest.raises(Exception, match="submission_source"):
-        connection.execute(
-            text(
-                "INSERT INTO submissions (content_hash, schema_version, submitter, notes, source,"
-                " status, rrdemo_version, created, submitted_at) VALUES ('x', 2, 'a', '', 'junk',"
-                " 'approved', '0', '2026-01-01', '2026-01-01')"
-            )
-        )
-    downgrade(engine, "0002_result_adversary")
-    assert run_transaction(factory, lambda s: db_checksum(s)) == before

@@ -247,7 +247,7 @@ def test_sweep_crosses_adversaries_and_old_sweeps_log_the_same_header():
 
 
 def test_report_and_export_show_maj_and_rrmaj_per_strategy(tmp_path):
-    from rrdemo.report.submission import build_submission
+    from rrdemo.report.submission import SCHEMA_VERSION, build_submission
     from rrdemo.report.write import build_report
     from rrdemo.runs.log import read_run
     from tests.support.fakes import QUESTIONS
@@ -277,7 +277,7 @@ def test_report_and_export_show_maj_and_rrmaj_per_strategy(tmp_path):
     # The main table reads one strategy (static): one row, its cells from the static conditions.
     assert len(report.main_rows) == 1
     submission = build_submission(log, "tester")
-    assert submission.schema_version == 2
+    assert submission.schema_version == SCHEMA_VERSION
     assert sorted({r.adversary for r in submission.results}) == ["last-word", "static"]
     assert len(submission.results) == 6
 

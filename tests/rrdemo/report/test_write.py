@@ -137,7 +137,7 @@ def test_export_writes_a_submission_the_leaderboard_accepts(tmp_path, capsys):
     assert cli_main(["export", str(log), "--submitter", "tester", "--out", str(out)]) == 0
     data = json.loads(out.read_text())
     assert data["source"] == "local_run" and data["submitter"] == "tester"
-    assert {(r["n_corrupted"], r["n_truthful"]) for r in data["results"]} == {
+    assert {(r["n_corrupted"], r["n_honest"]) for r in data["results"]} == {
         (0, 3),
         (1, 2),
         (2, 1),
