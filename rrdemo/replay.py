@@ -58,7 +58,7 @@ class RecordedUnit:
 
     @property
     def config_hash(self) -> str:
-        return self.condition.get("config_hash") or self.config.config_hash()
+        return self.condition["config_hash"]
 
     @property
     def models(self) -> str:

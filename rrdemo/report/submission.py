@@ -401,7 +401,7 @@ def build_submission(
     run = read_run(log_path)
     lookup = {
         (c["ensemble"], c["task"], c["strength"], c["k"], c["max_tokens"], c["n"], c["c"])
-        + (c.get("adversary", "static"),): c
+        + (c["adversary"],): c
         for c in run.conditions.values()
     }
     results = []
@@ -433,9 +433,7 @@ def build_submission(
                     "rrmaj_accuracy": _frac(cell.rrmaj.mean),
                     "maj_ci": [_frac(cell.maj.lo), _frac(cell.maj.hi)],
                     "rrmaj_ci": [_frac(cell.rrmaj.lo), _frac(cell.rrmaj.hi)],
-                    "config_hash": cond["config_hash"]
-                    if "config_hash" in cond
-                    else cond["key"].split(":")[-1],
+                    "config_hash": cond["config_hash"],
                     "adversary": adversary,
                 }
             )

@@ -221,9 +221,13 @@ def test_bad_settings_are_refused_with_the_allowed_values(field, value, message)
 
 
 # --- sweep and report -----------------------------------------------------------------------------
-def test_sweep_crosses_adversaries_and_old_sweeps_log_the_same_header():
-    old = normalize_sweep({"tasks": "demo", "configs": "1c2t", "n": 4})
-    assert not {"adversaries", "eos_policy", "prompt_style"} & set(old)
+def test_sweep_crosses_adversaries_and_the_header_names_each():
+    plain = normalize_sweep({"tasks": "demo", "configs": "1c2t", "n": 4})
+    assert (plain["adversaries"], plain["eos_policy"], plain["prompt_style"]) == (
+        ["static"],
+        "end",
+        "direct",
+    )
     plan = plan_sweep(
         {
             "tasks": "demo",
@@ -237,11 +241,7 @@ def test_sweep_crosses_adversaries_and_old_sweeps_log_the_same_header():
     assert [c.config.adversary for c in plan.conditions] == list(ADVERSARIES)
     assert {c.config.eos_policy for c in plan.conditions} == {"pass"}
     assert len({c.key for c in plan.conditions}) == 3
-    assert [c.describe().get("adversary") for c in plan.conditions] == [
-        None,
-        "contextual",
-        "last-word",
-    ]
+    assert [c.describe()["adversary"] for c in plan.conditions] == list(ADVERSARIES)
     with pytest.raises(RRError, match="unknown adversary strategy 'x'"):
         normalize_sweep({"adversaries": "static,x"})
 

@@ -47,7 +47,7 @@ def test_every_logged_unit_folds_back_to_its_records(path: Path) -> None:
 
 def test_chunks_arrive_in_the_recorded_order_side_by_side() -> None:
     log = read_log(ASSETS / "experiment_small_shuffled.jsonl")
-    key, qid = next((k, q) for k, q in finished_units(log) if k.startswith("logic3:ebd0"))
+    key, qid = next((k, q) for k, q in finished_units(log) if k.startswith("logic3:eac1"))
     unit = read_unit(log, qid, key)
     timeline = recorded_events(unit)
     steps = [at for at, _ in timeline]
