@@ -28,7 +28,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("init", help="create or upgrade the database and seed the paper's tables")
-    commands.add_parser("schema", help="print the submission file's JSON schema (versions 1 and 2)")
+    commands.add_parser("schema", help="print the submission file's JSON schema")
     submit = commands.add_parser(
         "submit", help="submit a result file (JSON, schema version 1 or 2)"
     )

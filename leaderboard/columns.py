@@ -60,7 +60,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("delta", float | None, None, "Delta %", "percent", cli=True),
     Column("n_agents", int, "results.n_agents", "N"),
     Column("n_corrupted", int, "results.n_corrupted"),
-    Column("n_truthful", int, "results.n_truthful"),
+    Column("n_honest", int, "results.n_honest"),
     Column("k", int, "results.k", "K", cli=True),
     Column("m", int, "results.m", "M", cli=True),
     Column("max_tokens", int | None, "results.max_tokens"),

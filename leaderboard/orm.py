@@ -61,7 +61,7 @@ class ResultRecord(Base):
 
     __tablename__ = "results"
     __table_args__ = (
-        CheckConstraint("n_corrupted + n_truthful = n_agents", name="ck_results_c_plus_t"),
+        CheckConstraint("n_corrupted + n_honest = n_agents", name="ck_results_c_plus_t"),
         CheckConstraint(
             "maj_accuracy IS NULL OR (maj_accuracy >= 0 AND maj_accuracy <= 1)",
             name="ck_results_maj_range",
@@ -85,7 +85,7 @@ class ResultRecord(Base):
     strength: Mapped[str] = mapped_column(String(16))
     n_agents: Mapped[int] = mapped_column(Integer)
     n_corrupted: Mapped[int] = mapped_column(Integer)
-    n_truthful: Mapped[int] = mapped_column(Integer)
+    n_honest: Mapped[int] = mapped_column(Integer)
     k: Mapped[int] = mapped_column(Integer)
     m: Mapped[int] = mapped_column(Integer)
     max_tokens: Mapped[int | None] = mapped_column(Integer)
@@ -97,7 +97,7 @@ class ResultRecord(Base):
     rrmaj_ci_lo: Mapped[float | None] = mapped_column(Float)
     rrmaj_ci_hi: Mapped[float | None] = mapped_column(Float)
     config_hash: Mapped[str] = mapped_column(String(128))
-    # Schema 2 (migration 0002): the corrupted agents' strategy; NULL when the file does not say.
+    # the corrupted agents' strategy; NULL when the file does not say
     adversary: Mapped[str | None] = mapped_column(String(16))
 
     submission: Mapped[SubmissionRecord] = relationship(back_populates="rows")

@@ -24,7 +24,7 @@ from decimal import Decimal
 
 from rrdemo.report.paper.main_tables import DATASET_IDS, MODERATE_TABLE, STRONG_TABLE, main_lines
 from rrdemo.report.paper.tables import MODEL_IDS as ALL_MODEL_IDS
-from rrdemo.report.submission import ResultRow, Submission
+from rrdemo.report.submission import SCHEMA_VERSION, ResultRow, Submission
 
 # The five models of the main tables -> Hugging Face hub ids (see docs/leaderboard.md).
 MODEL_IDS = {line.model: ALL_MODEL_IDS[line.model] for line in main_lines("moderate")}
@@ -104,7 +104,7 @@ def _row(line: PaperLine, c: int, maj: str, rrmaj: str) -> ResultRow:
             "dataset": DATASET_IDS[line.paper_dataset],
             "strength": line.strength,
             "n_corrupted": c,
-            "n_truthful": PAPER_N - c,
+            "n_honest": PAPER_N - c,
             "maj_accuracy": _fraction(maj),
             "rrmaj_accuracy": _fraction(rrmaj),
             "config_hash": f"paper-{line.strength}",
@@ -121,7 +121,7 @@ def paper_submission(strength: str) -> Submission:
             rows.append(_row(line, c, line.maj[c - 1], line.rrmaj[c - 1]))
         rows.append(_row(line, PAPER_N, line.floor, line.floor))
     return Submission(
-        schema_version=1,
+        schema_version=SCHEMA_VERSION,
         submitter=PAPER_SUBMITTER,
         notes=f"Reported in the paper: {TABLE_LABELS[strength]}. N=5, K=100, M=5, 128 questions.",
         source="paper",

@@ -80,8 +80,7 @@ class AgentSpec:
     model: str  # registry name ("smollm2"), hub id ("Qwen/Qwen2.5-0.5B-Instruct") or local folder
     corrupted: bool = False
     revision: str | None = None  # hub revision (commit, tag or branch); None = default branch
-    # engine of a local model: "transformers", or "llamacpp" for a GGUF file (see docs/backends.md);
-    # left out of to_dict() when "transformers", so configs logged before it keep their hash
+    # engine of a local model: "transformers", or "llamacpp" for a GGUF file (see docs/backends.md)
     backend: str = "transformers"
 
     def __post_init__(self) -> None:
@@ -245,21 +244,8 @@ class RunConfig(Composition):
 
     # -- logging --------------------------------------------------------------------------------
     def to_dict(self) -> dict:
-        """Plain JSON types (lists, not tuples), so a logged config reads back equal.
-
-        Fields of `LATER_FIELDS` are left out while they hold their default, and so is an agent's
-        default engine (transformers): a config that could be written before they existed is
-        logged, and hashed, exactly as it was then.
-        """
-        data = json.loads(json.dumps(asdict(self)))
-        for agent in data["agents"]:
-            if agent.get("backend") == "transformers":
-                del agent["backend"]
-        return {
-            key: value
-            for key, value in data.items()
-            if not (key in LATER_FIELDS and value == LATER_FIELDS[key])
-        }
+        """Every field, in plain JSON types (lists, not tuples), so a logged config reads back equal."""
+        return json.loads(json.dumps(asdict(self)))
 
     @classmethod
     def from_dict(cls, data: dict) -> RunConfig:
@@ -284,10 +270,10 @@ def _field_defaults(cls: type) -> dict:
     return {f.name: f.default for f in fields(cls) if f.default is not MISSING}
 
 
-# Fields added after configs were first logged, with their defaults (RunConfig's own). `to_dict()`
-# (and so `config_hash()`) leaves a field out while it holds this default: older configs keep
-# their hash.
-LATER_FIELDS: dict[str, object] = {
+# The settings beyond the paper (docs/adversary.md, docs/turns.md, docs/theory.md) with their
+# defaults (RunConfig's own), which behave as the paper does: the CLI offers a flag for each, and
+# a config's description names one only when it differs from its default.
+BEYOND_PAPER: dict[str, object] = {
     name: default
     for name, default in _field_defaults(RunConfig).items()
     if name

@@ -107,7 +107,7 @@ class AnswerExtracted(Event):
     n_tokens: int
     finish_reason: Literal["eos", "length"]
     text: str  # the whole trajectory / answer text
-    key: str | None = None  # the vote key it counts under; None when there is no answer
+    key: str | None  # the vote key it counts under; None when there is no answer
 
 
 @dataclass(frozen=True)
@@ -135,8 +135,8 @@ class Decision(Event):
     answer: str | None
     correct: bool | None
     fooled: bool
-    tied: tuple[str, ...] = ()
-    key: str | None = None
+    tied: tuple[str, ...]
+    key: str | None
 
 
 @dataclass(frozen=True)

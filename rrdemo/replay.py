@@ -58,7 +58,7 @@ class RecordedUnit:
 
     @property
     def config_hash(self) -> str:
-        return self.condition.get("config_hash") or self.config.config_hash()
+        return self.condition["config_hash"]
 
     @property
     def models(self) -> str:
@@ -171,7 +171,7 @@ def _answer(record: dict) -> AnswerExtracted:
         n_tokens=record["n_tokens"],
         finish_reason=record["finish_reason"],
         text="".join(c["text"] for c in record["chunks"]),
-        key=record.get("vote_key"),
+        key=record["vote_key"],
     )
 
 
@@ -232,15 +232,10 @@ def _method_events(unit: RecordedUnit, method: str) -> list[tuple[float, Event]]
     if method == "MAJ":  # and MAJ answers once they are complete, every K tokens
         events += [(start, m) for m in _measured(records, lambda turn: turn >= 0)]
     events += [(start, _answer(r)) for r in records]
-    vote = done["votes"].get(method, {})
-    events.append((start, Vote(method, vote.get("counts", {}), vote.get("abstained", 0))))
+    vote = done["votes"][method]
+    events.append((start, Vote(method, vote["counts"], vote["abstained"])))
     decision = Decision(
-        method,
-        vote.get("answer"),
-        vote.get("correct"),
-        bool(vote.get("fooled")),
-        tuple(vote.get("tied", ())),
-        vote.get("key"),
+        method, vote["answer"], vote["correct"], vote["fooled"], tuple(vote["tied"]), vote["key"]
     )
     compute = done["compute"].get(method, {})
     used = ComputeUsed(

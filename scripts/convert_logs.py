@@ -1,16 +1,22 @@
-"""Convert experiment logs to the current log format, in place.
+"""Convert experiment logs to the current log format, in place; nothing is run again.
 
     PYTHONPATH=. python scripts/convert_logs.py assets/qwen15b/log.jsonl [more.jsonl ...]
     PYTHONPATH=. python scripts/convert_logs.py --all      # every *.jsonl log under assets/ and runs/
 
-Version 1 -> 2: a chunk written by an honest agent has the role "honest" (was "truthful"), and
-the header says version 2. Nothing else changes: condition keys, config hashes and the sweep
-stay as they are, so a converted log resumes under the same sweep file without re-running a unit.
+What changes, by version:
+  * 1 -> 2: a chunk written by an honest agent has the role "honest" (was "truthful").
+  * 2 -> 3: a config is logged, and hashed, with every field (fields at their default were left
+    out). The header is rebuilt with the current code from what it stores: the normalised sweep,
+    and each condition from its logged config (new config hash, new key `task:hash`, the
+    adversary and turn policy named); every record's condition key follows. A converted log
+    resumes under the same sweep file without re-running a unit.
+The gallery manifest (assets/gallery.json, or --gallery) names conditions by key: the settings
+of converted logs get the new keys.
 
-Every line is converted on its own, whatever the header says, so the script is idempotent (a
-converted log is left byte for byte as it is) and also converts lines that an older rrdemo
-appended after a conversion. The file is rewritten atomically (a temporary file, then a rename):
-stop a sweep that appends to the log before converting it.
+The header is rebuilt and every other line converted on its own, whatever the header says, so the
+script is idempotent (a converted log is left byte for byte as it is). The file is rewritten
+atomically (a temporary file, then a rename) under the log's writer lock, and keeps its
+modification time (an export dates a run by it): stop a sweep that appends to the log first.
 """
 
 from __future__ import annotations
@@ -20,17 +26,42 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
+from rrdemo.config import RunConfig
+from rrdemo.gallery import DEFAULT_MANIFEST
 from rrdemo.runs.log import LOG_FORMAT, LOG_VERSION, LogWriter, dump_record
+from rrdemo.runs.spec import describe_condition, normalize_sweep
 
 ROLE_RENAMES = {"truthful": "honest"}
 
 
-def convert_record(record: dict) -> dict:
-    """One log record in the current format (the same object when nothing changes)."""
-    header = record.get("type") == "header" and record.get("format") == LOG_FORMAT
-    if header and record.get("version") != LOG_VERSION:
-        record = {**record, "version": LOG_VERSION}
+def _is_header(record: Any) -> bool:
+    return (
+        isinstance(record, dict)
+        and record.get("type") == "header"
+        and record.get("format") == LOG_FORMAT
+    )
+
+
+def convert_header(header: dict) -> tuple[dict, dict[str, str]]:
+    """The header as the current writer writes it, and each old condition key's new key."""
+    sweep = normalize_sweep(header["sweep"])
+    keys, conditions = {}, []
+    for cond in header["conditions"]:
+        config = RunConfig.from_dict(cond["config"])
+        new = describe_condition(cond["task"], config, cond["questions"], sweep["corrupted_first"])
+        keys[cond["key"]] = new["key"]
+        conditions.append(new)
+    rebuilt = {**header, "version": LOG_VERSION, "sweep": sweep, "conditions": conditions}
+    return rebuilt, keys
+
+
+def convert_record(record: dict, keys: dict[str, str]) -> dict:
+    """One trajectory or done record in the current format: its condition under its new key,
+    chunk roles renamed."""
+    if record.get("condition") in keys and keys[record["condition"]] != record["condition"]:
+        record = {**record, "condition": keys[record["condition"]]}
     chunks = record.get("chunks")
     if isinstance(chunks, list) and any(c.get("role") in ROLE_RENAMES for c in chunks):
         chunks = [{**c, "role": ROLE_RENAMES.get(c.get("role"), c.get("role"))} for c in chunks]
@@ -38,8 +69,9 @@ def convert_record(record: dict) -> dict:
     return record
 
 
-def convert_file(path: Path) -> int:
-    """Convert `path` in place; return how many lines changed (0: already current).
+def convert_file(path: Path) -> tuple[int, dict[str, str]]:
+    """Convert `path` in place; return how many lines changed (0: already current) and each old
+    condition key's new key.
 
     Holds the log's writer lock meanwhile: RRError while a run is appending to it."""
     lock = LogWriter(path)
@@ -49,25 +81,47 @@ def convert_file(path: Path) -> int:
         lock.close()
 
 
-def _convert_locked(path: Path) -> int:
+def _convert_locked(path: Path) -> tuple[int, dict[str, str]]:
     lines = path.read_bytes().splitlines(keepends=True)
-    out, changed = [], 0
-    for line in lines:
+    out, changed, keys = [], 0, {}
+    for number, line in enumerate(lines):
         try:
             record = json.loads(line)
         except json.JSONDecodeError:
             out.append(line)  # a half-written last line: the runner cuts it when it resumes
             continue
-        new = convert_record(record) if isinstance(record, dict) else record
-        if new is record:
+        if number == 0 and _is_header(record):
+            new, keys = convert_header(record)
+        elif isinstance(record, dict):
+            new = convert_record(record, keys)
+        else:
+            new = record
+        if new == record:
             out.append(line)
         else:
             out.append(dump_record(new))
             changed += 1
     if changed:
+        times = os.stat(path)
         tmp = path.with_name(path.name + ".converting")
         tmp.write_bytes(b"".join(out))
         os.replace(tmp, path)
+        os.utime(path, ns=(times.st_atime_ns, times.st_mtime_ns))
+    return changed, keys
+
+
+def rename_in_gallery(manifest: Path, converted: dict[Path, dict[str, str]]) -> int:
+    """Give the gallery settings of the converted logs their conditions' new keys; returns how
+    many settings changed (the manifest is rewritten only then)."""
+    data = json.loads(manifest.read_text(encoding="utf-8"))
+    changed = 0
+    for setting in data.get("settings") or []:
+        keys = converted.get((manifest.parent / setting["log"]).resolve(), {})
+        new = keys.get(setting["condition"], setting["condition"])
+        if new != setting["condition"]:
+            setting["condition"], changed = new, changed + 1
+    if changed:
+        manifest.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return changed
 
 
@@ -75,16 +129,21 @@ def _is_log(path: Path) -> bool:
     with path.open("rb") as f:
         first = f.readline()
     try:
-        header = json.loads(first)
+        return _is_header(json.loads(first))
     except json.JSONDecodeError:
         return False
-    return isinstance(header, dict) and header.get("format") == LOG_FORMAT
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("logs", nargs="*", type=Path, help="experiment logs (.jsonl)")
     parser.add_argument("--all", action="store_true", help="every log under assets/ and runs/")
+    parser.add_argument(
+        "--gallery",
+        type=Path,
+        default=DEFAULT_MANIFEST,
+        help="the gallery manifest whose settings name conditions of these logs",
+    )
     args = parser.parse_args(argv)
     paths = list(args.logs)
     if args.all:
@@ -92,9 +151,14 @@ def main(argv: list[str] | None = None) -> int:
     paths = [p for p in paths if _is_log(p)]
     if not paths:
         parser.error("no experiment log given (or found with --all)")
+    converted = {}
     for path in paths:
-        changed = convert_file(path)
+        changed, keys = convert_file(path)
+        converted[path.resolve()] = keys
         print(f"{path}: {changed} line(s) converted" if changed else f"{path}: already current")
+    if args.gallery.is_file():
+        renamed = rename_in_gallery(args.gallery, converted)
+        print(f"{args.gallery}: {renamed} setting(s) renamed")
     return 0
 
 

@@ -24,7 +24,7 @@ import plotly.graph_objects as go
 from leaderboard.hub_sync import Store
 from rrdemo.agents import ModelSource
 from rrdemo.backends.registry import DEFAULT_MODEL, REGISTRY
-from rrdemo.config import ADVERSARIES, LATER_FIELDS, rho_of
+from rrdemo.config import ADVERSARIES, BEYOND_PAPER, rho_of
 from rrdemo.errors import RRError
 from rrdemo.events import METHODS
 from rrdemo.paths import data_dir
@@ -41,7 +41,7 @@ from ui.errors import user_error
 from ui.sweep_submit import build_submit_row
 
 MAX_UNITS = 48  # questions x conditions a web sweep may run; bigger sweeps belong to the CLI
-STATIC = str(LATER_FIELDS["adversary"])  # the paper's adversary, the default strategy
+STATIC = str(BEYOND_PAPER["adversary"])  # the paper's adversary, the default strategy
 COLUMNS = [
     "task",
     "ensemble",
@@ -72,7 +72,7 @@ def _result_row(r: VoteRates) -> list:
         c.get("label", "?"),
         round(rho_of(c["c"], c["n"]), 3) if c.get("n") else None,
         c.get("strength", "?"),
-        c.get("adversary", STATIC),  # the header names it only when not static
+        c["adversary"],
         c.get("k"),
         r.questions,
         round(r.accuracy["MAJ"], 3),

@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from html import escape
 
-from rrdemo.config import LATER_FIELDS, RunConfig
+from rrdemo.config import BEYOND_PAPER, RunConfig
 from rrdemo.events import METHODS, AnswerExtracted, Decision, TurnMeasured
 from rrdemo.fold import FoldedChunk, FoldedTrajectory, MethodRecord, TrajectorySpeakers
 from ui.state import ArenaState
@@ -305,7 +305,7 @@ def setting_text(cfg: RunConfig) -> str:
     )
     beyond = [
         f"{name.replace('_', ' ')} {getattr(cfg, name)}"
-        for name, default in LATER_FIELDS.items()
+        for name, default in BEYOND_PAPER.items()
         if getattr(cfg, name) != default
     ]
     return text + "".join(f", {item}" for item in beyond)

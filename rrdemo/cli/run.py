@@ -9,10 +9,10 @@ from dataclasses import replace
 
 from rrdemo.config import (
     ADVERSARIES,
+    BEYOND_PAPER,
     EOS_POLICIES,
     EXPERIMENT_DEFAULTS,
     INTERACTIVE_DEFAULTS,
-    LATER_FIELDS,
     ORDERS,
     PROMPT_STYLES,
     STRENGTHS,
@@ -178,7 +178,7 @@ def register(subparsers) -> None:
     p.set_defaults(func=handle)
 
 
-_SETTINGS = ("strength", "k", "max_tokens", "order", *LATER_FIELDS)
+_SETTINGS = ("strength", "k", "max_tokens", "order", *BEYOND_PAPER)
 _SAMPLING = ("temperature", "top_p", "seed")
 
 

@@ -15,7 +15,8 @@ expectation c/(c+t) P(corrupted correct) + t/(c+t) P(honest correct).
 Intervals: `std` is the spread over the pool-sampling trials (the paper's "±"); `lo`/`hi` is a 95%
 percentile bootstrap over questions (1000 resamples, each question with a random trial), so it
 covers both the question sample and the pool draws. Delta = RRMaj - MAJ is bootstrapped paired on
-the same resampled questions.
+the same resampled questions. Each condition's draws are seeded from its name in the tables
+(`draw_seed`), so the same log gives the same numbers.
 """
 
 from __future__ import annotations
@@ -130,12 +131,23 @@ def expected_single(rows: Sequence[Outcome], method: str, n: int, c: int) -> flo
     return float(np.mean([r.correct for r in rows]))
 
 
+def draw_seed(seed: int, info: Outcome, *parts: object) -> int:
+    """The seed of one condition's random draws (pool trials, ties, bootstrap resamples).
+
+    It derives from what the tables name the condition by (task, ensemble, strength, K, L, N, c,
+    M*, adversary), never from its config hash, so a change in how configs are hashed (a new
+    `RunConfig` field moves every hash) leaves every number as it is.
+    """
+    cell = (info.task, info.ensemble, info.strength, info.k, info.max_tokens, info.n, info.c)
+    return derive_seed(seed, *cell, info.m, info.adversary, *parts)
+
+
 def trial_matrix(
     pool: ConditionPool, method: str, m: int, trials: int = TRIALS, seed: int = 0
 ) -> np.ndarray:
     """Correctness of each question (rows) in each pool-sampling trial (columns) at budget M."""
     info = pool.info
-    rng = np.random.default_rng(derive_seed(seed, info.condition, method, m))
+    rng = np.random.default_rng(draw_seed(seed, info, method, m))
     members = pool.members(method)
     out = np.zeros((len(members), trials))
     for q, rows in enumerate(members):

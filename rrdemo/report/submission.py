@@ -1,4 +1,4 @@
-"""The leaderboard submission contract, owned by the library (schema versions 1 and 2).
+"""The leaderboard submission contract, owned by the library (one schema version, `SCHEMA_VERSION`).
 
 A submission is one JSON document: who submitted it, where the numbers come from, and a list of
 result rows, one per ensemble configuration (model, dataset, corruption strength, N = c + t
@@ -7,9 +7,9 @@ experiment log (`rrdemo export RUN.jsonl` writes it to a file); the leaderboard 
 `python -m leaderboard submit FILE`) reads files back with `parse_submission`, which rejects bad
 files with one readable reason per problem. The leaderboard imports this module, never the reverse.
 
-Version 2 adds one optional field per row, `adversary` (the corrupted agents' strategy:
-static, contextual or last-word; see rrdemo.adversary). Version 1 files still validate and keep
-their content hash; a version 1 file may not use the new field.
+A row names its ensemble by N (`n_agents`), c (`n_corrupted`) and t (`n_honest`), and the
+corrupted agents' strategy (`adversary`: static, contextual or last-word, see rrdemo.adversary;
+null when the source does not say, as in the paper's tables).
 
 The contract needs only pydantic and the standard library (no gradio, no database); the builder
 reads the run with the report's reader. Accuracies are fractions in [0, 1] (the paper prints
@@ -36,8 +36,7 @@ from rrdemo.report.adversary import main_table_by_adversary
 from rrdemo.runs.log import read_run
 from rrdemo.tasks import TASK_NAMES
 
-SCHEMA_VERSION = 2  # what exports write
-SUPPORTED_VERSIONS = (1, 2)  # what the server accepts
+SCHEMA_VERSION = 3  # what exports write and the server accepts
 MAX_FILE_BYTES = 1024 * 1024  # 1 MiB: a full paper table is ~20 KiB
 MAX_ROWS = 1000
 
@@ -108,7 +107,7 @@ class ResultRow(Setting, BaseModel):
     strength: Literal[STRENGTHS]  # one of rrdemo.config.STRENGTHS
     n_agents: int  # N
     n_corrupted: int  # c
-    n_truthful: int  # t
+    n_honest: int  # t
     k: int  # K, tokens per RR turn
     m: int  # M, RR trajectories voted by RRMaj
     max_tokens: int | None  # L, max tokens per answer; null when the source does not state it
@@ -118,7 +117,7 @@ class ResultRow(Setting, BaseModel):
     maj_ci: Interval | None = None  # [lo, hi] interval, or null
     rrmaj_ci: Interval | None = None
     config_hash: str  # hash of the RunConfig that produced the row ("paper" for the seed)
-    # Schema 2: the corrupted agents' strategy; null (or absent) when not stated (the paper: static).
+    # the corrupted agents' strategy; null (or absent) when not stated (the paper: static)
     adversary: Literal[ADVERSARIES] | None = None  # one of rrdemo.config.ADVERSARIES
 
     @field_validator("model")
@@ -151,7 +150,7 @@ class ResultRow(Setting, BaseModel):
     @model_validator(mode="after")
     def _consistent(self) -> ResultRow:
         problems: list[str] = []
-        n, c, t = self.n_agents, self.n_corrupted, self.n_truthful
+        n, c, t = self.n_agents, self.n_corrupted, self.n_honest
         for name, value, (lo, hi) in (
             ("n_agents (N)", n, N_RANGE),
             ("k (K)", self.k, K_RANGE),
@@ -166,7 +165,7 @@ class ResultRow(Setting, BaseModel):
                 f"allowed {L_RANGE[0]}..{L_RANGE[1]}"
             )
         if c < 0 or t < 0:
-            problems.append("n_corrupted (c) and n_truthful (t) must not be negative")
+            problems.append("n_corrupted (c) and n_honest (t) must not be negative")
         if c + t != n:
             problems.append(f"c + t must equal N: {_short(c)} + {_short(t)} != {_short(n)}")
         if len(self.agent_models) != n:
@@ -212,7 +211,7 @@ class ResultRow(Setting, BaseModel):
 
 
 class Submission(BaseModel):
-    """A leaderboard submission file: metadata plus result rows (schema_version 1 or 2)."""
+    """A leaderboard submission file: metadata plus result rows (`schema_version` 3)."""
 
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
@@ -227,10 +226,9 @@ class Submission(BaseModel):
     @field_validator("schema_version")
     @classmethod
     def _version(cls, value: int) -> int:
-        if value not in SUPPORTED_VERSIONS:
-            accepted = " and ".join(str(v) for v in SUPPORTED_VERSIONS)
+        if value != SCHEMA_VERSION:
             raise ValueError(
-                f"version {_short(value)} is not supported (this server accepts {accepted})"
+                f"version {_short(value)} is not supported (this server accepts {SCHEMA_VERSION})"
             )
         return value
 
@@ -268,26 +266,9 @@ class Submission(BaseModel):
                 raise ValueError(f"results[{i}] repeats the configuration of results[{first}]")
         return value
 
-    @model_validator(mode="after")
-    def _fields_of_version(self) -> Submission:
-        if self.schema_version < 2:
-            used = [i for i, row in enumerate(self.results) if row.adversary is not None]
-            if used:
-                raise ValueError(
-                    f"results[{used[0]}].adversary needs schema_version 2; "
-                    "set schema_version to 2 or remove the field"
-                )
-        return self
-
     def canonical_json(self) -> str:
-        """A stable JSON text of the validated content (sorted keys, no whitespace).
-
-        An `adversary` left null is left out, so a file without the field hashes as before.
-        """
+        """A stable JSON text of the validated content (sorted keys, no whitespace)."""
         data = self.model_dump(mode="json")
-        for row in data["results"]:
-            if row.get("adversary") is None:
-                row.pop("adversary", None)
         return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
 
     def content_hash(self) -> str:
@@ -412,7 +393,7 @@ def _reject_non_finite(data: Any, where: str = "file") -> None:
 def build_submission(
     log_path: Path | str, submitter: str, notes: str = "", source: str = "local_run"
 ) -> Submission:
-    """The submission of an experiment log (schema 2: rows name their adversary strategy).
+    """The submission of an experiment log (rows name their adversary strategy).
 
     One result row per condition at M = N (MAJ and RRMaj accuracy with 95% intervals); raises
     `SubmissionRejected` when the run cannot be one (a task that is not a benchmark, say).
@@ -420,7 +401,7 @@ def build_submission(
     run = read_run(log_path)
     lookup = {
         (c["ensemble"], c["task"], c["strength"], c["k"], c["max_tokens"], c["n"], c["c"])
-        + (c.get("adversary", "static"),): c
+        + (c["adversary"],): c
         for c in run.conditions.values()
     }
     results = []
@@ -443,7 +424,7 @@ def build_submission(
                     "strength": row.strength,
                     "n_agents": row.n,
                     "n_corrupted": cell.c,
-                    "n_truthful": row.n - cell.c,
+                    "n_honest": row.n - cell.c,
                     "k": row.k,
                     "m": row.m,
                     "max_tokens": row.max_tokens,
@@ -452,9 +433,7 @@ def build_submission(
                     "rrmaj_accuracy": _frac(cell.rrmaj.mean),
                     "maj_ci": [_frac(cell.maj.lo), _frac(cell.maj.hi)],
                     "rrmaj_ci": [_frac(cell.rrmaj.lo), _frac(cell.rrmaj.hi)],
-                    "config_hash": cond["config_hash"]
-                    if "config_hash" in cond
-                    else cond["key"].split(":")[-1],
+                    "config_hash": cond["config_hash"],
                     "adversary": adversary,
                 }
             )

@@ -19,13 +19,13 @@ from rrdemo.report.stats import (
     ConditionPool,
     Estimate,
     Outcome,
+    draw_seed,
     estimate,
     group_pools,
     row_key,
     trial_matrix,
 )
 from rrdemo.runs.log import RunLog
-from rrdemo.voting import derive_seed
 
 
 # -- the run's own votes ----------------------------------------------------------------------------
@@ -104,7 +104,7 @@ def main_table(outcomes: Iterable[Outcome], seed: int = 0, trials: int = TRIALS)
         for c, pool in sorted(by_row[key].items()):
             maj = trial_matrix(pool, "MAJ", m, trials, seed)
             rr = trial_matrix(pool, "RRMaj", m, trials, seed)
-            s = derive_seed(seed, pool.info.condition, "boot")
+            s = draw_seed(seed, pool.info, "boot")
             cells[c] = MainCell(
                 c, key[5], estimate(maj, s), estimate(rr, s), estimate(rr, s, paired=maj)
             )

@@ -28,19 +28,24 @@ if TYPE_CHECKING:
     from rrdemo.runs.spec import Plan
 
 LOG_FORMAT = "rrdemo-experiment"
-LOG_VERSION = 2  # 2: chunks name the honest role "honest" (scripts/convert_logs.py)
+# 3: a config is logged (and hashed) with every field; 2: chunks name the honest role "honest".
+# An older log is refused; scripts/convert_logs.py brings it to this version.
+LOG_VERSION = 3
 RECORD_TYPES = ("trajectory", "done")
 
 _CONDITION_FIELDS = (
     "key",
     "task",
+    "config_hash",
     "ensemble",
-    "strength",
-    "k",
-    "max_tokens",
     "n",
     "c",
+    "strength",
+    "k",
     "m_star",
+    "max_tokens",
+    "adversary",
+    "turn_policy",
     "config",
 )
 _TRAJECTORY_FIELDS = (
@@ -114,10 +119,18 @@ def _check_header(path: Path, record: Any) -> dict[str, dict[str, Any]]:
         and record.get("format") == LOG_FORMAT
     ):
         raise RRError(f"{path} is not an rrdemo experiment log (line 1 has no {LOG_FORMAT} header)")
-    if record.get("version") != LOG_VERSION:
+    version = record.get("version")
+    if version != LOG_VERSION:
+        older = isinstance(version, int) and not isinstance(version, bool) and version < LOG_VERSION
+        fix = (
+            f"convert it in place with `PYTHONPATH=. python scripts/convert_logs.py {path}` "
+            "(nothing is run again)"
+            if older
+            else "it was written by another rrdemo; read it with that one"
+        )
         raise RRError(
-            f"{path}: log format version {record.get('version')!r} is not supported "
-            f"(this rrdemo reads version {LOG_VERSION}; convert it with scripts/convert_logs.py)"
+            f"{path}: log format version {version!r} is not supported "
+            f"(this rrdemo reads version {LOG_VERSION}); {fix}"
         )
     conditions = {}
     for cond in record.get("conditions") or []:
@@ -178,10 +191,6 @@ class Run:
     metered: list[tuple[dict[str, Any], dict[str, Any]]] = field(default_factory=list)
 
 
-def _turn_policy(cond: dict) -> str:
-    return cond.get("turn_policy", cond.get("config", {}).get("turn_policy", "fixed"))
-
-
 def turn_tag(policy: str) -> str:
     """What an ensemble's name gets under an adaptive turn policy (rrdemo.turns), e.g.
     " [turns: sentence]": the main table, the K ablation and its plot then show each policy
@@ -199,7 +208,7 @@ def _mixed(record: dict) -> bool | None:
 def _outcome(cond: dict[str, Any], record: dict[str, Any]) -> Outcome:
     return Outcome(
         condition=cond["key"],
-        ensemble=cond["ensemble"] + turn_tag(_turn_policy(cond)),
+        ensemble=cond["ensemble"] + turn_tag(cond["turn_policy"]),
         task=cond["task"],
         strength=cond["strength"],
         k=int(cond["k"]),
@@ -214,7 +223,7 @@ def _outcome(cond: dict[str, Any], record: dict[str, Any]) -> Outcome:
         correct=bool(record["correct"]),
         corrupted=bool(record["last_corrupted"]),
         mixed=_mixed(record),
-        adversary=cond.get("adversary", cond.get("config", {}).get("adversary", "static")),
+        adversary=cond["adversary"],
         n_tokens=int(record.get("n_tokens") or 0),
         cut=record.get("finish_reason") == "length",
     )

@@ -23,9 +23,9 @@ from rrdemo.backends.choice import BACKEND_CHOICES, with_backends
 from rrdemo.backends.registry import resolve
 from rrdemo.config import (
     ADVERSARIES,
+    BEYOND_PAPER,
     CHOICES,
     EXPERIMENT_DEFAULTS,
-    LATER_FIELDS,
     AgentSpec,
     RunConfig,
     Sampling,
@@ -41,19 +41,6 @@ from rrdemo.speakers import silence_warning
 from rrdemo.tasks import SOURCES, canonical_name, get_task, load_questions
 from rrdemo.tasks.base import Question, Task
 from rrdemo.turns import TURN_POLICIES, validate_turn_settings
-
-# Settings added after the first logs, with their defaults (`RunConfig`'s `LATER_FIELDS`, swept
-# ones as one-item lists). The normalised sweep (the log header) names them only when they differ
-# from these, so logs written before they existed still resume.
-LATER_SETTINGS: dict[str, Any] = {
-    "adversaries": [LATER_FIELDS["adversary"]],  # adversary strategies swept (rrdemo.adversary)
-    "eos_policy": LATER_FIELDS["eos_policy"],  # what a writer's end-of-sequence does in RR
-    "prompt_style": LATER_FIELDS["prompt_style"],  # direct | step-by-step
-    "turn_policies": [LATER_FIELDS["turn_policy"]],  # RR turn policies swept (rrdemo.turns)
-    "k_min": LATER_FIELDS["k_min"],  # K_min of adaptive turns; None = max(1, K // 4)
-    "entropy_threshold": LATER_FIELDS["entropy_threshold"],  # nats, the uncertainty hand-over
-    "meter": LATER_FIELDS["meter"],  # the truth meter on every run (rrdemo.meter)
-}
 
 # The sweep's settings with their defaults: the paper's (N = 5, K = 100, 128 questions). K, L,
 # order and sampling come from `EXPERIMENT_DEFAULTS` (rrdemo.config, read off `RunConfig`): L = 512 is
@@ -79,9 +66,16 @@ DEFAULTS: dict[str, Any] = {
     "order": EXPERIMENT_DEFAULTS.order,  # "shuffled": a seeded speaking order per trajectory
     "source": "auto",
     # engine of local GGUF models: transformers, llamacpp or auto (rrdemo.backends.choice.choose_backend);
-    # the CLI and the app ask for auto. Left out of the logged sweep when transformers.
+    # the CLI and the app ask for auto
     "backend": "transformers",
-    **LATER_SETTINGS,
+    # the settings beyond the paper (RunConfig's `BEYOND_PAPER`), swept ones as lists
+    "adversaries": [BEYOND_PAPER["adversary"]],  # adversary strategies swept (rrdemo.adversary)
+    "eos_policy": BEYOND_PAPER["eos_policy"],  # what a writer's end-of-sequence does in RR
+    "prompt_style": BEYOND_PAPER["prompt_style"],  # direct | step-by-step
+    "turn_policies": [BEYOND_PAPER["turn_policy"]],  # RR turn policies swept (rrdemo.turns)
+    "k_min": BEYOND_PAPER["k_min"],  # K_min of adaptive turns; None = max(1, K // 4)
+    "entropy_threshold": BEYOND_PAPER["entropy_threshold"],  # nats, the uncertainty hand-over
+    "meter": BEYOND_PAPER["meter"],  # the truth meter on every run (rrdemo.meter)
 }
 
 
@@ -157,7 +151,7 @@ def normalize_sweep(raw: dict[str, Any]) -> dict[str, Any]:
         if raw.get("n_agents") is not None and c + t != n_agents:
             raise RRError(f"config {label!r} does not add up: c + t = {c + t}, but N = {n_agents}")
     m_star = None if s["m_star"] is None else whole_number(s["m_star"], "M* (m_star)", minimum=1)
-    later = {
+    beyond = {
         "adversaries": list(dict.fromkeys(_as_list(s["adversaries"], "adversaries"))),
         "eos_policy": s["eos_policy"],
         "prompt_style": s["prompt_style"],
@@ -168,19 +162,18 @@ def normalize_sweep(raw: dict[str, Any]) -> dict[str, Any]:
         "entropy_threshold": _threshold(s["entropy_threshold"]),
         "meter": _flag(s["meter"], "meter"),
     }
-    for policy in later["turn_policies"]:
+    for policy in beyond["turn_policies"]:
         check_choice(policy, *CHOICES["turn_policy"])
-    if not later["turn_policies"]:
+    if not beyond["turn_policies"]:
         raise RRError(f"give at least one turn policy ({', '.join(TURN_POLICIES)})")
     for name in ("eos_policy", "prompt_style"):
-        check_choice(later[name], *CHOICES[name])
-    for adversary in later["adversaries"]:
+        check_choice(beyond[name], *CHOICES[name])
+    for adversary in beyond["adversaries"]:
         check_choice(adversary, *CHOICES["adversary"])
-    if not later["adversaries"]:
+    if not beyond["adversaries"]:
         raise RRError(f"give at least one adversary strategy ({', '.join(ADVERSARIES)})")
     check_choice(s["source"], "data source", SOURCES)
     check_choice(s["backend"], "backend", BACKEND_CHOICES)
-    engine = {} if s["backend"] == "transformers" else {"backend": s["backend"]}
     return {
         "tasks": list(dict.fromkeys(tasks)),
         "models": [str(m) for m in _as_list(s["models"], "models")] if configs else [],
@@ -202,8 +195,8 @@ def normalize_sweep(raw: dict[str, Any]) -> dict[str, Any]:
         "top_p": float(s["top_p"]),
         "order": s["order"],
         "source": s["source"],
-        **engine,  # absent for transformers: logs written before engines existed still resume
-        **{key: value for key, value in later.items() if value != LATER_SETTINGS[key]},
+        "backend": s["backend"],
+        **beyond,
     }
 
 
@@ -241,29 +234,43 @@ class Condition:
 
     @property
     def key(self) -> str:
-        return f"{self.task.name}:{self.config.config_hash()}"
+        return condition_key(self.task.name, self.config)
 
     def describe(self) -> dict[str, Any]:
         """The condition as the log header records it (the analyses group by these fields)."""
-        cfg = self.config
-        return {
-            "key": self.key,
-            "task": self.task.name,
-            "config_hash": cfg.config_hash(),
-            "ensemble": ensemble_name(cfg.agents, self.corrupted_first),
-            "label": cfg.label,
-            "n": cfg.n,
-            "c": cfg.c,
-            "t": cfg.t,
-            "strength": cfg.strength,
-            "k": cfg.k,
-            "m_star": cfg.resolved_m,
-            "max_tokens": cfg.max_tokens,
-            **({"adversary": cfg.adversary} if cfg.adversary != "static" else {}),
-            **({"turn_policy": cfg.turn_policy} if cfg.turn_policy != "fixed" else {}),
-            "config": cfg.to_dict(),
-            "questions": [q.qid for q in self.questions],
-        }
+        qids = [q.qid for q in self.questions]
+        return describe_condition(self.task.name, self.config, qids, self.corrupted_first)
+
+
+def condition_key(task: str, config: RunConfig) -> str:
+    """What names a condition in the log: `task:config_hash`."""
+    return f"{task}:{config.config_hash()}"
+
+
+def describe_condition(
+    task: str, config: RunConfig, question_ids: Sequence[str], corrupted_first: bool = True
+) -> dict[str, Any]:
+    """A condition as the log header records it: its key, what the tables group by, its whole
+    config and its questions (also how scripts/convert_logs.py rebuilds an older header)."""
+    cfg = config
+    return {
+        "key": condition_key(task, cfg),
+        "task": task,
+        "config_hash": cfg.config_hash(),
+        "ensemble": ensemble_name(cfg.agents, corrupted_first),
+        "label": cfg.label,
+        "n": cfg.n,
+        "c": cfg.c,
+        "t": cfg.t,
+        "strength": cfg.strength,
+        "k": cfg.k,
+        "m_star": cfg.resolved_m,
+        "max_tokens": cfg.max_tokens,
+        "adversary": cfg.adversary,
+        "turn_policy": cfg.turn_policy,
+        "config": cfg.to_dict(),
+        "questions": list(question_ids),
+    }
 
 
 @dataclass(frozen=True)
@@ -306,8 +313,8 @@ def plan_sweep(raw: dict[str, Any], served: Collection[str] = ()) -> Plan:
             for strength, k, adversary, policy in itertools.product(
                 sweep["strengths"],
                 sweep["k"],
-                sweep.get("adversaries", LATER_SETTINGS["adversaries"]),
-                sweep.get("turn_policies", LATER_SETTINGS["turn_policies"]),
+                sweep["adversaries"],
+                sweep["turn_policies"],
             ):
                 config = RunConfig(
                     agents=agents,
@@ -318,13 +325,13 @@ def plan_sweep(raw: dict[str, Any], served: Collection[str] = ()) -> Plan:
                     max_tokens=sweep["max_tokens"],
                     order=sweep["order"],
                     sampling=sampling,
-                    eos_policy=sweep.get("eos_policy", LATER_SETTINGS["eos_policy"]),
-                    prompt_style=sweep.get("prompt_style", LATER_SETTINGS["prompt_style"]),
+                    eos_policy=sweep["eos_policy"],
+                    prompt_style=sweep["prompt_style"],
                     adversary=adversary,
-                    meter=sweep.get("meter", LATER_SETTINGS["meter"]),
+                    meter=sweep["meter"],
                     **_turn_settings(sweep, policy),
                 )
-                config = with_backends(config, sweep.get("backend", "transformers"), served)
+                config = with_backends(config, sweep["backend"], served)
                 conditions.append(Condition(task, config, questions, sweep["corrupted_first"]))
     keys = [c.key for c in conditions]
     if len(set(keys)) != len(keys):
@@ -333,13 +340,14 @@ def plan_sweep(raw: dict[str, Any], served: Collection[str] = ()) -> Plan:
 
 
 def _turn_settings(sweep: dict[str, Any], policy: str) -> dict[str, Any]:
-    """RunConfig turn fields of one swept policy; a fixed one keeps the defaults (and its hash)."""
+    """RunConfig turn fields of one swept policy; the fixed rule reads neither K_min nor the
+    threshold, so it keeps their defaults (one config for it, whatever the sweep says of them)."""
     if policy == "fixed":
         return {}
     return {
         "turn_policy": policy,
-        "k_min": sweep.get("k_min"),
-        "entropy_threshold": sweep.get("entropy_threshold", LATER_SETTINGS["entropy_threshold"]),
+        "k_min": sweep["k_min"],
+        "entropy_threshold": sweep["entropy_threshold"],
     }
 
 

@@ -39,8 +39,8 @@ SQL = "x'); DROP TABLE results; --"
 
 # (case id, file bytes, a fragment the rejection message must contain)
 BAD_FILES: list[tuple[str, bytes, str]] = [
-    ("schema version 3", encode(submission(schema_version=3)), "schema_version: version 3 is not supported"),
-    ("schema version as text", encode(submission(schema_version="1")), "schema_version: Input should be a valid integer"),
+    ("schema version 2", encode(submission(schema_version=2)), "schema_version: version 2 is not supported (this server accepts 3)"),
+    ("schema version as text", encode(submission(schema_version="3")), "schema_version: Input should be a valid integer"),
     ("schema version missing", encode(_without(submission(), "schema_version")), "schema_version: required field is missing"),
     ("submitter missing", encode(_without(submission(), "submitter")), "submitter: required field is missing"),
     ("results missing", encode(_without(submission(), "results")), "results: required field is missing"),
@@ -52,12 +52,12 @@ BAD_FILES: list[tuple[str, bytes, str]] = [
     ("accuracy given in percent", _row(rrmaj_accuracy=88.3), "results[0].rrmaj_accuracy: must be a fraction between 0 and 1"),
     ("interval outside [0, 1]", _row(rrmaj_ci=[0.2, 1.2]), "results[0].rrmaj_ci[1]: must be a fraction between 0 and 1"),
     ("interval reversed", _row(maj_ci=[0.4, 0.1]), "maj_ci must be [lo, hi] with lo <= hi"),
-    ("c + t != N", _row(n_truthful=3), "c + t must equal N: 3 + 3 != 5"),
+    ("c + t != N", _row(n_honest=3), "c + t must equal N: 3 + 3 != 5"),
     ("K = 0", _row(k=0), "k (K) = 0 is out of range; allowed 1..4096"),
     ("K too large", _row(k=100_000), "k (K) = 100000 is out of range"),
     ("M = 0", _row(m=0), "m (M) = 0 is out of range; allowed 1..100"),
     ("L = 0", _row(max_tokens=0), "max_tokens (L) = 0 is out of range"),
-    ("N too large", _row(n_agents=500, n_truthful=497, agent_models=["a/b"] * 500), "n_agents (N) = 500 is out of range"),
+    ("N too large", _row(n_agents=500, n_honest=497, agent_models=["a/b"] * 500), "n_agents (N) = 500 is out of range"),
     ("no questions", _row(n_questions=0), "n_questions = 0 is out of range"),
     ("huge question count", _row(n_questions=10**30), "results[0]: n_questions = 10000000000000000000... is out of range"),
     ("unknown dataset", _row(dataset="mmlu"), "unknown dataset; allowed: gsm8k, aqua, math500"),

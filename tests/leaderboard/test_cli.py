@@ -36,19 +36,19 @@ def test_cli_submit_list_and_moderate(lb_env: str, tmp_path: Path) -> None:
     assert again.returncode == 0 and "Already present as submission #3" in again.stdout
 
     bad = tmp_path / "bad.json"
-    bad.write_bytes(encode(submission([result_row(k=0, n_truthful=9)], schema_version=3)))
+    bad.write_bytes(encode(submission([result_row(k=0, n_honest=9)], schema_version=2)))
     rejected = _cli("submit", str(bad))
     assert rejected.returncode == 2
     lines = rejected.stderr.strip().splitlines()
     assert lines[0] == "Rejected:"
     assert lines[1:] == [  # every problem, one per line
-        "schema_version: version 3 is not supported (this server accepts 1 and 2)",
+        "schema_version: version 2 is not supported (this server accepts 3)",
         "results[0]: k (K) = 0 is out of range; allowed 1..4096",
         "results[0]: c + t must equal N: 3 + 9 != 5",
     ]
     assert "Traceback" not in rejected.stderr
 
-    bad.write_bytes(b'{"schema_version": 1, "results": [')
+    bad.write_bytes(b'{"schema_version": 3, "results": [')
     rejected = _cli("submit", str(bad))
     assert rejected.returncode == 2 and "not valid JSON" in rejected.stderr
     missing = _cli("submit", str(tmp_path / "nope.json"))

@@ -38,7 +38,7 @@ def _bad_row(factory, **changes) -> None:
 
 def test_the_database_itself_refuses_inconsistent_rows(factory) -> None:
     with pytest.raises(IntegrityError, match="ck_results_c_plus_t"):
-        _bad_row(factory, n_truthful=9)  # c + t != N
+        _bad_row(factory, n_honest=9)  # c + t != N
     with pytest.raises(IntegrityError, match="ck_results_maj_range"):
         _bad_row(factory, maj_accuracy=1.5)
     with pytest.raises(IntegrityError, match="ck_results_questions"):

@@ -34,7 +34,7 @@ def test_the_board_table_and_the_csv_agree_column_by_column(tmp_path: Path) -> N
         for column in BOARD_COLUMNS:
             shown = frame.loc[i, column.label]
             if column.name == "config":
-                assert shown == f"{record['n_corrupted']}c{record['n_truthful']}t"
+                assert shown == f"{record['n_corrupted']}c{record['n_honest']}t"
             elif record[column.name] == "":
                 assert shown is None or shown != shown  # None, or NaN in a float column
             elif column.display == "percent":

@@ -6,17 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from sqlalchemy import select, text
+from sqlalchemy import select
 
 from leaderboard import service
 from leaderboard.db import (
-    create_db_engine,
-    current_revision,
-    downgrade,
-    head_revision,
-    make_sessionmaker,
     run_transaction,
-    upgrade,
 )
 from leaderboard.orm import ResultRecord, SubmissionRecord
 from rrdemo.errors import RRError
@@ -199,26 +193,3 @@ def test_our_committed_sweeps_are_seeded_approved_and_cannot_be_submitted(
     )
     with pytest.raises(RRError, match="must have source 'rrdemo'"):
         service.seeded_submissions()
-
-
-def test_migration_0003_admits_source_rrdemo_keeps_rows_and_still_checks_the_source() -> None:
-    engine = create_db_engine("sqlite://")
-    upgrade(engine, "0002_result_adversary")
-    factory = make_sessionmaker(engine)
-    run_transaction(factory, service.seed_board)  # the paper's rows, stored under 0002
-    before = run_transaction(factory, lambda s: db_checksum(s))
-    upgrade(engine)
-    assert current_revision(engine) == "0003_source_rrdemo" == head_revision()
-    assert run_transaction(factory, lambda s: db_checksum(s))[0] == before[0]  # no row lost
-    ours = parse_submission(encode(submission(source="rrdemo")), allow_reserved=True)
-    run_transaction(factory, lambda s: service.store_submission(s, ours, status="approved"))
-    with engine.begin() as connection, pytest.raises(Exception, match="submission_source"):
-        connection.execute(
-            text(
-                "INSERT INTO submissions (content_hash, schema_version, submitter, notes, source,"
-                " status, rrdemo_version, created, submitted_at) VALUES ('x', 2, 'a', '', 'junk',"
-                " 'approved', '0', '2026-01-01', '2026-01-01')"
-            )
-        )
-    downgrade(engine, "0002_result_adversary")
-    assert run_transaction(factory, lambda s: db_checksum(s)) == before

@@ -221,9 +221,13 @@ def test_bad_settings_are_refused_with_the_allowed_values(field, value, message)
 
 
 # --- sweep and report -----------------------------------------------------------------------------
-def test_sweep_crosses_adversaries_and_old_sweeps_log_the_same_header():
-    old = normalize_sweep({"tasks": "demo", "configs": "1c2t", "n": 4})
-    assert not {"adversaries", "eos_policy", "prompt_style"} & set(old)
+def test_sweep_crosses_adversaries_and_the_header_names_each():
+    plain = normalize_sweep({"tasks": "demo", "configs": "1c2t", "n": 4})
+    assert (plain["adversaries"], plain["eos_policy"], plain["prompt_style"]) == (
+        ["static"],
+        "end",
+        "direct",
+    )
     plan = plan_sweep(
         {
             "tasks": "demo",
@@ -237,17 +241,13 @@ def test_sweep_crosses_adversaries_and_old_sweeps_log_the_same_header():
     assert [c.config.adversary for c in plan.conditions] == list(ADVERSARIES)
     assert {c.config.eos_policy for c in plan.conditions} == {"pass"}
     assert len({c.key for c in plan.conditions}) == 3
-    assert [c.describe().get("adversary") for c in plan.conditions] == [
-        None,
-        "contextual",
-        "last-word",
-    ]
+    assert [c.describe()["adversary"] for c in plan.conditions] == list(ADVERSARIES)
     with pytest.raises(RRError, match="unknown adversary strategy 'x'"):
         normalize_sweep({"adversaries": "static,x"})
 
 
 def test_report_and_export_show_maj_and_rrmaj_per_strategy(tmp_path):
-    from rrdemo.report.submission import build_submission
+    from rrdemo.report.submission import SCHEMA_VERSION, build_submission
     from rrdemo.report.write import build_report
     from rrdemo.runs.log import read_run
     from tests.support.fakes import QUESTIONS
@@ -277,7 +277,7 @@ def test_report_and_export_show_maj_and_rrmaj_per_strategy(tmp_path):
     # The main table reads one strategy (static): one row, its cells from the static conditions.
     assert len(report.main_rows) == 1
     submission = build_submission(log, "tester")
-    assert submission.schema_version == 2
+    assert submission.schema_version == SCHEMA_VERSION
     assert sorted({r.adversary for r in submission.results}) == ["last-word", "static"]
     assert len(submission.results) == 6
 

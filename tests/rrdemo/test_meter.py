@@ -89,9 +89,9 @@ def test_meter_events_round_trip_and_reach_the_log_record():
     assert set(record["meter"][1]) == {"turn", "agent", "corrupted", "n_tokens", "readers"}
 
 
-def test_the_meter_is_off_by_default_and_keeps_old_hashes():
+def test_the_meter_is_off_by_default_and_hashed():
     config = RunConfig(agents=homogeneous_agents("obey", 3, 1))
-    assert "meter" not in config.to_dict()
+    assert config.to_dict()["meter"] is False
     assert config.with_(meter=True).config_hash() != config.config_hash()
     backend = FakeBackend("obey", obeys_injection)
     events = list(run_question(config.with_(k=3, max_tokens=12), QUESTION, TASK, FakePool(backend)))

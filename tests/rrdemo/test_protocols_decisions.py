@@ -121,13 +121,6 @@ def test_decision_is_scored_like_the_trajectories(task_name, c, corrupted_first)
             assert event_from_dict(json.loads(json.dumps(decision.to_dict()))) == decision
 
 
-def test_old_decision_records_still_read() -> None:
-    old = {"kind": "decision", "method": "MAJ", "answer": "(B)", "correct": True, "fooled": False}
-    event = event_from_dict({**old, "tied": ["(A)", "(B)"]})
-    assert event == Decision("MAJ", "(B)", True, False, ("(A)", "(B)"), key=None)
-    assert event_from_dict(old).key is None
-
-
 def test_done_records_score_every_task_right(tmp_path) -> None:
     """Each task's log: every vote shows a readable answer, and honest majorities are right."""
     conditions = []

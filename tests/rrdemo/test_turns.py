@@ -168,10 +168,13 @@ def test_the_served_backend_refuses_adaptive_turns():
 
 
 # --- config, validation, hash ---------------------------------------------------------------------
-def test_config_defaults_keep_old_hashes_and_k_min_defaults_to_a_quarter_of_k():
+def test_turn_settings_are_hashed_and_k_min_defaults_to_a_quarter_of_k():
     config = _config()
-    for key in ("turn_policy", "k_min", "entropy_threshold"):
-        assert key not in config.to_dict()
+    assert {k: config.to_dict()[k] for k in ("turn_policy", "k_min", "entropy_threshold")} == {
+        "turn_policy": "fixed",
+        "k_min": None,
+        "entropy_threshold": 2.0,
+    }
     adaptive = config.with_(turn_policy="uncertainty")
     assert adaptive.config_hash() != config.config_hash()
     assert adaptive.to_dict()["turn_policy"] == "uncertainty"
@@ -213,7 +216,7 @@ def test_experiment_cli_and_sweep_expand_turn_policies():
     )
     raw = sweep_from_args(args)
     assert normalize_sweep(raw)["turn_policies"] == ["fixed", "sentence"]
-    assert "turn_policies" not in normalize_sweep({})  # the default leaves old logs resumable
+    assert normalize_sweep({})["turn_policies"] == ["fixed"]  # the paper's rule by default
     plan = plan_sweep(
         {**raw, "tasks": ["demo"], "configs": ["1c1t"], "n_agents": 2, "n": 1, "k": [8]}
     )

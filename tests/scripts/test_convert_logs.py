@@ -1,25 +1,114 @@
-"""scripts/convert_logs.py: a version-1 log becomes exactly what the current writer writes, in
-place, idempotently, and resumes without re-running a unit."""
+"""scripts/convert_logs.py: a log of version 1 or 2 becomes exactly what the current writer writes
+(same lines, new config hashes and keys), in place, idempotently, and resumes without re-running
+a unit; the gallery follows the new keys; the reader refuses an older log and names the script."""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import runpy
+import shutil
 from pathlib import Path
 
 import pytest
 
 from rrdemo.errors import RRError
-from rrdemo.runs.log import LogWriter, read_log
+from rrdemo.runs.log import LOG_VERSION, LogWriter, header_for, read_log
 from rrdemo.runs.runner import run_plan
-from tests.support.fakes import fake_plan, fake_pool
+from rrdemo.runs.spec import load_sweep_file, plan_sweep
+from tests.support.fakes import FakeBackend, FakePool, obeys_injection
 
 ROOT = Path(__file__).resolve().parents[2]
 script = runpy.run_path(str(ROOT / "scripts" / "convert_logs.py"))
 
+# What version 2 left out of a config, and of the sweep, while it held this default.
+V2_CONFIG_DEFAULTS = {
+    "eos_policy": "end",
+    "prompt_style": "direct",
+    "adversary": "static",
+    "turn_policy": "fixed",
+    "k_min": None,
+    "entropy_threshold": 2.0,
+    "meter": False,
+}
+V2_SWEEP_DEFAULTS = {
+    "adversaries": ["static"],
+    "eos_policy": "end",
+    "prompt_style": "direct",
+    "turn_policies": ["fixed"],
+    "k_min": None,
+    "entropy_threshold": 2.0,
+    "meter": False,
+    "backend": "transformers",
+}
+
+
+def _sweep(tmp_path: Path):
+    """A real sweep (a benchmark-free demo task, two ensembles of a scripted model, two
+    adversaries) and its log, written by the current writer."""
+    plan = plan_sweep(
+        {
+            "tasks": "demo",
+            "ensembles": ["fake*, fake, fake", "fake, fake, fake"],
+            "adversaries": "static,contextual",
+            "strengths": "strong",
+            "n": 2,
+            "k": 3,
+            "m_star": 3,
+            "max_tokens": 12,
+            "temperature": 0,
+            "seed": 1,
+        },
+        served={"fake"},
+    )
+    log = tmp_path / "run.jsonl"
+    run_plan(plan, log, _pool(), progress=False)
+    return plan, log
+
+
+def _pool() -> FakePool:
+    return FakePool(FakeBackend("fake", obeys_injection))
+
+
+def _v2_config(config: dict) -> dict:
+    data = {k: v for k, v in config.items() if V2_CONFIG_DEFAULTS.get(k, object()) != v}
+    data["agents"] = [
+        {k: v for k, v in a.items() if (k, v) != ("backend", "transformers")}
+        for a in config["agents"]
+    ]
+    return data
+
+
+def _v2_hash(config: dict) -> str:
+    blob = json.dumps(config, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def _as_version_2(text: str) -> str:
+    """The same log as an rrdemo with log version 2 wrote it: configs and sweep without the
+    fields at their default, hashes and keys of those configs, conditions naming adversary and
+    turn policy only when not the paper's."""
+    lines = [json.loads(line) for line in text.splitlines()]
+    header, keys = lines[0], {}
+    header["version"] = 2
+    header["sweep"] = {
+        k: v for k, v in header["sweep"].items() if V2_SWEEP_DEFAULTS.get(k, object()) != v
+    }
+    for cond in header["conditions"]:
+        cond["config"] = _v2_config(cond["config"])
+        cond["config_hash"] = _v2_hash(cond["config"])
+        keys[cond["key"]] = cond["key"] = f"{cond['task']}:{cond['config_hash']}"
+        for name, default in (("adversary", "static"), ("turn_policy", "fixed")):
+            if cond[name] == default:
+                del cond[name]
+    for record in lines[1:]:
+        record["condition"] = keys[record["condition"]]
+    return "".join(json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n" for r in lines)
+
 
 def _as_version_1(text: str) -> str:
-    """The same log as an rrdemo with log version 1 wrote it."""
+    """A version-2 log as an rrdemo with log version 1 wrote it."""
     lines = []
     for line in text.splitlines():
         record = json.loads(line)
@@ -31,36 +120,45 @@ def _as_version_1(text: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def test_a_version_1_log_converts_to_what_the_writer_writes_and_resumes(tmp_path) -> None:
-    plan, log = fake_plan(), tmp_path / "run.jsonl"
-    run_plan(plan, log, fake_pool(), progress=False)
+@pytest.mark.parametrize("older", [_as_version_2, lambda text: _as_version_1(_as_version_2(text))])
+def test_an_older_log_converts_to_what_the_writer_writes_and_resumes(tmp_path, older) -> None:
+    plan, log = _sweep(tmp_path)
     current = log.read_bytes()
-    old = _as_version_1(current.decode())
-    assert '"truthful"' in old
+    old = older(current.decode())
+    keys = [c["key"] for c in json.loads(old.splitlines()[0])["conditions"]]
+    assert not set(keys) & {c.key for c in plan.conditions}  # every hash moves
     log.write_text(old)
-    with pytest.raises(RRError, match="convert_logs"):
+    with pytest.raises(RRError, match=r"version \d is not supported .*scripts/convert_logs.py"):
         read_log(log)
 
-    assert script["convert_file"](log) > 0
+    changed, renamed = script["convert_file"](log)
+    assert changed == len(current.splitlines())  # the header and every record name a condition
+    assert renamed == dict(zip(keys, [c.key for c in plan.conditions], strict=True))
     assert log.read_bytes() == current
-    assert script["convert_file"](log) == 0  # idempotent
-    assert run_plan(plan, log, fake_pool(), progress=False).units_run == 0  # resumes, runs nothing
+    assert script["convert_file"](log) == (0, {c.key: c.key for c in plan.conditions})  # idempotent
+    assert read_log(log).header["version"] == LOG_VERSION
+    assert run_plan(plan, log, _pool(), progress=False).units_run == 0  # resumes, runs nothing
 
 
-def test_lines_an_older_rrdemo_appended_after_a_conversion_are_converted_too(tmp_path) -> None:
-    plan, log = fake_plan(), tmp_path / "run.jsonl"
-    run_plan(plan, log, fake_pool(), progress=False)
-    current = log.read_text()
-    lines = current.splitlines(keepends=True)
-    grown = "".join(lines[:-3]) + _as_version_1("".join(lines[-3:]))
-    log.write_text(grown)
-    script["convert_file"](log)
-    assert log.read_text() == current
+def test_the_gallery_follows_the_new_keys_and_the_file_keeps_its_time(tmp_path) -> None:
+    plan, log = _sweep(tmp_path)
+    log.write_text(_as_version_2(log.read_text()))
+    old_key = json.loads(log.read_text().splitlines()[0])["conditions"][1]["key"]
+    setting = {"name": "n", "description": "d", "log": log.name, "condition": old_key}
+    other = {**setting, "log": "other.jsonl"}
+    manifest = tmp_path / "gallery.json"
+    manifest.write_text(json.dumps({"settings": [setting, other]}))
+    stamp = 1_700_000_000
+    os.utime(log, (stamp, stamp))
+
+    assert script["main"]([str(log), "--gallery", str(manifest)]) == 0
+    settings = json.loads(manifest.read_text())["settings"]
+    assert [s["condition"] for s in settings] == [plan.conditions[1].key, old_key]
+    assert log.stat().st_mtime == stamp  # an export dates the run by it
 
 
 def test_a_log_being_written_is_not_converted(tmp_path) -> None:
-    plan, log = fake_plan(), tmp_path / "run.jsonl"
-    run_plan(plan, log, fake_pool(), progress=False)
+    _, log = _sweep(tmp_path)
     writer = LogWriter(log)
     try:
         with pytest.raises(RRError, match="another run"):
@@ -69,7 +167,31 @@ def test_a_log_being_written_is_not_converted(tmp_path) -> None:
         writer.close()
 
 
-def test_the_committed_logs_are_current() -> None:
+def test_a_log_of_a_newer_rrdemo_is_refused_without_pointing_at_the_converter(tmp_path) -> None:
+    _, log = _sweep(tmp_path)
+    lines = log.read_text().splitlines(keepends=True)
+    header = {**json.loads(lines[0]), "version": LOG_VERSION + 1}
+    log.write_text(json.dumps(header) + "\n" + "".join(lines[1:]))
+    with pytest.raises(RRError, match="written by another rrdemo") as refused:
+        read_log(log)
+    assert "convert_logs" not in str(refused.value)
+
+
+def test_the_committed_logs_are_current(tmp_path) -> None:
     for path in sorted((ROOT / "assets").rglob("*.jsonl")):
         if json.loads(path.open().readline()).get("format") == "rrdemo-experiment":
-            assert read_log(path).header["version"] == 2, path
+            assert read_log(path).header["version"] == LOG_VERSION, path
+            copy = Path(shutil.copy(path, tmp_path / path.name))
+            assert script["convert_file"](copy)[0] == 0, path  # rebuilt, the header is the same
+
+
+def test_the_committed_sweeps_resume_under_their_sweep_files() -> None:
+    """Each committed sweep's header is what its sweep file plans today, so running it again goes
+    on where it stopped instead of refusing the log as another sweep's."""
+    pairs = [(p, p.with_name("log.jsonl")) for p in sorted((ROOT / "assets").glob("*/sweep.yaml"))]
+    assert pairs
+    for sweep, log in pairs:
+        plan = plan_sweep(load_sweep_file(sweep))
+        header = read_log(log).header
+        assert header["sweep"] == plan.sweep, sweep
+        assert header["conditions"] == header_for(plan)["conditions"], sweep

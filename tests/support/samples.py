@@ -15,6 +15,7 @@ from sqlalchemy.orm import Session
 
 from leaderboard.columns import BoardRow
 from leaderboard.orm import Base
+from rrdemo.report.submission import SCHEMA_VERSION
 
 
 def result_row(**overrides: Any) -> dict[str, Any]:
@@ -28,7 +29,7 @@ def result_row(**overrides: Any) -> dict[str, Any]:
         "strength": "moderate",
         "n_agents": 5,
         "n_corrupted": 3,
-        "n_truthful": 2,
+        "n_honest": 2,
         "k": 100,
         "m": 5,
         "max_tokens": 512,
@@ -46,7 +47,7 @@ def result_row(**overrides: Any) -> dict[str, Any]:
 def submission(rows: list[dict[str, Any]] | None = None, **overrides: Any) -> dict[str, Any]:
     """A valid submission document; override top-level fields."""
     doc: dict[str, Any] = {
-        "schema_version": 1,
+        "schema_version": SCHEMA_VERSION,
         "submitter": "alice",
         "notes": "local run on CPU",
         "source": "local_run",
@@ -64,11 +65,11 @@ def encode(doc: dict[str, Any]) -> bytes:
 
 
 def board_row(model: str, c: int, t: int, maj: float | None, rr: float | None, **kw: Any) -> Any:
-    """A `BoardRow` of `model` at c corrupted and t truthful agents; override any field."""
+    """A `BoardRow` of `model` at c corrupted and t honest agents; override any field."""
     fields: dict[str, Any] = dict(
         submission_id=1, status="approved", source="local_run", submitter="s", notes="",
         model=model, dataset="gsm8k", strength="moderate", n_agents=c + t, n_corrupted=c,
-        n_truthful=t, k=100, m=5, max_tokens=None, n_questions=100, maj_accuracy=maj,
+        n_honest=t, k=100, m=5, max_tokens=None, n_questions=100, maj_accuracy=maj,
         rrmaj_accuracy=rr,
     )  # fmt: skip
     fields.update(kw)

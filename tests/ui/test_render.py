@@ -9,7 +9,7 @@ import pytest
 
 from rrdemo.config import (
     ADVERSARIES,
-    LATER_FIELDS,
+    BEYOND_PAPER,
     PROMPT_STYLES,
     AgentSpec,
     RunConfig,
@@ -238,8 +238,12 @@ def test_rrmaj_cards_show_who_wrote_which_share_and_the_verdict_counts_honest_wr
 # -- settings beyond the paper: adversary strategy and prompt style ---------------------------------
 def test_adversary_and_prompt_style_reach_the_run_config() -> None:
     default = build_config(ArenaRequest())
-    assert {name: getattr(default, name) for name in LATER_FIELDS} == LATER_FIELDS
-    assert not set(LATER_FIELDS) & set(default.to_dict())  # the paper's setting hashes as before
+    assert {name: getattr(default, name) for name in BEYOND_PAPER} == BEYOND_PAPER
+    assert render.setting_text(default).endswith("shuffled order")  # the defaults go unnamed
+    beyond = default.with_(adversary="last-word", prompt_style="step-by-step")
+    assert render.setting_text(beyond).endswith(
+        "shuffled order, prompt style step-by-step, adversary last-word"
+    )
     for adversary in ADVERSARIES:
         for style in PROMPT_STYLES:
             config = build_config(ArenaRequest(adversary=adversary, prompt_style=style))

@@ -31,10 +31,10 @@ MODELS = ("smollm2", "gemma3-270m")
 
 
 # -- logic: no model ------------------------------------------------------------------------------
-def test_the_engine_is_in_the_hash_and_the_default_keeps_old_hashes():
+def test_the_engine_is_in_the_logged_config_and_its_hash():
     old = RunConfig(agents=(AgentSpec("smollm2", True), AgentSpec("smollm2")))
     logged = old.to_dict()
-    assert all("backend" not in a for a in logged["agents"])  # as configs were logged before
+    assert [a["backend"] for a in logged["agents"]] == ["transformers", "transformers"]
     assert RunConfig.from_dict(logged).config_hash() == old.config_hash()
     llama = old.with_(
         agents=tuple(AgentSpec(a.model, a.corrupted, backend="llamacpp") for a in old.agents)

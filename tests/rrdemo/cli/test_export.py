@@ -31,7 +31,7 @@ def test_export_writes_a_submission_the_leaderboard_accepts(logic3_log, tmp_path
     assert cli_main(["export", str(logic3_log), "--submitter", "tester", "--out", str(out)]) == 0
     data = json.loads(out.read_text())
     assert data["source"] == "local_run" and data["submitter"] == "tester"
-    assert {(r["n_corrupted"], r["n_truthful"]) for r in data["results"]} == {
+    assert {(r["n_corrupted"], r["n_honest"]) for r in data["results"]} == {
         (int(label[0]), int(label[2])) for label in LABELS
     }
     for r in data["results"]:

@@ -11,7 +11,7 @@ from rrdemo.runs.log import read_log
 from tests.support.events import event_from_dict
 
 LOG = Path(__file__).resolve().parents[3] / "assets" / "experiment_small_shuffled.jsonl"
-TRAP = "logic3:ebd0137739a8cfe4"  # strong 3c2t
+TRAP = "logic3:eac174d3de187c11"  # strong 3c2t
 
 
 def test_replay_prints_the_run_stream_with_the_speaker_summary(capsys) -> None:
@@ -20,7 +20,7 @@ def test_replay_prints_the_run_stream_with_the_speaker_summary(capsys) -> None:
     )
     out, err = capsys.readouterr()
     assert code == 0
-    assert "recorded: smollm2" in err and "config ebd0137739a8cfe4" in err
+    assert "recorded: smollm2" in err and "config eac174d3de187c11" in err
     assert "=== MAJ · 3c2t (rho=0.6) · strong · N=5 K=16 M=5 L=128 shuffled order" in out
     assert "--- RRMaj trajectory 0 turn 0 · agent" in out
     assert ">>> MAJ decision: (B) -> wrong" in out

@@ -11,7 +11,7 @@ import pytest
 
 from rrdemo.cli import build_parser, main
 from rrdemo.cli.run import _config
-from rrdemo.config import INTERACTIVE_DEFAULTS, LATER_FIELDS, homogeneous_agents
+from rrdemo.config import BEYOND_PAPER, INTERACTIVE_DEFAULTS, homogeneous_agents
 from tests.support.events import event_from_dict
 from ui.state import ArenaRequest, build_config
 
@@ -51,7 +51,7 @@ def test_the_cli_and_the_arena_start_from_the_same_defaults():
     assert cli == d.run_config(homogeneous_agents("smollm2", d.n, d.c))
     assert cli == build_config(ArenaRequest(model="smollm2"))
     assert (cli.n, cli.c, cli.k, cli.max_tokens) == (d.n, d.c, d.k, d.max_tokens)
-    assert {name: getattr(cli, name) for name in LATER_FIELDS} == LATER_FIELDS
+    assert {name: getattr(cli, name) for name in BEYOND_PAPER} == BEYOND_PAPER
 
 
 @pytest.mark.parametrize("k", [INTERACTIVE_DEFAULTS.k, 100])

@@ -1,11 +1,10 @@
 """rrdemo.report.submission, the library's submission contract: a file round-trips, a run's submission
-round-trips through the file `rrdemo export` writes, old files stay valid, and the library never
-imports the leaderboard (the leaderboard imports the contract)."""
+round-trips through the file `rrdemo export` writes, and the library never imports the
+leaderboard (the leaderboard imports the contract)."""
 
 from __future__ import annotations
 
 import ast
-import json
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -16,7 +15,7 @@ from rrdemo.report.submission import (
     build_submission,
     parse_submission,
 )
-from tests.support.samples import encode, result_row, submission
+from tests.support.samples import result_row
 
 ROOT = Path(__file__).resolve().parents[3]
 LOG = ROOT / "assets" / "experiment_small.jsonl"  # a real sweep log
@@ -24,7 +23,7 @@ LOG = ROOT / "assets" / "experiment_small.jsonl"  # a real sweep log
 
 def test_a_submission_round_trips_through_its_json_file() -> None:
     built = Submission(
-        schema_version=1,
+        schema_version=SCHEMA_VERSION,
         submitter="exporter",
         source="local_run",
         rrdemo_version="0.1.0",
@@ -32,7 +31,7 @@ def test_a_submission_round_trips_through_its_json_file() -> None:
         results=[
             ResultRow(**result_row()),
             ResultRow(
-                **result_row(n_corrupted=0, n_truthful=5, corrupted_agents=[], rrmaj_accuracy=None)
+                **result_row(n_corrupted=0, n_honest=5, corrupted_agents=[], rrmaj_accuracy=None)
             ),
         ],
     )
@@ -45,7 +44,7 @@ def test_a_run_becomes_a_submission_that_round_trips_through_its_file(tmp_path: 
     from rrdemo.cli import main as cli_main
 
     built = build_submission(LOG, "tester", "notes")
-    assert built.schema_version == SCHEMA_VERSION == 2 and built.source == "local_run"
+    assert built.schema_version == SCHEMA_VERSION and built.source == "local_run"
     assert (built.submitter, built.notes) == ("tester", "notes")
     assert {(r.dataset, r.label) for r in built.results} == {
         (task, f"{c}c{5 - c}t") for task in ("gsm8k", "logic3") for c in (0, 1, 3, 5)
@@ -61,14 +60,6 @@ def test_a_run_becomes_a_submission_that_round_trips_through_its_file(tmp_path: 
     )
     written = parse_submission(out.read_bytes())
     assert written == built and written.content_hash() == built.content_hash()
-
-
-def test_a_version_1_file_stays_valid_and_keeps_its_hash() -> None:
-    doc = submission()
-    parsed = parse_submission(encode(doc))
-    assert parsed.schema_version == 1 and parsed.results[0].adversary is None
-    assert "adversary" not in json.loads(parsed.canonical_json())["results"][0]
-    assert parsed.content_hash() == parse_submission(encode(submission())).content_hash()
 
 
 def _imports(path: Path) -> set[str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -14,8 +15,10 @@ from rrdemo.report.tables import (
     rho_curve,
     vote_rates,
 )
-from rrdemo.runs.log import RunLog
+from rrdemo.runs.log import RunLog, read_run
 from tests.support.outcomes import GOLD, TARGET, row, trap
+
+ROOT = Path(__file__).resolve().parents[3]
 
 
 # -- the main table -----------------------------------------------------------------------------------
@@ -142,3 +145,12 @@ def test_vote_rates_score_each_conditions_recorded_votes_over_its_finished_quest
 
 def test_vote_rates_of_a_log_with_no_finished_question_are_empty():
     assert vote_rates(RunLog(Path("run.jsonl"), {}, {"a": {"key": "a"}}, [])) == []
+
+
+def test_the_tables_do_not_depend_on_how_configs_are_hashed() -> None:
+    """Renaming every condition (a new config field moves every hash) leaves every number as it is:
+    the draws are seeded from the condition's name in the tables, not from its key."""
+    outcomes = read_run(ROOT / "assets" / "experiment_small_shuffled.jsonl").outcomes
+    renamed = [replace(o, condition=f"{o.task}:renamed-{o.condition[::-1]}") for o in outcomes]
+    assert main_table(renamed) == main_table(outcomes)
+    assert m_scaling(renamed) == m_scaling(outcomes)
