@@ -59,7 +59,10 @@ def whole_number(value: Any, what: str, minimum: int | None = None) -> int:
     """`value` as an int: a whole number given as an int, a float (a UI number field) or text (a
     comma list, a YAML string); RRError for anything else, or for a number below `minimum`."""
     try:
-        number = float(value) if not isinstance(value, bool | int) else value
+        if isinstance(value, str) and value.strip().lstrip("+-").isdigit():
+            number = int(value)  # exact: a float would round past 2**53
+        else:
+            number = float(value) if not isinstance(value, bool | int) else value
     except (TypeError, ValueError):
         number = math.nan
     if isinstance(number, bool) or not math.isfinite(number) or number != int(number):

@@ -9,7 +9,6 @@ format outputs; table cells show submitted strings as text.
 
 from __future__ import annotations
 
-import math
 import os
 import tempfile
 from collections.abc import Callable
@@ -23,6 +22,7 @@ from leaderboard import hub_sync, present, service
 from leaderboard.db import run_transaction
 from leaderboard.ranking import RHO_BANDS, filter_rows, rank_models
 from rrdemo.backends.hardware import on_space
+from rrdemo.config import whole_number
 from rrdemo.errors import RRError
 from rrdemo.report.submission import (
     ALL_SOURCES,
@@ -94,12 +94,12 @@ def _submission_number(value: float | str | None) -> int:
     """The submission number typed in the admin panel; RRError says what is allowed."""
     top = service.MAX_SUBMISSION_ID
     try:
-        number = float(value)
-    except (TypeError, ValueError):
-        number = math.nan
-    if not (math.isfinite(number) and number == int(number) and 1 <= number <= top):
+        number = whole_number(value, "submission number", minimum=1)
+    except RRError:
+        number = 0
+    if not 1 <= number <= top:
         raise RRError(f"Enter a submission number: a whole number from 1 to {top}.")
-    return int(number)
+    return number
 
 
 def moderate(

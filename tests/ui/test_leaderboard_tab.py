@@ -74,14 +74,13 @@ def test_a_submission_number_is_a_whole_number_in_range() -> None:
             _submission_number(bad)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the number is read through float: past 2**53 it is rounded to another whole number, "
-    "so one past the largest id is taken as the largest",
-)
 def test_a_number_just_past_the_largest_id_is_refused() -> None:
     with pytest.raises(RRError, match="whole number"):
         _submission_number(MAX_SUBMISSION_ID + 1)
+    with pytest.raises(RRError, match="whole number"):
+        _submission_number(str(MAX_SUBMISSION_ID + 1))
+    assert _submission_number(str(MAX_SUBMISSION_ID)) == MAX_SUBMISSION_ID
+    assert _submission_number(" 7 ") == _submission_number(7.0) == 7
 
 
 def test_submit_file_says_what_is_missing_or_wrong(store: Store, tmp_path: Path) -> None:
