@@ -84,8 +84,8 @@ def timed_run(backend, config, question, task, target) -> dict:
 def measure(model: str, opts, log) -> dict:
     log(f"loading {model} on llama.cpp ...")
     backend, load_s = load("llamacpp", model)
-    warm = arena_run(model, 0, 8)
-    timed_run(backend, *warm)  # untimed: first calls allocate buffers
+    config, *rest = arena_run(model, 0, None)
+    timed_run(backend, config.with_(max_tokens=config.k), *rest)  # untimed: buffers, first calls
     out: dict = {"load_s": load_s, "new": [], "again": []}
     runs = [arena_run(model, i + 1, opts.max_tokens) for i in range(opts.questions)]
     out["k"], out["max_tokens"] = runs[0][0].k, runs[0][0].max_tokens
@@ -142,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--questions",
         type=int,
-        default=2,
+        default=1,
         help="questions timed per phase (at most 4: the heads of 4 runs stay cached)",
     )
     p.add_argument(

@@ -67,6 +67,7 @@ from rrdemo.backends.llamacpp_native import (
     Batch,
     Vocab,
     create_context,
+    idle_threads_sleep,
     quiet_llama_logs,
     sample_token,
 )
@@ -99,6 +100,7 @@ class LlamaCppBackend(Scoring, Backend):
         n_seq_max: int | None = None,
         n_threads: int | None = None,
     ) -> None:
+        idle_threads_sleep()  # before OpenMP loads with the shared library
         import llama_cpp  # loads the shared library
         import llama_cpp.llama_cpp as ll
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ctypes
 import logging
+import os
 from collections.abc import Sequence
 
 import numpy as np
@@ -24,8 +25,23 @@ _TOP_CANDIDATES = 64  # top-p looks at these first (as the transformers backend 
 _NUCLEUS_MARGIN = 1e-4
 
 
+def idle_threads_sleep() -> None:
+    """Make OpenMP's idle threads sleep instead of spinning, unless the user chose a policy.
+
+    llama.cpp's CPU build runs its threads under OpenMP, whose threads spin after each parallel
+    region by default. Two llama.cpp processes on 2 cores (a sweep beside the app, two shards)
+    then spin against each other: measured with SmolLM2, 5 rows, 2 threads each, 35-45 tok/s per
+    process spinning against 83 sleeping, while one process alone runs at 139-140 either way
+    (bench/README.md, "Interactive"). OpenMP reads the setting when its library loads, so this
+    runs before llama_cpp is first imported; a process that imported torch first already has
+    torch's copy of libgomp loaded, and llama.cpp shares it: set the variable before starting
+    such a process."""
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+
 def available() -> str | None:
     """None when llama-cpp-python imports; otherwise why not (one line)."""
+    idle_threads_sleep()
     try:
         import llama_cpp.llama_cpp  # noqa: F401
     except Exception as exc:  # ImportError, or OSError when the shared library does not load

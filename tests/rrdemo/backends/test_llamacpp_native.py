@@ -3,12 +3,13 @@ vocabulary of a real GGUF file, and batches."""
 
 from __future__ import annotations
 
+import os
 import sys
 from collections import Counter
 
 import numpy as np
 
-from rrdemo.backends.llamacpp_native import Batch, available, sample_token
+from rrdemo.backends.llamacpp_native import Batch, available, idle_threads_sleep, sample_token
 from rrdemo.config import Sampling
 from tests.support.llama import GREEDY, llama, needs_llama
 
@@ -83,3 +84,12 @@ def test_a_batch_holds_each_entry_s_token_position_sequence_and_output_flag():
         assert got == entries and list(batch.n_seq[:3]) == [1, 1, 1]
     finally:
         batch.free()
+
+
+def test_openmp_threads_sleep_when_idle_unless_the_user_chose(monkeypatch):
+    monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+    idle_threads_sleep()
+    assert os.environ["OMP_WAIT_POLICY"] == "PASSIVE"
+    monkeypatch.setenv("OMP_WAIT_POLICY", "ACTIVE")
+    idle_threads_sleep()
+    assert os.environ["OMP_WAIT_POLICY"] == "ACTIVE"
