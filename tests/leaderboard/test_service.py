@@ -13,6 +13,7 @@ from leaderboard.db import (
     run_transaction,
 )
 from leaderboard.orm import ResultRecord, SubmissionRecord
+from leaderboard.paper_seed import paper_submission
 from rrdemo.errors import RRError
 from rrdemo.report.submission import parse_submission
 from tests.support.samples import db_checksum, encode, result_row, submission
@@ -24,7 +25,10 @@ def test_open_seeds_the_paper_once(factory) -> None:
     assert run_transaction(factory, lambda s: db_checksum(s)) == first
     subs = run_transaction(factory, service.list_submissions)
     assert {s.source for s in subs} == {"paper"} and {s.status for s in subs} == {"approved"}
-    assert first[0]["results"] == 2 * 5 * 6 * 6  # 2 strengths x 5 models x 6 datasets x 6 configs
+    # one row per line of the paper's main tables and per ensemble, both strengths
+    assert first[0]["results"] == sum(
+        len(paper_submission(strength).results) for strength in ("moderate", "strong")
+    )
 
 
 def test_submit_stores_pending_rows_and_duplicates_are_idempotent(factory) -> None:

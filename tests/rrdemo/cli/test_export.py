@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from rrdemo.cli import main as cli_main
-from tests.support.fakes import fake_run
+from tests.support.fakes import fake_plan, fake_run
 
 LABELS = ("0c3t", "1c2t", "2c1t", "3c0t")
 
@@ -34,9 +34,11 @@ def test_export_writes_a_submission_the_leaderboard_accepts(logic3_log, tmp_path
     assert {(r["n_corrupted"], r["n_honest"]) for r in data["results"]} == {
         (int(label[0]), int(label[2])) for label in LABELS
     }
+    plan = fake_plan(LABELS, task_name="logic3")  # what fake_run logged
+    m = {c.config.resolved_m for c in plan.conditions}
     for r in data["results"]:
         assert r["corrupted_agents"] == list(range(r["n_corrupted"]))
-        assert r["m"] == 3 and r["n_questions"] == 3
+        assert {r["m"]} == m and r["n_questions"] == len(plan.conditions[0].questions)
     capsys.readouterr()
     assert leaderboard_main(["submit", str(out)]) == 0, capsys.readouterr().err
 
