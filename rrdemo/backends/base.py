@@ -167,3 +167,7 @@ class Backend(ABC):
 
     def release(self, key_prefix: tuple = ()) -> None:  # noqa: B027 - optional hook
         """Forget state kept for keys starting with `key_prefix` (all state when empty)."""
+
+    def close(self) -> None:  # noqa: B027 - optional hook
+        """Free what the backend holds that garbage collection would not (llama.cpp's context
+        and weights); the backend is unusable afterwards. Default: nothing to free."""
