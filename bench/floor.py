@@ -15,7 +15,7 @@ Per model and engine, in one process, alternating rounds after an untimed warm-u
    is then what the engine adds beyond the arithmetic (target: at most 1.05).
 3. **Decode throughput** (llama.cpp only): N rows of the question's prompt decoding L tokens,
    greedy, the engine against a plain loop over llama.cpp's C API on the same file and batch,
-   once with llama.cpp's defaults (repacked weights, flash attention when it likes) and once
+   once with llama.cpp's defaults (flash attention when it likes, one KV pool) and once
    with the engine's context settings; prefill left out of all three (target: engine at least
    0.9 x the defaults).
 
