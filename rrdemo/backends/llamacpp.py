@@ -113,7 +113,7 @@ class LlamaCppBackend(Scoring, Backend):
             raise RRError(f"GGUF file {str(self.path)!r} does not exist")
         ll.llama_backend_init()
         model_params = ll.llama_model_default_params()
-        # Repacked weights (llama.cpp's default): +8% decode on the 1.5B (bench/README.md). Their
+        # Repacked weights (llama.cpp's default): +13% decode on the 1.5B (bench/README.md). Their
         # kernels round a prefill batch and a one-token step differently in the last bits, which
         # breaks no promise: the same requests still give the same text.
         model_params.use_extra_bufts = True
