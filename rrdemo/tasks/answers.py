@@ -171,9 +171,22 @@ def blank_out(text: str, mentions: Iterable[Mention]) -> str:
     return text
 
 
-def last_statement(mentions: Iterable[Mention]) -> Mention | None:
-    """The statement that ends last in the text."""
-    return max((m for m in mentions if m.statement), key=lambda m: m.end, default=None)
+# What may follow an answer that only the end of the text closes: decorations, no full stop.
+_OPEN_END = re.compile(r"(?:[ \t]|\*\*|__|\$|\}|\\\)|\\\])*")
+
+
+def last_statement(
+    mentions: Iterable[Mention], text: str = "", finish_reason: str | None = None
+) -> Mention | None:
+    """The statement that ends last in the text. In a text cut off at L, a statement that only
+    the end of the text closes does not count: the cut may have fallen inside it ("The answer is
+    103.20827" of 103.208271768, "The answer is (C" ...)."""
+    cut = cut_off(finish_reason)
+    return max(
+        (m for m in mentions if m.statement and not (cut and _OPEN_END.fullmatch(text, m.end))),
+        key=lambda m: m.end,
+        default=None,
+    )
 
 
 def cut_off(finish_reason: str | None) -> bool:
@@ -267,7 +280,7 @@ def extract_letter(
         return None
     allowed = allowed.upper()
     phrases, claims = letter_mentions(text, allowed)
-    final = last_statement(phrases if stated_only else phrases + claims)
+    final = last_statement(phrases if stated_only else phrases + claims, text, finish_reason)
     if final is not None:
         return final.value
     if cut_off(finish_reason):

@@ -152,7 +152,7 @@ def extract_math(text: str, finish_reason: str | None = None) -> str | None:
     from math_verify import parse
 
     mentions = math_mentions(text)
-    final = last_statement(mentions)
+    final = last_statement(mentions, text, finish_reason)
     if final is not None:
         return final.value
     if cut_off(finish_reason):

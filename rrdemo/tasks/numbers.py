@@ -144,7 +144,7 @@ def extract_number(text: str, finish_reason: str | None = None) -> str | None:
     if not text:
         return None
     mentions = number_mentions(text)
-    final = last_statement(mentions)
+    final = last_statement(mentions, text, finish_reason)
     if final is not None:
         return final.value
     if cut_off(finish_reason):

@@ -64,6 +64,10 @@ CUT_OFF_CASES = [
     ("logic3", "The answer is (B).\n\nLet me double check: (A) is", "(B)", "(B)"),
     ("gsm8k", "So 12 + 5 = 17. The answer is 17.\n\nCheck: 17 -", "17", "17"),
     ("math500", "Thus $\\boxed{\\frac{1}{2}}$ and now", "\\frac{1}{2}", "\\frac{1}{2}"),
+    # a statement only the end of the text closes may have been cut inside (103.208271768)
+    ("gsm8k", "So the price is $103.208271768.\nThe answer is 103.20827", "103.20827", None),
+    ("aqua", "Checking each option again.\nThe answer is (C)", "(C)", None),
+    ("math500", "Therefore the answer is $\\boxed{5}$", "5", None),
 ]
 
 

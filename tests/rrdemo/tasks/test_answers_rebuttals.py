@@ -207,9 +207,11 @@ CASES = [
         None,
     ),
     ("gsm8k", "The correct answer is 10.", "10", "10"),
-    ("aqua", "Hence distance = 180 + 20 = 200 miles\nAnswer:C", "(C)", "(C)"),
-    ("aqua", "x=360/4=90\nAnswer : A", "(A)", "(A)"),
-    ("aqua", "Both together will finish the mile in 2 minutes\ncorrect option is B", "(B)", "(B)"),
+    # ... but cut at L right after the letter, the line may go on ("Answer: Cannot be ..."): none
+    ("aqua", "Hence distance = 180 + 20 = 200 miles\nAnswer:C", "(C)", None),
+    ("aqua", "x=360/4=90\nAnswer : A", "(A)", None),
+    ("aqua", "Both together will finish the mile in 2 minutes\ncorrect option is B", "(B)", None),
+    ("aqua", "Hence distance = 180 + 20 = 200 miles\nAnswer:C\n", "(C)", "(C)"),
     (
         "math500",
         "Therefore, $\\boxed{\\text{Evelyn}}$ is our answer.",
