@@ -42,6 +42,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+from bench.ratios import at_least, at_most, ratio
 from rrdemo.errors import RRError
 from rrdemo.events import METHODS
 
@@ -133,7 +134,7 @@ def summarize(runs: list[dict]) -> dict:
         "wall_s_all": [r["wall_s"] for r in runs],
         "decode_tokens": decode,
         "prefill_tokens": runs[0]["prefill_tokens"],
-        "decode_tokens_per_s": round(decode / wall, 1) if wall else None,
+        "decode_tokens_per_s": ratio(decode, wall, 1),
     }
 
 
@@ -164,17 +165,19 @@ def speedups(results: dict) -> dict:
     tokens on the Q-question sums), and MAJ + RRMaj at an equal budget."""
     t, ll = results["engines"]["transformers"], results["engines"]["llamacpp"]
     tq, lq = t["arena_questions"], ll["arena_questions"]
-    per_token = (tq["wall_s"] / tq["decode_tokens"]) / (lq["wall_s"] / lq["decode_tokens"])
-    budget = (t["maj"]["wall_s"] + t["rrmaj"]["wall_s"]) / (
-        ll["maj"]["wall_s"] + ll["rrmaj"]["wall_s"]
+    per_token = ratio(
+        ratio(tq["wall_s"], tq["decode_tokens"], 9), ratio(lq["wall_s"], lq["decode_tokens"], 9), 2
+    )
+    budget = ratio(
+        t["maj"]["wall_s"] + t["rrmaj"]["wall_s"], ll["maj"]["wall_s"] + ll["rrmaj"]["wall_s"], 2
     )
     return {
-        "arena_speedup_llamacpp_over_transformers": round(
-            t["arena"]["wall_s"] / ll["arena"]["wall_s"], 2
+        "arena_speedup_llamacpp_over_transformers": ratio(
+            t["arena"]["wall_s"], ll["arena"]["wall_s"], 2
         ),
-        "arena_questions_speedup": round(tq["wall_s"] / lq["wall_s"], 2),
-        "arena_per_token_speedup": round(per_token, 2),
-        "equal_budget_speedup_llamacpp_over_transformers": round(budget, 2),
+        "arena_questions_speedup": ratio(tq["wall_s"], lq["wall_s"], 2),
+        "arena_per_token_speedup": per_token,
+        "equal_budget_speedup_llamacpp_over_transformers": budget,
     }
 
 
@@ -212,24 +215,25 @@ def run_benchmark(opts: argparse.Namespace, log=print) -> dict:
     for engine in ENGINES:
         maj, rr = summarize(timed[engine]["MAJ"]), summarize(timed[engine]["RRMaj"])
         pairs = [
-            b["wall_s"] / a["wall_s"]
+            ratio(b["wall_s"], a["wall_s"])
             for a, b in zip(timed[engine]["MAJ"], timed[engine]["RRMaj"], strict=True)
         ]
+        defined = [p for p in pairs if p is not None]
         results["engines"][engine] = {
             "load_s": loads[engine],
             "maj": maj,
             "rrmaj": rr,
-            "rrmaj_over_maj": round(statistics.median(pairs), 3),
-            "rrmaj_over_maj_all": [round(p, 3) for p in pairs],
+            "rrmaj_over_maj": round(statistics.median(defined), 3) if defined else None,
+            "rrmaj_over_maj_all": pairs,
             "arena": summarize(timed[engine]["arena"]),
             "arena_questions": summarize_questions(timed[engine]["questions"]),
         }
     c = results["comparison"] = speedups(results)
     results["targets"] = {
-        "arena_speedup_at_least_3": c["arena_speedup_llamacpp_over_transformers"] >= 3,
-        "arena_questions_speedup_at_least_3": c["arena_questions_speedup"] >= 3,
-        "llamacpp_rrmaj_over_maj_at_most_1.05": (
-            results["engines"]["llamacpp"]["rrmaj_over_maj"] <= 1.05
+        "arena_speedup_at_least_3": at_least(c["arena_speedup_llamacpp_over_transformers"], 3),
+        "arena_questions_speedup_at_least_3": at_least(c["arena_questions_speedup"], 3),
+        "llamacpp_rrmaj_over_maj_at_most_1.05": at_most(
+            results["engines"]["llamacpp"]["rrmaj_over_maj"], 1.05
         ),
     }
     results["settings"] = {

@@ -15,6 +15,7 @@ from bench.backends import (
     speedups,
     summarize_questions,
 )
+from bench.ratios import at_least, at_most, ratio
 from rrdemo.backends.llamacpp_rows import HEADS
 from tests.support.fakes import FakeBackend, obeys_injection
 from tests.support.llama import cached_keys, llama, needs_llama
@@ -163,10 +164,36 @@ def test_the_table_gives_the_three_speedups_and_says_why_they_differ():
     assert "the 5 questions 300 and 150" in table
 
 
-def test_run_benchmark_fills_every_new_key(monkeypatch):
-    """The wiring, on scripted engines: "transformers" writes two sentences per turn, "llamacpp" one."""
+class _Clock:
+    """A `time` stand-in whose perf_counter advances by `step` seconds per read: the benchmark's
+    walls are then exact, whatever the machine is doing (0.0 each with step 0)."""
+
+    def __init__(self, step: float):
+        self.now, self.step = 0.0, step
+
+    def perf_counter(self) -> float:
+        self.now += self.step
+        return self.now
+
+
+def test_ratio_of_a_zero_or_missing_time_is_undefined():
+    assert ratio(3.0, 2.0) == 1.5
+    assert ratio(1.0, 3.0, 2) == 0.33
+    assert ratio(1.0, 0.0) is None and ratio(0.0, 0.0) is None and ratio(1.0, -1.0) is None
+    assert ratio(None, 1.0) is None and ratio(1.0, None) is None
+    assert at_least(None, 3) is None and at_most(None, 1.05) is None
+    assert at_least(3.0, 3) is True and at_most(1.06, 1.05) is False
+
+
+@pytest.mark.parametrize("step", [0.0, 0.25])
+def test_run_benchmark_fills_every_new_key(monkeypatch, step):
+    """The wiring, on scripted engines: "transformers" writes two sentences per turn, "llamacpp" one.
+    The clock is scripted too: with every wall 0.0 (step 0, what fast fakes used to measure now
+    and then) every ratio is undefined (None) instead of a ZeroDivisionError; with a clock that
+    moves they are numbers, and the table renders either way."""
     import bench.backends as bb
 
+    monkeypatch.setattr(bb, "time", _Clock(step))
     fakes = {
         "transformers": FakeBackend(
             "smollm2", lambda p: obeys_injection(p) + " " + obeys_injection(p)
@@ -201,9 +228,18 @@ def test_run_benchmark_fills_every_new_key(monkeypatch):
         "arena_questions_speedup_at_least_3",
         "llamacpp_rrmaj_over_maj_at_most_1.05",
     }
-    assert results["targets"]["arena_questions_speedup_at_least_3"] == (
-        c["arena_questions_speedup"] >= 3
-    )
+    if step == 0:
+        assert set(c.values()) == {None} and set(results["targets"].values()) == {None}
+        for engine in ("transformers", "llamacpp"):
+            assert results["engines"][engine]["rrmaj_over_maj"] is None
+    else:
+        assert None not in c.values() and None not in results["targets"].values()
+        assert results["targets"]["arena_questions_speedup_at_least_3"] == (
+            c["arena_questions_speedup"] >= 3
+        )
+        for engine in ("transformers", "llamacpp"):
+            assert results["engines"][engine]["rrmaj_over_maj"] > 0
+    assert "Arena, 2 questions: s" in render_table(results)
     assert "Arena, 2 questions: s" in render_table(results)
 
 
