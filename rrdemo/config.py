@@ -178,7 +178,7 @@ class RunConfig(Composition):
     # in a row pass without adding a token (or at L).
     eos_policy: EosPolicy = "end"
     # "direct": the task's prompt as is; "step-by-step": it also asks for numbered reasoning steps
-    # before the final answer (rrdemo.tasks.benchmarks.REASONING_CUE).
+    # before the final answer (rrdemo.tasks.benchmarks.PROMPT_STYLES).
     prompt_style: PromptStyle = "direct"
     # How corrupted agents play (rrdemo.adversary): "static" (the injection only), "contextual"
     # (also told to argue against the shared text and restate the target), "last-word"

@@ -189,6 +189,64 @@ def last_statement(
     )
 
 
+# What a prompt's answer template may hold where the answer goes, copied by a model that did not
+# answer: "The answer is N.", "(X)", "ANSWER", "\\boxed{ANSWER}", "...", "<number>", "[answer]".
+# Single capital letters count unless they are options of the question (`allowed`).
+_PLACEHOLDER = re.compile(
+    r"(?:\(\s*(?P<paren>[A-Z])\s*\)|(?P<bare>[A-Z])(?![A-Za-z0-9])|(?i:answer|final\s+answer)\b"
+    r"|\.{3}|…|<[^<>\n]{1,30}>|\[[^\[\]\n]{1,30}\]|\{\s*[A-Za-z_ ]{1,30}\s*\})"
+)
+_PLACEHOLDER_LETTERS = "NX"  # the letters answer templates use for a value
+
+
+def placeholder_end(text: str, allowed: str = "") -> int | None:
+    """Where the last answer phrase followed by a template placeholder ends ("The answer is N.",
+    "The answer is (X).", "The answer is $\\boxed{ANSWER}$."); None when there is none.
+
+    A model that copies the format instead of answering has given no answer, whatever numbers its
+    plan mentioned before; a real statement after the copy still counts (the extractors compare
+    where each ends)."""
+    found = None
+    for _, offset, tail in phrase_spans(text):
+        head = re.match(_DECORATION, tail, re.IGNORECASE)
+        skip = head.end() if head else 0
+        match = _PLACEHOLDER.match(tail, skip)
+        if not match:
+            continue
+        letter = match.group("paren") or match.group("bare")
+        if letter and (letter in allowed.upper() or letter not in _PLACEHOLDER_LETTERS):
+            continue
+        if _CLOSED.match(text, offset + match.end()):  # the sentence ends there, not the tail
+            found = offset + match.end()
+    return found
+
+
+# Anything in a prompt a model could copy where its answer goes: a placeholder letter or word,
+# an ellipsis, a bracketed slot. Prompts are checked against it (tests); no prompt may hold one.
+_COPYABLE = re.compile(
+    r"\((?:X|N)\)|\b(?:ANSWER|N|X)\b|\.{3}|…|<[A-Za-z _]{1,30}>|\[[A-Za-z _]{1,30}\]"
+    r"|\{[A-Za-z_ ]{1,30}\}"
+)
+
+
+def copyable_placeholders(text: str) -> list[str]:
+    """The placeholders in `text` a model could copy as its answer ("N", "(X)", "ANSWER", "...",
+    "<answer>"), and every copied-format statement ("The answer is N."); [] when there is none."""
+    found = [m.group(0) for m in _COPYABLE.finditer(text)]
+    if placeholder_end(text) is not None:
+        found.append("a statement with a placeholder")
+    return found
+
+
+def copied_over(final: Mention | None, text: str, allowed: str = "") -> bool:
+    """Whether a copied placeholder comes after the final statement `final` (or there is none, or
+    the statement's value is the placeholder itself: "\\boxed{ANSWER}"): then no answer."""
+    copied = placeholder_end(text, allowed)
+    if copied is None:
+        return False
+    return final is None or final.end <= copied or bool(_PLACEHOLDER.fullmatch(final.value.strip()))
+
+
 def cut_off(finish_reason: str | None) -> bool:
     """Whether the text was cut off at L: then only a final statement counts."""
     return finish_reason == "length"
@@ -254,7 +312,21 @@ def letter_mentions(text: str, allowed: str = LETTERS) -> tuple[list[Mention], l
         letter = (claim.group(1) or claim.group(2)).upper()
         if letter in allowed:
             claims.append(mention(text, claim.start(), claim.end(), letter_label(letter)))
+    for start, end, letter in boxed_letters(text, allowed):  # "... is \\(\\boxed{E}\\)."
+        claims.append(mention(text, start, end, letter_label(letter)))
     return phrases, claims
+
+
+def boxed_letters(text: str, allowed: str = LETTERS) -> list[tuple[int, int, str]]:
+    """(start, end, letter) of every \\boxed{E} / \\boxed{(E)} / \\boxed{\\text{(E)}} holding an
+    option letter of `allowed`, in order."""
+    found = []
+    for start, end, contents in boxed_spans(text):
+        inner = re.sub(r"\\(?:text|textbf|mathrm|mathbf)\s*\{([^{}]*)\}", r"\1", contents)
+        label = normalize_letter(inner.replace("{", "").replace("}", ""))
+        if label and label[1] in allowed:
+            found.append((start, end, label[1]))
+    return found
 
 
 def extract_letter(
@@ -270,9 +342,11 @@ def extract_letter(
     off at L, flexible rules on the text without disputed mentions (first that applies wins, last
     occurrence inside a rule):
       1. an answer phrase followed by a letter: "The answer is (B) because ...";
-      2. a letter claimed correct: "(D) is the correct answer, as ...", "C is the right choice";
+      2. a letter claimed correct: "(D) is the correct answer, as ...", "C is the right choice",
+         or boxed: "\\boxed{E}", "\\boxed{(E)}";
       3. a line holding only a letter or "Option X" (AQuA rationales end like that);
       4. the last "(X)" in the text that is not negated ("cannot be (C)", "(A) is wrong").
+    A copied template placeholder after the last statement ("The answer is (X).") means no answer.
     Letters outside `allowed` (e.g. "(F)" for a 5-option question) are ignored. With
     `stated_only`, only answer phrases count (to tell "The answer is (B)" from a numeric answer).
     """
@@ -281,6 +355,8 @@ def extract_letter(
     allowed = allowed.upper()
     phrases, claims = letter_mentions(text, allowed)
     final = last_statement(phrases if stated_only else phrases + claims, text, finish_reason)
+    if copied_over(final, text, allowed):
+        return None
     if final is not None:
         return final.value
     if cut_off(finish_reason):
@@ -297,6 +373,10 @@ def extract_letter(
     for claim in reversed(list(_CLAIM.finditer(text))):
         letter = (claim.group(1) or claim.group(2)).upper()
         if letter in allowed:
+            return letter_label(letter)
+    # 2b. the last \\boxed{X} holding an option letter that is not negated
+    for start, end, letter in reversed(boxed_letters(text, allowed)):
+        if not negated_at(text, start, end):
             return letter_label(letter)
     # 3. a line that is only a letter, "(X)" or "Option X"
     for line in reversed(text.strip().splitlines()):

@@ -1,11 +1,10 @@
 """The three kinds of benchmark task: option letters, numbers and MATH expressions.
 
-Every prompt is zero-shot chain of thought ("Let's think step by step.") followed by one phrase
-family for the final answer, so one extractor rule ("the answer is ...") serves every task:
-
-    letters  End your response with "The answer is (X)." where X is the letter of the correct option.
-    numbers  End your response with "The answer is N." where N is the final number.
-    math     End your response with "The answer is $\\boxed{ANSWER}$." where ANSWER is the final answer in LaTeX.
+Every prompt is zero-shot chain of thought ("Let's think step by step.") followed by one sentence
+that says in words how to state the final answer, so one extractor rule ("the answer is ...")
+serves every task. The paper does not print its prompt; these texts are ours. No prompt shows a
+placeholder where the answer goes ("The answer is N."): small models copy it instead of answering
+(47% of the GSM8K answers of an earlier 1.5B sweep did), so the format is described, never shown.
 """
 
 from __future__ import annotations
@@ -20,25 +19,51 @@ from rrdemo.tasks.numbers import extract_number, normalize_number, number_value
 
 COT_CUE = "Let's think step by step."
 FINAL_FORMAT: dict[str, str] = {
-    "letter": 'End your response with "The answer is (X)." where X is the letter of the correct option.',
-    "number": 'End your response with "The answer is N." where N is the final number.',
+    "letter": (
+        'End your response with one sentence that begins with "The answer is" and gives the '
+        "letter of the correct option in parentheses."
+    ),
+    "number": (
+        'End your response with one sentence that begins with "The answer is" and gives the '
+        "final number, written in digits."
+    ),
     "math": (
-        'End your response with "The answer is $\\boxed{ANSWER}$." '
-        "where ANSWER is the final answer in LaTeX."
+        'End your response with one sentence that begins with "The answer is" and gives the '
+        "final answer in LaTeX, inside \\boxed{}."
     ),
 }
 
 
-# Our text (the paper's prompt is not printed): the "step-by-step" prompt style appends it.
-REASONING_CUE = (
-    "Before the final answer, write your reasoning as a few short numbered steps, "
-    "one per line; then write the final answer sentence."
-)
+@dataclass(frozen=True)
+class PromptStyle:
+    """A way of asking: the text appended to every task's prompt, and why the style exists.
+    Measured answer and placeholder rates per model and task: `rrdemo calibrate`, docs/evidence.md."""
+
+    name: str
+    purpose: str
+    cue: str  # appended to the task's prompt; "" adds nothing
+
+
+# Each style once, one per reason (the config's `prompt_style` names one of them).
+PROMPT_STYLES: dict[str, PromptStyle] = {
+    "direct": PromptStyle(
+        "direct",
+        "the task's own prompt: think, then state the answer in the sentence it describes",
+        "",
+    ),
+    "step-by-step": PromptStyle(
+        "step-by-step",
+        "for models that answer without working: reasoning as short numbered steps first",
+        "Before the final answer, write your reasoning as a few short numbered steps, one per "
+        "line, and compute every number you need; then write the final answer sentence.",
+    ),
+}
 
 
 def styled_prompt(prompt: str, style: str = "direct") -> str:
-    """A task's user message in a prompt style: "direct" as is, "step-by-step" + REASONING_CUE."""
-    return f"{prompt} {REASONING_CUE}" if style == "step-by-step" else prompt
+    """A task's user message in a prompt style (`PROMPT_STYLES`)."""
+    cue = PROMPT_STYLES[style].cue
+    return f"{prompt} {cue}" if cue else prompt
 
 
 def build_prompt(question_text: str, kind: AnswerKind) -> str:
@@ -60,7 +85,7 @@ class LetterTask:
         return self
 
     def prompt(self, question: Question) -> str:
-        """Question with its options, CoT cue and 'The answer is (X).' format."""
+        """Question with its options, CoT cue and the letter answer sentence."""
         return build_prompt(question.text, "letter")
 
     def normalize(self, answer: str | None) -> str | None:
@@ -104,7 +129,7 @@ class NumberTask:
         return self
 
     def prompt(self, question: Question) -> str:
-        """Question, CoT cue and 'The answer is N.' format."""
+        """Question, CoT cue and the number answer sentence."""
         return build_prompt(question.text, "number")
 
     def normalize(self, answer: str | None) -> str | None:
@@ -148,7 +173,7 @@ class MathTask:
         return self
 
     def prompt(self, question: Question) -> str:
-        """Problem, CoT cue and 'The answer is $\\boxed{ANSWER}$.' format."""
+        """Problem, CoT cue and the boxed LaTeX answer sentence."""
         return build_prompt(question.text, "math")
 
     def normalize(self, answer: str | None) -> str | None:

@@ -19,6 +19,7 @@ from rrdemo.tasks.answers import (
     blank_out,
     boxed_contents,
     boxed_spans,
+    copied_over,
     cut_off,
     last_statement,
     mention,
@@ -153,6 +154,8 @@ def extract_math(text: str, finish_reason: str | None = None) -> str | None:
 
     mentions = math_mentions(text)
     final = last_statement(mentions, text, finish_reason)
+    if copied_over(final, text):  # "The answer is $\\boxed{ANSWER}$."
+        return None
     if final is not None:
         return final.value
     if cut_off(finish_reason):

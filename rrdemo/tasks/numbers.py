@@ -14,6 +14,7 @@ from rrdemo.tasks.answers import (
     blank_out,
     boxed_contents,
     boxed_spans,
+    copied_over,
     cut_off,
     last_statement,
     mention,
@@ -133,7 +134,8 @@ def extract_number(text: str, finish_reason: str | None = None) -> str | None:
     """The number a model gave as its final answer, in normal form; None when it gave none.
 
     Strict: the last undisputed "The answer is N." (closed by its sentence's end), "\\boxed{N}"
-    or "#### N". Else, unless the text was cut off at L, flexible rules on the text without
+    or "#### N"; none when a copied template placeholder ("The answer is N.") comes after the
+    last statement. Else, unless the text was cut off at L, flexible rules on the text without
     disputed mentions, first that applies wins:
       1. the first number after the last answer phrase that has one ("The answer is 3 apples");
       2. the last \\boxed{...} holding a number;
@@ -145,6 +147,8 @@ def extract_number(text: str, finish_reason: str | None = None) -> str | None:
         return None
     mentions = number_mentions(text)
     final = last_statement(mentions, text, finish_reason)
+    if copied_over(final, text):  # "First we need packages of 2. The answer is N."
+        return None
     if final is not None:
         return final.value
     if cut_off(finish_reason):

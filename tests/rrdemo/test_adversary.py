@@ -15,8 +15,10 @@ from rrdemo.errors import RRError
 from rrdemo.protocols import run_question
 from rrdemo.runs.runner import run_plan
 from rrdemo.runs.spec import Condition, Plan, normalize_sweep, plan_sweep
-from rrdemo.tasks.benchmarks import REASONING_CUE
+from rrdemo.tasks.benchmarks import PROMPT_STYLES
 from tests.support.fakes import QUESTION, FakeBackend, FakePool, FakeTask, obeys_injection
+
+REASONING_CUE = PROMPT_STYLES["step-by-step"].cue
 
 ROOT = Path(__file__).resolve().parents[2]
 TASK = FakeTask()

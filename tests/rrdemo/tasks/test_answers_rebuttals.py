@@ -231,14 +231,24 @@ CASES = [
         "(D)",
         "(D)",
     ),
-    # -- the format echoed after a numbered plan (Qwen2.5-Coder-1.5B sweep): a label is no answer
+    # -- the format's placeholder copied after a plan (Qwen2.5-Coder-1.5B sweep): no answer, even
+    # where the plan computed a number (the model never stated it as its answer)
     (
         "gsm8k",
         "Savings = $15.00 - $9.00 = $6.00\n\nStep 4: Verify the answer.\nThe answer is N.",
-        "6",
+        None,
         None,
     ),
-    ("gsm8k", "1. Add the prices.\n2. The sum is 40 dollars.\n6. The answer is N.", "40", None),
+    ("gsm8k", "1. Add the prices.\n2. The sum is 40 dollars.\n6. The answer is N.", None, None),
+    ("gsm8k", "First we need packages of 2. The answer is N.", None, None),
+    ("gsm8k", "The answer is N. Computing: 3 + 4 = 7. So the answer is 7.", "7", "7"),
+    ("aqua", "Option (B) looks close. The answer is (X).", None, None),
+    ("math500", "So x = 2. The answer is $\\boxed{ANSWER}$.", None, None),
+    # -- boxed option letters (the 1.5B's most common form for letters)
+    ("aqua", "Therefore, the original price of the item is \\(\\boxed{E}\\).", "(E)", "(E)"),
+    ("aqua", "So the final choice is \\(\\boxed{(E)}\\).", "(E)", "(E)"),
+    ("aqua", "The correct option is E.", "(E)", "(E)"),
+    ("aqua", "It cannot be \\boxed{E}. Hence \\boxed{\\text{(B)}}", "(B)", None),
     ("gsm8k", "So in total:\n18.\n", "18", None),
 ]
 

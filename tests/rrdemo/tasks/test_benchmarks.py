@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import pytest
 
+from rrdemo.config import PROMPT_STYLES as PROMPT_STYLES_OF_CONFIG
 from rrdemo.tasks import TASK_NAMES, get_task
+from rrdemo.tasks.answers import copyable_placeholders
 from rrdemo.tasks.base import Question
 from rrdemo.tasks.benchmarks import (
     COT_CUE,
     FINAL_FORMAT,
-    REASONING_CUE,
+    PROMPT_STYLES,
     LetterTask,
     build_prompt,
     styled_prompt,
@@ -36,17 +38,13 @@ def test_format_target() -> None:
     assert get_task("math500").format_target("\\boxed{\\frac{1}{2}}") == "$\\frac{1}{2}$"
 
 
-def test_prompts_state_the_final_answer_format() -> None:
+def test_prompts_state_the_final_answer_format_in_words() -> None:
     from rrdemo.tasks import Question
 
     question = Question(task="x", qid="x-0", text="What is 2+2?")
-    assert (
-        get_task("gsm8k")
-        .prompt(question)
-        .endswith('"The answer is N." where N is the final number.')
-    )
-    assert '"The answer is (X)."' in get_task("aqua").prompt(question)
-    assert "\\boxed{ANSWER}" in get_task("math500").prompt(question)
+    assert get_task("gsm8k").prompt(question).endswith(FINAL_FORMAT["number"])
+    assert FINAL_FORMAT["letter"] in get_task("aqua").prompt(question)
+    assert "\\boxed{}" in get_task("math500").prompt(question)
     for name in ("gsm8k", "aqua", "math500"):
         assert (
             get_task(name).prompt(question).startswith("What is 2+2?\n\nLet's think step by step.")
@@ -57,7 +55,9 @@ def test_the_prompt_is_the_question_the_cue_and_the_answer_format_of_its_kind() 
     for kind, format_line in FINAL_FORMAT.items():
         assert build_prompt("  What is 2+2?\n", kind) == f"What is 2+2?\n\n{COT_CUE} {format_line}"
     assert styled_prompt("P") == "P"
-    assert styled_prompt("P", "step-by-step") == f"P {REASONING_CUE}"
+    assert styled_prompt("P", "step-by-step") == f"P {PROMPT_STYLES['step-by-step'].cue}"
+    assert set(PROMPT_STYLES) == set(PROMPT_STYLES_OF_CONFIG)
+    assert all(style.purpose for style in PROMPT_STYLES.values())
 
 
 @pytest.mark.parametrize("name", TASK_NAMES)
@@ -79,3 +79,67 @@ def test_a_missing_answer_or_gold_is_never_correct() -> None:
     for name in ("aqua", "gsm8k", "math500"):
         task = get_task(name)
         assert not task.is_correct(None, "1") and not task.is_correct("1", None)
+
+
+def _sent_prompts(task_name: str, style: str, strength: str, adversary: str) -> list[str]:
+    """Every prompt MAJ and RRMaj send on a task's first question (3c2t), as the agents read it,
+    with the question's own text taken out (a benchmark question may hold "..." itself)."""
+    from rrdemo.config import RunConfig, Sampling, homogeneous_agents
+    from rrdemo.protocols import run_question
+    from rrdemo.tasks import load_questions
+    from tests.support.fakes import FakeBackend, FakePool
+
+    task = get_task(task_name)
+    question = load_questions(task_name, 1, seed=0)[0]
+    backend = FakeBackend("fake", lambda prompt: "I think so")
+    config = RunConfig(
+        agents=homogeneous_agents("fake", 5, 3),
+        strength=strength,
+        custom_template="Go with {target} please." if strength == "custom" else None,
+        k=2,
+        max_tokens=4,
+        sampling=Sampling(temperature=0, seed=0),
+        prompt_style=style,
+        adversary=adversary,
+    )
+    list(run_question(config, question, task, FakePool(backend)))
+    return [
+        r.prompt.replace(question.text.strip(), "").replace("<user>", "").replace("</user>", "")
+        for call in backend.calls
+        for r in call
+    ]
+
+
+@pytest.mark.parametrize("task_name", [*TASK_NAMES, "demo"])
+@pytest.mark.parametrize("style", list(PROMPT_STYLES))
+def test_no_prompt_holds_a_placeholder_a_model_could_copy(task_name: str, style: str) -> None:
+    """System, user text, style cue, injection and adversary text, for every task and style: none
+    of them shows where the answer goes ("The answer is N.", "(X)", "\\\\boxed{ANSWER}", "...")."""
+    from rrdemo.config import ADVERSARIES, STRENGTHS
+
+    for strength in STRENGTHS:
+        for adversary in ADVERSARIES:
+            for prompt in _sent_prompts(task_name, style, strength, adversary):
+                assert copyable_placeholders(prompt) == [], (strength, adversary, prompt)
+
+
+def test_the_placeholder_check_finds_the_old_formats() -> None:
+    """The check can fail: the formats the prompts used to show are each caught."""
+    old = [
+        'End your response with "The answer is N." where N is the final number.',
+        'End your response with "The answer is (X)." where X is the letter of the correct option.',
+        'End your response with "The answer is $\\\\boxed{ANSWER}$." where ANSWER is the answer.',
+        "Answer: ...",
+        "Write the answer as <number>.",
+    ]
+    assert all(copyable_placeholders(text) for text in old)
+    assert copyable_placeholders("What is 2 + 3? The answer is 5.") == []
+
+
+@pytest.mark.parametrize("kind", ["letter", "number", "math"])
+def test_custom_questions_of_every_kind_hold_no_placeholder(kind: str) -> None:
+    task = get_task("custom", kind)
+    question = task.question("Which is prime? (A) 4 (B) 7 (C) 9" if kind == "letter" else "2+3?")
+    for style in PROMPT_STYLES:
+        prompt = styled_prompt(task.prompt(question), style).replace(question.text, "")
+        assert copyable_placeholders(prompt) == []

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from rrdemo.errors import RRError
+from rrdemo.tasks.benchmarks import FINAL_FORMAT
 from rrdemo.tasks import get_task
 from rrdemo.tasks.custom import detect_options
 
@@ -29,7 +30,7 @@ def test_inferred_multiple_choice_question() -> None:
     task = get_task("custom")
     question = task.question(MULTIPLE_CHOICE, gold="c")
     assert question.gold == "(C)" and question.meta["kind"] == "letter"
-    assert '"The answer is (X)."' in task.prompt(question)
+    assert FINAL_FORMAT["letter"] in task.prompt(question)
     assert task.extract("7 is prime. The answer is (C).") == "(C)"
     assert task.is_correct("(C)", question.gold)
     assert task.distractor(question, 0) in {"(A)", "(B)", "(D)"}
@@ -40,7 +41,7 @@ def test_inferred_number_question() -> None:
     task = get_task("custom")
     question = task.question("A book costs $12 and a pen $3. What do both cost?", gold="$15.00")
     assert question.gold == "15" and question.meta["kind"] == "number"
-    assert '"The answer is N."' in task.prompt(question)
+    assert FINAL_FORMAT["number"] in task.prompt(question)
     assert task.extract("12 + 3 = 15. The answer is 15.") == "15"
     assert task.is_correct("15.0", question.gold)
     assert task.distractor(question, 0) != "15"

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from rrdemo.errors import RRError
+from rrdemo.tasks.benchmarks import FINAL_FORMAT
 from rrdemo.tasks import DEMO_TASK, Task, canonical_name, get_task, load_questions
 from rrdemo.tasks.demo import DEMO_FILE
 
@@ -54,7 +55,7 @@ def test_prompt_extraction_scoring_and_distractor_work_per_question(question):
     task = get_task("demo")
     prompt = task.prompt(question)
     assert question.text in prompt
-    assert ("The answer is (X)." in prompt) == bool(question.options)
+    assert (FINAL_FORMAT["letter"] in prompt) == bool(question.options)
     written = task.format_target(question.gold)
     answer = task.extract(f"Let me see. The answer is {written}.")
     assert task.is_correct(answer, question.gold)
