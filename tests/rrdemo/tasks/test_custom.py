@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from rrdemo.errors import RRError
-from rrdemo.tasks.benchmarks import FINAL_FORMAT
 from rrdemo.tasks import get_task
+from rrdemo.tasks.benchmarks import FINAL_FORMAT
 from rrdemo.tasks.custom import detect_options
 
 MULTIPLE_CHOICE = "Which is a prime?\n(A) 4\n(B) 6\n(C) 7\n(D) 9"

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from rrdemo.errors import RRError
-from rrdemo.tasks.benchmarks import FINAL_FORMAT
 from rrdemo.tasks import DEMO_TASK, Task, canonical_name, get_task, load_questions
+from rrdemo.tasks.benchmarks import FINAL_FORMAT
 from rrdemo.tasks.demo import DEMO_FILE
 
 QUESTIONS = load_questions(DEMO_TASK)
