@@ -12,7 +12,9 @@ import sys
 
 from rrdemo.errors import RRError
 
-COMMANDS = ("run", "replay", "extract", "theory", "experiment", "report", "export")
+COMMANDS = (
+    "run", "replay", "extract", "theory", "experiment", "calibrate", "report", "export",
+)  # fmt: skip
 
 
 def build_parser() -> argparse.ArgumentParser:

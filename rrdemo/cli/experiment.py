@@ -129,6 +129,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "report's theory_fit.md (docs/theory.md)",
     )
     parser.add_argument(
+        "--calibration",
+        help="calibration log(s) (rrdemo calibrate), comma-separated: questions are drawn from "
+        "the rest of each task, and a log holding one of theirs is refused",
+    )
+    parser.add_argument(
         "--dry-run", action="store_true", help="validate and print the plan; run nothing"
     )
     parser.add_argument(
@@ -183,6 +188,7 @@ _SETTINGS = (
     "k_min",
     "entropy_threshold",
     "meter",
+    "calibration",
 )
 
 
@@ -230,7 +236,7 @@ def handler(args: argparse.Namespace) -> int:
     """Validate the whole sweep first (nothing loads or is written on bad input), then run it."""
     from rrdemo.runs.log import read_log
     from rrdemo.runs.runner import run_plan
-    from rrdemo.runs.spec import plan_sweep
+    from rrdemo.runs.spec import calibration_questions, check_held_out, plan_sweep
 
     raw = sweep_from_args(args)
     ensemble_files = _ensemble_files(raw)
@@ -242,6 +248,14 @@ def handler(args: argparse.Namespace) -> int:
     shard = parse_shard(args.shard) if args.shard else None
     if out.is_dir():
         raise RRError(f"--out {out} is a folder; give the path of a .jsonl file")
+    used = calibration_questions(plan.sweep.get("calibration", []))
+    planned: dict[str, set[str]] = {}
+    for c in plan.conditions:
+        planned.setdefault(c.task.name, set()).update(q.qid for q in c.questions)
+    if out.exists():  # a log begun before the calibration was named may hold its questions
+        for c in read_log(out).header.get("conditions", []):
+            planned.setdefault(c["task"], set()).update(c["questions"])
+    check_held_out(planned, used)
     done = len(read_log(out).done) if out.exists() else 0
     print(
         f"{len(plan.conditions)} conditions, {plan.n_units} (condition, question) units"

@@ -205,3 +205,15 @@ def interval95(
 def row_key(r: Outcome) -> tuple:
     """The main-table line a condition belongs to: (ensemble, task, strength, K, L, N)."""
     return (r.ensemble, r.task, r.strength, r.k, r.max_tokens, r.n)
+
+
+def wilson95(successes: int, n: int) -> tuple[float, float]:
+    """The 95% Wilson score interval of a proportion (NaN, NaN for n = 0). Unlike a bootstrap it
+    stays honest at 0 or n successes of a few trials, where a calibration cell often sits."""
+    if n == 0:
+        return math.nan, math.nan
+    z = 1.959963984540054
+    p = successes / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, centre - half), min(1.0, centre + half)

@@ -40,6 +40,7 @@ from rrdemo.errors import RRError
 from rrdemo.speakers import silence_warning
 from rrdemo.tasks import SOURCES, canonical_name, get_task, load_questions
 from rrdemo.tasks.base import Question, Task
+from rrdemo.tasks.data import sample_questions
 from rrdemo.turns import TURN_POLICIES, validate_turn_settings
 
 # The sweep's settings with their defaults: the paper's (N = 5, K = 100, 128 questions). K, L,
@@ -76,6 +77,9 @@ DEFAULTS: dict[str, Any] = {
     "k_min": BEYOND_PAPER["k_min"],  # K_min of adaptive turns; None = max(1, K // 4)
     "entropy_threshold": BEYOND_PAPER["entropy_threshold"],  # nats, the uncertainty hand-over
     "meter": BEYOND_PAPER["meter"],  # the truth meter on every run (rrdemo.meter)
+    # calibration logs (rrdemo calibrate) whose questions this sweep must not use: its questions
+    # are drawn from the rest of each task (held out), and a log holding one is refused
+    "calibration": [],
 }
 
 
@@ -162,6 +166,7 @@ def normalize_sweep(raw: dict[str, Any]) -> dict[str, Any]:
         "entropy_threshold": _threshold(s["entropy_threshold"]),
         "meter": _flag(s["meter"], "meter"),
     }
+    calibration = [str(p) for p in _as_list(s["calibration"], "calibration")]
     for policy in beyond["turn_policies"]:
         check_choice(policy, *CHOICES["turn_policy"])
     if not beyond["turn_policies"]:
@@ -197,6 +202,8 @@ def normalize_sweep(raw: dict[str, Any]) -> dict[str, Any]:
         "source": s["source"],
         "backend": s["backend"],
         **beyond,
+        # named only when given, so a sweep without one reads as it always did (committed logs)
+        **({"calibration": calibration} if calibration else {}),
     }
 
 
@@ -305,10 +312,11 @@ def plan_sweep(raw: dict[str, Any], served: Collection[str] = ()) -> Plan:
     if not ensembles:
         raise RRError("the sweep has no ensembles: give --configs with --model, or --ensemble")
     sampling = Sampling(sweep["temperature"], sweep["top_p"], sweep["seed"])
+    used = calibration_questions(sweep.get("calibration", []))
     conditions = []
     for name in sweep["tasks"]:
         task = get_task(name)
-        questions = tuple(load_questions(name, sweep["n"], sweep["seed"], sweep["source"]))
+        questions = tuple(held_out_questions(name, sweep, used.get(name, set())))
         for agents in ensembles:
             for strength, k, adversary, policy in itertools.product(
                 sweep["strengths"],
@@ -337,6 +345,51 @@ def plan_sweep(raw: dict[str, Any], served: Collection[str] = ()) -> Plan:
     if len(set(keys)) != len(keys):
         raise RRError("the sweep lists the same condition twice; remove the repeated config")
     return Plan(sweep, tuple(conditions), plan_warnings(conditions))
+
+
+def calibration_questions(paths: Sequence[str]) -> dict[str, set[str]]:
+    """Per task, the question ids the named calibration logs used."""
+    from rrdemo.calibration.log import split_of
+
+    used: dict[str, set[str]] = {}
+    for path in paths:
+        for task, qids in split_of(path).items():
+            used.setdefault(task, set()).update(qids)
+    return used
+
+
+def held_out_questions(name: str, sweep: dict[str, Any], used: set[str]) -> list[Question]:
+    """The sweep's n questions of task `name`: a seeded sample of the whole set, or, when a
+    calibration is named, of the questions it did not use."""
+    if not used:
+        return load_questions(name, sweep["n"], sweep["seed"], sweep["source"])
+    pool = [
+        q for q in load_questions(name, None, sweep["seed"], sweep["source"]) if q.qid not in used
+    ]
+    if sweep["n"] > len(pool):
+        raise RRError(
+            f"{name}: asked for {sweep['n']} held-out questions, but only {len(pool)} remain "
+            f"once the calibration's {len(used)} are set aside; lower n"
+        )
+    return sample_questions(pool, sweep["n"], sweep["seed"])
+
+
+def check_held_out(question_ids: dict[str, Collection[str]], used: dict[str, set[str]]) -> None:
+    """RRError naming the questions (per task) that a calibration used: selection and evidence
+    never share a question."""
+    shared = {
+        task: sorted(set(qids) & used.get(task, set())) for task, qids in question_ids.items()
+    }
+    shared = {task: qids for task, qids in shared.items() if qids}
+    if shared:
+        listed = "; ".join(
+            f"{t}: {', '.join(q[:5])}{' ...' if len(q) > 5 else ''}" for t, q in shared.items()
+        )
+        count = sum(len(q) for q in shared.values())
+        raise RRError(
+            f"{count} question(s) were used by the named calibration ({listed}): an evidence run "
+            "must not use them; start a new --out (its questions are then drawn held out)"
+        )
 
 
 def _turn_settings(sweep: dict[str, Any], policy: str) -> dict[str, Any]:

@@ -83,3 +83,15 @@ def test_interval95_can_leave_out_undefined_resamples():
     assert (lo, hi) == pytest.approx(interval95(np.linspace(0.0, 1.0, 101)))
     assert 0.0 < lo < 0.05 and 0.95 < hi < 1.0
     assert all(np.isnan(interval95(samples)))
+
+
+def test_wilson_interval_matches_the_formula_and_stays_inside_zero_one() -> None:
+    import math
+
+    from rrdemo.report.stats import wilson95
+
+    lo, hi = wilson95(7, 10)
+    assert (round(lo, 4), round(hi, 4)) == (0.3968, 0.8922)  # Wilson (1927), z = 1.96
+    assert wilson95(0, 20)[0] == 0.0 and 0.16 < wilson95(0, 20)[1] < 0.17
+    assert wilson95(20, 20)[1] == 1.0 and 0.83 < wilson95(20, 20)[0] < 0.84
+    assert all(math.isnan(x) for x in wilson95(0, 0))

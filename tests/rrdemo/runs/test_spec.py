@@ -7,6 +7,7 @@ import math
 import pytest
 
 from rrdemo.config import AgentSpec, homogeneous_agents
+from rrdemo.errors import RRError
 from rrdemo.report.tables import asymmetric_yield, main_table
 from rrdemo.runs.log import read_run
 from rrdemo.runs.runner import run_plan
@@ -67,3 +68,57 @@ def test_corrupted_last_sweep_is_one_main_table_row_with_a_yield(tmp_path) -> No
     overall = [y for y in asymmetric_yield(rows) if y.task == "all"]
     assert len(overall) == 1
     assert not math.isnan(overall[0].safe_delta) and not math.isnan(overall[0].compromised_delta)
+
+
+def _calibration(tmp_path, n: int = 20):
+    """A calibration log (header only: its split is what the sweep reads)."""
+    from rrdemo.calibration.log import header_for
+    from rrdemo.calibration.plan import plan_calibration
+    from rrdemo.runs.log import dump_record
+
+    plan = plan_calibration({"models": "smollm2", "tasks": "logic3", "n": n, "split_seed": 3})
+    path = tmp_path / "cal.jsonl"
+    path.write_bytes(dump_record(header_for(plan)))
+    return path, {q.qid for q in plan.split["logic3"]}
+
+
+def test_a_named_calibrations_questions_are_held_out_of_the_sweep(tmp_path) -> None:
+    path, used = _calibration(tmp_path)
+    raw = {"tasks": "logic3", "configs": "3c2t", "n": 200, "seed": 0}
+    plain = {q.qid for q in plan_sweep(raw).conditions[0].questions}
+    assert plain & used  # drawn from the whole set, 200 of 250 share some with the split
+    held = plan_sweep({**raw, "calibration": str(path)})
+    qids = {q.qid for q in held.conditions[0].questions}
+    assert len(qids) == 200 and not qids & used
+    assert held.sweep["calibration"] == [str(path)]
+    assert "calibration" not in plan_sweep(raw).sweep  # a sweep without one reads as before
+    with pytest.raises(RRError, match="only 230 remain once the calibration's 20 are set aside"):
+        plan_sweep({**raw, "n": 231, "calibration": str(path)})
+
+
+def test_overlap_with_a_calibration_is_refused_naming_the_questions() -> None:
+    from rrdemo.runs.spec import check_held_out
+
+    check_held_out({"logic3": {"logic3-0001"}}, {"logic3": {"logic3-0002"}})
+    with pytest.raises(
+        RRError, match=r"1 question\(s\) were used by the named calibration \(logic3: logic3-0002\)"
+    ):
+        check_held_out({"logic3": {"logic3-0001", "logic3-0002"}}, {"logic3": {"logic3-0002"}})
+
+
+def test_experiment_refuses_a_log_that_holds_calibration_questions(tmp_path, capsys) -> None:
+    """A log begun without the calibration, then continued naming it: exit 2, the log untouched."""
+    from rrdemo.cli import main
+    from rrdemo.runs.log import dump_record, header_for
+
+    path, _ = _calibration(tmp_path)
+    out = tmp_path / "evidence.jsonl"
+    sweep = {"tasks": "logic3", "models": "smollm2", "configs": "1c1t", "strengths": "strong"}
+    sweep |= {"k": 2, "max_tokens": 4, "n": 200, "backend": "auto"}
+    out.write_bytes(dump_record(header_for(plan_sweep(sweep))))
+    before = out.read_bytes()
+    argv = ["experiment", "--tasks", "logic3", "--model", "smollm2", "--configs", "1c1t"]
+    argv += ["--strengths", "strong", "--k", "2", "--max-tokens", "4", "--n", "200"]
+    assert main([*argv, "--calibration", str(path), "--out", str(out)]) == 2
+    assert "were used by the named calibration (logic3: " in capsys.readouterr().err
+    assert out.read_bytes() == before

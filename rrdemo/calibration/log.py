@@ -1,0 +1,100 @@
+"""The calibration log: a JSONL header (settings, cells, the split) and one record per answer.
+
+Each answer is one line, written as its batch finishes; a resumed run skips the (cell, question)
+pairs already there. A last line without its newline (a write cut short by a kill) is ignored.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rrdemo.errors import RRError
+from rrdemo.runs.log import LogWriter, dump_record
+
+if TYPE_CHECKING:
+    from rrdemo.calibration.plan import CalibrationPlan
+
+CALIBRATION_FORMAT = "rrdemo-calibration"
+CALIBRATION_VERSION = 1
+
+
+def header_for(plan: CalibrationPlan) -> dict[str, Any]:
+    """The log's first line: what was asked and which questions the calibration uses."""
+    return {
+        "format": CALIBRATION_FORMAT,
+        "version": CALIBRATION_VERSION,
+        "settings": plan.settings,
+        "cells": [cell.key for cell in plan.cells],
+        "split": {task: [q.qid for q in questions] for task, questions in plan.split.items()},
+    }
+
+
+@dataclass
+class CalibrationLog:
+    path: Path
+    header: dict[str, Any]
+    answers: list[dict[str, Any]]
+    keep_bytes: int  # the end of the last complete line
+
+    @property
+    def done(self) -> set[tuple[str, str]]:
+        return {(a["cell"], a["question_id"]) for a in self.answers}
+
+
+def read_calibration(path: Path | str) -> CalibrationLog:
+    """The one reader of a calibration log; RRError for a file that is not one."""
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise RRError(f"cannot read the calibration log {path}: {exc.strerror}") from None
+    lines = data.split(b"\n")
+    complete = lines[:-1]  # the part after the last newline is a cut write (or empty)
+    try:
+        header = json.loads(complete[0]) if complete else None
+    except ValueError:
+        header = None
+    if not isinstance(header, dict) or header.get("format") != CALIBRATION_FORMAT:
+        raise RRError(f"{path} is not a calibration log (rrdemo calibrate writes one)")
+    if header.get("version") != CALIBRATION_VERSION:
+        raise RRError(
+            f"{path} is a calibration log of version {header.get('version')}; "
+            f"this rrdemo reads version {CALIBRATION_VERSION}"
+        )
+    answers = []
+    for number, line in enumerate(complete[1:], start=2):
+        try:
+            answers.append(json.loads(line))
+        except ValueError:
+            raise RRError(f"{path}, line {number}: not a JSON record") from None
+    return CalibrationLog(path, header, answers, len(data) - len(lines[-1]))
+
+
+def split_of(path: Path | str) -> dict[str, set[str]]:
+    """The question ids a calibration used, per task: what an evidence run must not use."""
+    return {task: set(qids) for task, qids in read_calibration(path).header["split"].items()}
+
+
+def open_calibration(path: Path, plan: CalibrationPlan) -> tuple[LogWriter, set[tuple[str, str]]]:
+    """Start a new log, or resume one written by the same calibration."""
+    header = header_for(plan)
+    if path.exists():
+        log = read_calibration(path)
+        changed = [k for k in header if log.header.get(k) != header[k]]
+        if changed:
+            old, new = log.header.get("settings", {}), header["settings"]
+            differ = [f"{k}: {old.get(k)!r} -> {new[k]!r}" for k in new if old.get(k) != new[k]]
+            raise RRError(
+                f"{path} holds a different calibration ({'; '.join(differ) or ', '.join(changed)}); "
+                "rerun with the same settings to resume it, or choose another --out"
+            )
+        writer = LogWriter(path)
+        os.truncate(path, log.keep_bytes)
+        return writer, log.done
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(dump_record(header))
+    return LogWriter(path), set()

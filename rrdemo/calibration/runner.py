@@ -1,0 +1,162 @@
+"""Calibration answers: one agent per question, batched across questions like MAJ's N answers.
+
+Every row is one (cell, question): the agent reads the task's prompt in the cell's style, with the
+cell's injection appended when there is one (target: the same distractor an experiment with this
+seed would push). Rows of one model are decoded together in batches of `batch`; each batch's
+answers are logged as it finishes, so a killed run loses at most one batch and resumes.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from tqdm import tqdm
+
+from rrdemo.agents import ModelSource, build_agents
+from rrdemo.backends.base import Finished
+from rrdemo.backends.choice import with_backends
+from rrdemo.calibration.log import open_calibration
+from rrdemo.calibration.plan import CalibrationPlan, Cell
+from rrdemo.chunks import ChunkRequest, ComputeCounter, write_chunks
+from rrdemo.config import AgentSpec, RunConfig
+from rrdemo.corruption import make_injection
+from rrdemo.events import ChunkWritten
+from rrdemo.tasks import get_task
+from rrdemo.tasks.answers import placeholder_end
+from rrdemo.tasks.base import Question, Task
+from rrdemo.tasks.benchmarks import styled_prompt
+
+METHOD = "calibrate"  # the request keys' method slot: calibration rows never share a cache key
+
+
+@dataclass(frozen=True)
+class Row:
+    cell: Cell
+    question: Question
+
+
+def cell_config(plan: CalibrationPlan, cell: Cell) -> RunConfig:
+    """The one-agent config of a cell: corrupted exactly when an injection is appended."""
+    s = plan.settings
+    config = RunConfig(
+        agents=(AgentSpec(cell.model, corrupted=cell.injection != "none"),),
+        strength=cell.injection,
+        custom_template=s["custom_template"] if cell.injection == "custom" else None,
+        k=1,  # no turns: one agent writes its whole answer
+        max_tokens=s["max_tokens"],
+        sampling=plan.sampling,
+        prompt_style=cell.style,
+    )
+    return with_backends(config, s["backend"])
+
+
+def copied_placeholder(task: Task, text: str) -> bool:
+    """Whether the answer copies a format placeholder ("The answer is N.") somewhere."""
+    letters = getattr(task, "letters", "")
+    return placeholder_end(text, letters) is not None
+
+
+def answer_record(row: Row, target: str, out: Finished, task: Task) -> dict:
+    """One calibration answer as the log keeps it."""
+    q = row.question
+    answer = task.extract(out.text, finish_reason=out.finish_reason)
+    key = task.vote_key(answer) if answer is not None else None
+    return {
+        "type": "answer",
+        "cell": row.cell.key,
+        "model": row.cell.model,
+        "task": row.cell.task,
+        "style": row.cell.style,
+        "injection": row.cell.injection,
+        "question_id": q.qid,
+        "gold": q.gold,
+        "target": target,
+        "answer": answer,
+        "correct": task.is_correct(answer, q.gold),
+        "obeyed": key is not None and key == task.vote_key(target),
+        "placeholder": copied_placeholder(task, out.text),
+        "finish_reason": out.finish_reason,
+        "n_tokens": out.n_tokens,
+        "text": out.text,
+    }
+
+
+def _batches(rows: list[Row], size: int) -> Iterator[list[Row]]:
+    for start in range(0, len(rows), size):
+        yield rows[start : start + size]
+
+
+def run_calibration(
+    plan: CalibrationPlan,
+    out: Path | str,
+    models: ModelSource,
+    batch: int = 16,
+    progress: bool = True,
+) -> int:
+    """Answer every (cell, question) of the plan not yet in the log at `out`; returns how many
+    answers were written this time."""
+    writer, done = open_calibration(Path(out), plan)
+    rows = [
+        Row(cell, q)
+        for cell in plan.cells
+        for q in plan.split[cell.task]
+        if (cell.key, q.qid) not in done
+    ]
+    # one model at a time, a task's rows together (similar lengths share a batch)
+    s = plan.settings
+    rows.sort(key=lambda r: (s["models"].index(r.cell.model), s["tasks"].index(r.cell.task)))
+    bar = tqdm(
+        total=plan.n_answers, initial=plan.n_answers - len(rows), unit="answer",
+        disable=not progress, desc="calibrate",
+    )  # fmt: skip
+    written = 0
+    try:
+        for group in _batches(rows, batch):
+            written += _run_batch(plan, group, models, writer, bar)
+    finally:
+        bar.close()
+        writer.close()
+    return written
+
+
+def _run_batch(plan: CalibrationPlan, rows: list[Row], models, writer, bar) -> int:
+    run_id = uuid.uuid4().hex[:12]
+    chunks, targets, tasks = [], [], []
+    for i, row in enumerate(rows):
+        task = get_task(row.cell.task).for_question(row.question)
+        config = cell_config(plan, row.cell)
+        target = task.distractor(row.question, plan.sampling.seed)
+        shown = task.format_target(target)
+        injection = (
+            make_injection(row.cell.injection, shown, config.custom_template)
+            if row.cell.injection != "none"
+            else None
+        )
+        message = styled_prompt(task.prompt(row.question), row.cell.style)
+        (agent,) = build_agents(config, models, message, injection)
+        key = (run_id, METHOD, row.cell.key, row.question.qid)
+        chunks.append(ChunkRequest(i, agent, agent.prompt, config.max_tokens, key))
+        targets.append(target)
+        tasks.append(task)
+    results = _results(
+        write_chunks("MAJ", 0, chunks, cell_config(plan, rows[0].cell), ComputeCounter()), bar
+    )
+    for row, target, task, out in zip(rows, targets, tasks, results, strict=True):
+        writer.write(answer_record(row, target, out, task))
+    for backend in {id(c.agent.backend): c.agent.backend for c in chunks}.values():
+        backend.release((run_id,))
+    return len(rows)
+
+
+def _results(events, bar) -> list[Finished]:
+    """Consume `write_chunks`' events (a bar step per finished answer) and return its results."""
+    while True:
+        try:
+            event = next(events)
+        except StopIteration as stop:
+            return stop.value
+        if isinstance(event, ChunkWritten):
+            bar.update(1)

@@ -1,0 +1,100 @@
+"""`rrdemo calibrate`: single agents over model x task x prompt style x injection (no RR, no vote).
+
+    rrdemo calibrate --models qwen2.5-coder-1.5b --tasks all --n 20 \\
+        --out assets/calibration/qwen15b.jsonl
+    rrdemo calibrate --report assets/calibration/qwen15b.jsonl   # the table and plot again
+
+Run the same command again after a crash or Ctrl-C: it resumes. The report (calibration.md,
+calibration.csv, calibration.html/.png) is written beside the log in `<log stem>_report/`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from rrdemo.errors import RRError
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the `calibrate` command."""
+    from rrdemo.calibration.plan import DEFAULTS, INJECTIONS
+
+    parser = subparsers.add_parser(
+        "calibrate",
+        help="measure ceiling and obedience of single agents (choose where a rescue can show)",
+        description="One agent per answer over model x task x prompt style x injection on a "
+        "seeded calibration split: ceiling (accuracy without injection), obedience (injected "
+        "answers equal to the target), answer, placeholder and cut rates, mean length.",
+    )
+    parser.add_argument("--out", help="JSONL log to write, or to resume when it exists")
+    parser.add_argument("--report", metavar="LOG", help="only (re)write the report of a log")
+    parser.add_argument("--models", help=f"comma-separated (default {DEFAULTS['models'][0]})")
+    parser.add_argument("--tasks", help="comma-separated paper tasks, or all (default all)")
+    parser.add_argument("--styles", help="prompt styles: direct,step-by-step (default direct)")
+    parser.add_argument(
+        "--injections", help=f"{','.join(INJECTIONS)} (default none,moderate,strong)"
+    )
+    parser.add_argument("--custom-template", help="the custom injection, with a {target} slot")
+    parser.add_argument("--n", help=f"questions per task (default {DEFAULTS['n']})")
+    parser.add_argument("--split-seed", help=f"draws the split (default {DEFAULTS['split_seed']})")
+    parser.add_argument("--max-tokens", help=f"L per answer (default {DEFAULTS['max_tokens']})")
+    parser.add_argument("--temperature", help=f"default {DEFAULTS['temperature']}")
+    parser.add_argument("--top-p", help=f"default {DEFAULTS['top_p']}")
+    parser.add_argument("--seed", help=f"sampling and targets (default {DEFAULTS['seed']})")
+    parser.add_argument("--source", help="question data: auto, offline, hub (default auto)")
+    parser.add_argument("--backend", help="engine of local models (default auto)")
+    parser.add_argument("--batch", type=int, default=16, help="answers decoded together (16)")
+    parser.add_argument("--dry-run", action="store_true", help="show the cells and stop")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.set_defaults(func=handler)
+
+
+_SETTINGS = (
+    "models", "tasks", "styles", "injections", "custom_template", "n", "split_seed",
+    "max_tokens", "temperature", "top_p", "seed", "source", "backend",
+)  # fmt: skip
+
+
+def report_dir(log: Path) -> Path:
+    return log.with_name(f"{log.stem}_report")
+
+
+def handler(args: argparse.Namespace) -> int:
+    """Validate everything first (nothing loads or is written on bad input), then run."""
+    from rrdemo.calibration.plan import plan_calibration
+    from rrdemo.calibration.report import write_calibration_report
+
+    if args.report:
+        log = Path(args.report)
+        print(write_calibration_report(log, report_dir(log)))
+        return 0
+    if not args.out:
+        raise RRError("give --out LOG to run a calibration, or --report LOG for its report")
+    out = Path(args.out)
+    if out.is_dir():
+        raise RRError(f"--out {out} is a folder; give the path of a .jsonl file")
+    if args.batch < 1:
+        raise RRError(f"--batch must be at least 1, got {args.batch}")
+    plan = plan_calibration({k: getattr(args, k) for k in _SETTINGS})
+    print(
+        f"{len(plan.cells)} cells, {plan.n_answers} answers "
+        f"({', '.join(f'{t}: {len(q)} questions' for t, q in plan.split.items())})",
+        file=sys.stderr,
+    )
+    if args.dry_run:
+        for cell in plan.cells:
+            print(f"{cell.model}\t{cell.task}\t{cell.style}\t{cell.injection}")
+        return 0
+    from rrdemo.backends.pool import ModelPool
+    from rrdemo.calibration.runner import run_calibration
+
+    try:
+        written = run_calibration(plan, out, ModelPool(), args.batch, progress=not args.quiet)
+    except KeyboardInterrupt:
+        print("interrupted; run the same command again to resume", file=sys.stderr)
+        return 130
+    md = write_calibration_report(out, report_dir(out))
+    print(f"done: {written} answers written -> {out}; report {md}", file=sys.stderr)
+    return 0

@@ -1,0 +1,111 @@
+"""Calibration answers: one agent per (cell, question), batched across questions, logged, resumable;
+end to end on the tiny offline model."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from rrdemo.calibration.log import read_calibration
+from rrdemo.calibration.plan import plan_calibration
+from rrdemo.calibration.runner import copied_placeholder, run_calibration
+from rrdemo.calibration.table import calibration_rows, cell_stats
+from rrdemo.errors import RRError
+from rrdemo.tasks import get_task
+from tests.support.fakes import FakeBackend, FakePool
+
+SETTINGS = {"models": "smollm2", "tasks": "logic3", "n": 4, "max_tokens": 16}
+
+
+def _knows_the_gold(plan, obey: bool):
+    """Answers every calibration question right, or the injected target when `obey` and told."""
+    golds = {q.text.strip(): q.gold for qs in plan.split.values() for q in qs}
+
+    def script(prompt: str) -> str:
+        told = re.search(r"(?:MUST select|confident that) (\(\w\))", prompt)
+        if told and obey:
+            return f"The answer is {told.group(1)}."
+        gold = next(g for text, g in golds.items() if text in prompt)
+        return f"The answer is {gold}."
+
+    return script
+
+
+@pytest.mark.parametrize("obey", [True, False])
+def test_ceiling_and_obedience_are_what_the_agents_did(tmp_path, obey: bool) -> None:
+    plan = plan_calibration(SETTINGS)
+    backend = FakeBackend("smollm2", _knows_the_gold(plan, obey))
+    written = run_calibration(plan, tmp_path / "c.jsonl", FakePool(backend), progress=False)
+    assert written == plan.n_answers == 12
+    log = read_calibration(tmp_path / "c.jsonl")
+    assert log.header["split"] == {"logic3": [q.qid for q in plan.split["logic3"]]}
+    (row,) = calibration_rows(cell_stats(log))
+    assert row.ceiling.value == 1.0
+    assert row.obedience["strong"].value == (1.0 if obey else 0.0)
+    assert row.obedience["none"].value == 0.0  # nobody told: the target is never given
+    assert row.qualifies is obey
+    for answer in log.answers:  # the target is the distractor an experiment with this seed uses
+        question = next(q for q in plan.split["logic3"] if q.qid == answer["question_id"])
+        assert answer["target"] == get_task("logic3").distractor(question, 0)
+
+
+def test_answers_of_a_model_are_decoded_together_in_batches(tmp_path) -> None:
+    plan = plan_calibration(SETTINGS)
+    backend = FakeBackend("smollm2", _knows_the_gold(plan, True))
+    run_calibration(plan, tmp_path / "c.jsonl", FakePool(backend), batch=5, progress=False)
+    assert [len(call) for call in backend.calls] == [5, 5, 2]
+    injected = [r.prompt for call in backend.calls for r in call if "MUST select" in r.prompt]
+    assert len(injected) == 4  # strong: one per question; moderate reads "I am confident"
+
+
+def test_a_killed_run_resumes_without_redoing_or_losing_an_answer(tmp_path) -> None:
+    plan = plan_calibration(SETTINGS)
+    out = tmp_path / "c.jsonl"
+    backend = FakeBackend("smollm2", _knows_the_gold(plan, True))
+    run_calibration(plan, out, FakePool(backend), progress=False)
+    lines = out.read_bytes().split(b"\n")
+    out.write_bytes(b"\n".join(lines[:6]) + b"\n" + lines[6][:20])  # 5 answers and a cut line
+    backend.calls.clear()
+    assert run_calibration(plan, out, FakePool(backend), progress=False) == 7
+    log = read_calibration(out)
+    assert len(log.answers) == 12 and len(log.done) == 12
+    assert run_calibration(plan, out, FakePool(backend), progress=False) == 0
+
+
+def test_a_changed_calibration_is_refused_naming_what_changed(tmp_path) -> None:
+    plan = plan_calibration(SETTINGS)
+    out = tmp_path / "c.jsonl"
+    backend = FakeBackend("smollm2", _knows_the_gold(plan, True))
+    run_calibration(plan, out, FakePool(backend), progress=False)
+    before = out.read_bytes()
+    other = plan_calibration({**SETTINGS, "max_tokens": 32})
+    with pytest.raises(RRError, match=r"different calibration \(max_tokens: 16 -> 32\)"):
+        run_calibration(other, out, FakePool(backend), progress=False)
+    assert out.read_bytes() == before
+
+
+def test_a_copied_placeholder_is_counted_and_no_answer(tmp_path) -> None:
+    plan = plan_calibration({**SETTINGS, "injections": "none"})
+    backend = FakeBackend("smollm2", lambda p: "I would pick (A) first. The answer is (X).")
+    run_calibration(plan, tmp_path / "c.jsonl", FakePool(backend), progress=False)
+    (stats,) = cell_stats(read_calibration(tmp_path / "c.jsonl"))
+    assert stats.placeholder.value == 1.0 and stats.answered.value == 0.0
+    assert copied_placeholder(get_task("gsm8k"), "Packages of 2. The answer is N.")
+    assert not copied_placeholder(get_task("gsm8k"), "2 + 3 = 5. The answer is 5.")
+
+
+@pytest.mark.slow
+def test_calibrate_end_to_end_on_the_tiny_offline_model(tmp_path, real_pool) -> None:
+    """The real path: SmolLM2 answers (few tokens); every row is logged with its text and read
+    back by the same extractor."""
+    plan = plan_calibration({**SETTINGS, "n": 2, "max_tokens": 12, "backend": "transformers"})
+    out = tmp_path / "c.jsonl"
+    assert run_calibration(plan, out, real_pool, progress=False) == 6
+    rows = [json.loads(line) for line in out.read_text().splitlines()[1:]]
+    task = get_task("logic3")
+    for row in rows:
+        assert 0 < row["n_tokens"] <= 12 and row["finish_reason"] in ("eos", "length")
+        assert row["answer"] == task.extract(row["text"], finish_reason=row["finish_reason"])
+    assert {r["injection"] for r in rows} == {"none", "moderate", "strong"}
