@@ -137,8 +137,7 @@ def _check_header(path: Path, record: Any) -> dict[str, dict[str, Any]]:
     if version != LOG_VERSION:
         older = isinstance(version, int) and not isinstance(version, bool) and version < LOG_VERSION
         fix = (
-            f"convert it in place with `rrdemo convert-logs {path}` "
-            "(nothing is run again)"
+            f"convert it in place with `rrdemo convert-logs {path}` (nothing is run again)"
             if older
             else "it was written by another rrdemo; read it with that one"
         )
