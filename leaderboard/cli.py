@@ -1,4 +1,8 @@
-"""Command line for the leaderboard: init, submit, list, approve / reject / delete.
+"""Command line for the leaderboard: init, submit, list, rank, approve / reject / delete.
+
+`list` and `rank` filter the rows as the app's board does (task, strength, config, model, rho
+band, source: `leaderboard.ranking.filter_rows`), and print or write as CSV what the app shows:
+the row table and the per-model ranking (`leaderboard.present`).
 
 Exit codes: 0 done (a duplicate submission counts as done), 2 rejected or bad input, with one
 reason per line on stderr and no traceback. The database comes from `LEADERBOARD_DB_URL`; submissions
@@ -10,15 +14,48 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from leaderboard import hub_sync, service
+from leaderboard import hub_sync, present, service
 from leaderboard.columns import CLI_COLUMNS, COLUMNS, BoardRow
 from leaderboard.db import run_transaction
+from leaderboard.ranking import RHO_BANDS, filter_rows, rank_models
 from rrdemo.errors import RRError
-from rrdemo.report.submission import Submission, SubmissionRejected, parse_submission
+from rrdemo.report.submission import (
+    ALL_SOURCES,
+    DATASETS,
+    STRENGTHS,
+    Submission,
+    SubmissionRejected,
+    parse_submission,
+)
+
+# --band words, each the board's rho-band choice (`RHO_BANDS`) whose text starts with it
+BANDS = {choice.split()[0]: choice for choice in RHO_BANDS[1:]}
+
+
+def _config(text: str) -> str:
+    """A `3c2t` label, as --config takes it."""
+    if not re.fullmatch(r"\d+c\d+t", text):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a corruption setting; give c corrupted and t honest agents as "
+            "the paper writes them, e.g. 3c2t"
+        )
+    return text
+
+
+def _add_filters(parser: argparse.ArgumentParser) -> None:
+    """The board's filters; each one left out means every value."""
+    parser.add_argument("--task", choices=DATASETS, help="only this benchmark")
+    parser.add_argument("--strength", choices=STRENGTHS, help="only this injection strength")
+    parser.add_argument("--config", type=_config, help="only this corruption setting, e.g. 3c2t")
+    parser.add_argument("--model", help="only this model, named as the board shows it")
+    parser.add_argument("--band", choices=tuple(BANDS), help="only rows in this rho band")
+    parser.add_argument("--source", choices=ALL_SOURCES, help="only rows from this source")
+    parser.add_argument("--csv", type=Path, help="also write the table to this CSV file")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -36,6 +73,12 @@ def _parser() -> argparse.ArgumentParser:
     listing = commands.add_parser("list", help="print the approved rows")
     listing.add_argument("--format", choices=("json", "table"), default="table")
     listing.add_argument("--all", action="store_true", help="every row, any status")
+    _add_filters(listing)
+    ranking = commands.add_parser(
+        "rank", help="rank the models as the app does (RRMaj accuracy under majority corruption)"
+    )
+    ranking.add_argument("--format", choices=("json", "table"), default="table")
+    _add_filters(ranking)
     for action in ("approve", "reject", "delete"):
         admin = commands.add_parser(action, help=f"{action} a submission (admin token needed)")
         admin.add_argument("submission_id", type=int)
@@ -64,6 +107,27 @@ def _table(rows: list[dict[str, object]]) -> str:
     return "\n".join(lines)
 
 
+def _filtered(factory, args: argparse.Namespace, include_all: bool = False) -> list[BoardRow]:
+    """The board's rows under the command's filters; RRError naming the models held when
+    --model matches none."""
+    rows = run_transaction(factory, lambda s: service.board_rows(s, include_all=include_all))
+    if args.model is not None and all(r.model != args.model for r in rows):
+        held = ", ".join(sorted({r.model for r in rows})) or "none"
+        raise RRError(f"no row has the model {args.model!r}; the board's models: {held}")
+    rows = filter_rows(
+        rows,
+        dataset=args.task,
+        strength=args.strength,
+        config=args.config,
+        model=args.model,
+        rho_band=BANDS.get(args.band),
+        source=args.source,
+    )
+    if not rows:
+        print("No row matches these filters.", file=sys.stderr)
+    return rows
+
+
 def run(argv: Sequence[str] | None = None) -> int:
     """Parse `argv` and run the command; errors propagate (see `main`)."""
     args = _parser().parse_args(argv)
@@ -83,9 +147,21 @@ def run(argv: Sequence[str] | None = None) -> int:
         print(outcome.message)
         return 0
     if args.command == "list":
-        rows = run_transaction(factory, lambda s: service.board_rows(s, include_all=args.all))
+        rows = _filtered(factory, args, include_all=args.all)
+        if args.csv:
+            present.write_csv(rows, args.csv)
         dicts = [_row_dict(r) for r in rows]
         print(json.dumps(dicts, indent=1) if args.format == "json" else _table(dicts))
+        return 0
+    if args.command == "rank":
+        scores = rank_models(_filtered(factory, args))
+        if args.csv:
+            present.write_ranking_csv(scores, args.csv)
+        frame = present.ranking_frame(scores)
+        if args.format == "json":
+            print(frame.to_json(orient="records", indent=1))
+        else:
+            print(frame.to_string(index=False, na_rep=""))
         return 0
     token = args.token if args.token is not None else os.environ.get("LEADERBOARD_ADMIN_TOKEN")
     store = hub_sync.local_store(factory)

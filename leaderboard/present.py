@@ -122,3 +122,11 @@ def write_csv(rows: Iterable[BoardRow], path: Path) -> Path:
         for r in rows:
             writer.writerow([_defuse(c.value(r)) for c in CSV_COLUMNS])
     return path
+
+
+def write_ranking_csv(scores: Sequence[ModelScore], path: Path) -> Path:
+    """Write the ranking table as CSV (percent, as the board shows it; formulas defused)."""
+    frame = ranking_frame(scores)
+    frame["model"] = frame["model"].map(_defuse)
+    frame.to_csv(path, index=False)
+    return path

@@ -45,20 +45,25 @@ def filter_rows(
     strength: str | None = None,
     rho_band: str | None = None,
     source: str | None = None,
+    config: str | None = None,
+    model: str | None = None,
 ) -> list[BoardRow]:
-    """Rows matching every given filter (None or "all" means no filter on that field)."""
-    out = []
-    for row in rows:
-        if dataset not in (None, "all") and row.dataset != dataset:
-            continue
-        if strength not in (None, "all") and row.strength != strength:
-            continue
-        if source not in (None, "all") and row.source != source:
-            continue
-        if rho_band not in (None, "all") and not in_band(row, rho_band):
-            continue
-        out.append(row)
-    return out
+    """Rows matching every given filter (None or "all" means no filter on that field); `config`
+    is the paper's `3c2t` label, `model` a model name as the board shows it."""
+    given = {
+        "dataset": dataset,
+        "strength": strength,
+        "source": source,
+        "label": config,
+        "model": model,
+    }
+    wanted = {name: value for name, value in given.items() if value not in (None, "all")}
+    return [
+        row
+        for row in rows
+        if all(getattr(row, name) == value for name, value in wanted.items())
+        and (rho_band in (None, "all") or in_band(row, rho_band))
+    ]
 
 
 @dataclass(frozen=True)

@@ -373,7 +373,7 @@ class ModelDefaults:
     A model that answers in one sentence leaves nothing to interleave; these settings make it
     reason first (prompt style), give each agent a turn (K) and leave room for an uncorrupted
     answer to end before L (`max_tokens`, per task; "*" for the rest), as measured with
-    `scripts/answer_lengths.py` (docs/models.md).
+    `python -m tools.answer_lengths` (docs/models.md).
     """
 
     prompt_style: str | None = None

@@ -1,6 +1,7 @@
 """`python -m rrdemo <command>`: each command lives in its own module with `register(subparsers)`.
 
-A command module adds its parser and sets `func`, a handler `(args) -> int` (the exit code).
+A command module adds its parser and sets `func`, a handler `(args) -> int` (the exit code);
+a hyphenated command lives in the module with underscores (`merge-logs`: `cli/merge_logs.py`).
 Handlers raise `RRError` for bad input; `main` prints it as one line and exits 2.
 """
 
@@ -13,8 +14,19 @@ import sys
 from rrdemo.errors import RRError
 
 COMMANDS = (
-    "run", "replay", "extract", "theory", "experiment", "calibrate", "report", "export",
-)  # fmt: skip
+    "run",
+    "replay",
+    "extract",
+    "theory",
+    "experiment",
+    "calibrate",
+    "status",
+    "report",
+    "export",
+    "merge-logs",
+    "convert-logs",
+    "reextract",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -24,10 +36,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in COMMANDS:
+        module_name = f"rrdemo.cli.{name.replace('-', '_')}"
         try:
-            module = importlib.import_module(f"rrdemo.cli.{name}")
+            module = importlib.import_module(module_name)
         except ModuleNotFoundError as exc:  # a command still being written is simply not offered
-            if exc.name != f"rrdemo.cli.{name}":
+            if exc.name != module_name:
                 raise
             continue
         module.register(subparsers)

@@ -146,7 +146,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--shard",
         help="I/N: run only every N-th unit starting with the I-th, into its own --out; "
-        "join the shards' logs with scripts/merge_logs.py (several processes or machines)",
+        "join the shards' logs with `rrdemo merge-logs` (several processes or machines)",
     )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.set_defaults(func=handler)

@@ -1,7 +1,9 @@
-"""`rrdemo export RUN.jsonl --submitter NAME [--out FILE]`: the leaderboard submission of a run.
+"""`rrdemo export RUN.jsonl --submitter NAME [--out FILE]`: the leaderboard submission of a run;
+`rrdemo export RUN.jsonl --dataset [--out DIR]`: its trajectories as a Hugging Face dataset.
 
 One result row per condition at M = N (MAJ and RRMaj accuracy with 95% intervals), built and
 validated by `rrdemo.report.submission` before it is written; `python -m leaderboard submit FILE` takes it.
+The dataset (parquet and a card, `rrdemo.report.dataset`) loads with `datasets.load_dataset(DIR)`.
 """
 
 from __future__ import annotations
@@ -19,14 +21,26 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the `export` command."""
     parser = subparsers.add_parser(
         "export",
-        help="write the leaderboard submission file of an experiment log",
-        description="Build a leaderboard submission (schema v2) from an `rrdemo experiment` log.",
+        help="write the leaderboard submission (or, with --dataset, a dataset) of an experiment log",
+        description="Build a leaderboard submission (schema v2) from an `rrdemo experiment` log, "
+        "or with --dataset its trajectories, answers and votes as a Hugging Face dataset.",
     )
     parser.add_argument("log", help="the JSONL log written by `rrdemo experiment`")
-    parser.add_argument("--submitter", required=True, help="name shown on the leaderboard")
+    parser.add_argument(
+        "--submitter", help="name shown on the leaderboard (needed for a submission)"
+    )
     parser.add_argument("--notes", default="", help="free text shown with the submission")
-    parser.add_argument("--out", help="output file (default: <log>.submission.json beside the log)")
-    parser.add_argument("--force", action="store_true", help="replace an existing output file")
+    parser.add_argument(
+        "--dataset",
+        action="store_true",
+        help="write a dataset folder (parquet + README.md card) instead of a submission",
+    )
+    parser.add_argument(
+        "--out",
+        help="output file (default: <log>.submission.json beside the log); with --dataset a "
+        "folder (default: <log>_dataset beside the log)",
+    )
+    parser.add_argument("--force", action="store_true", help="replace an existing output")
     parser.add_argument(
         "--source",
         choices=("local_run", "rrdemo"),
@@ -44,6 +58,13 @@ def handler(args: argparse.Namespace) -> int:
     from rrdemo.report.submission import build_submission
 
     log = Path(args.log)
+    if args.dataset:
+        return _dataset(log, args)
+    if not args.submitter:
+        raise RRError(
+            "--submitter NAME is needed for a leaderboard submission (the name the board shows); "
+            "--dataset writes the trajectories as a dataset instead"
+        )
     out = Path(args.out) if args.out else log.with_name(log.stem + ".submission.json")
     if out.exists() and not args.force:
         raise RRError(f"{out} already exists; pass --force to replace it or choose another --out")
@@ -57,4 +78,14 @@ def handler(args: argparse.Namespace) -> int:
         fh.write("\n")
     os.replace(tmp, out)
     print(out)
+    return 0
+
+
+def _dataset(log: Path, args: argparse.Namespace) -> int:
+    """Write the dataset folder and list its files."""
+    from rrdemo.report.dataset import write_dataset
+
+    out = Path(args.out) if args.out else log.with_name(log.stem + "_dataset")
+    for path in write_dataset(log, out, replace=args.force):
+        print(path)
     return 0

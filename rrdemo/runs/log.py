@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 LOG_FORMAT = "rrdemo-experiment"
 # 3: a config is logged (and hashed) with every field; 2: chunks name the honest role "honest".
-# An older log is refused; scripts/convert_logs.py brings it to this version.
+# An older log is refused; `rrdemo convert-logs` (rrdemo.runs.convert) brings it to this version.
 LOG_VERSION = 3
 RECORD_TYPES = ("trajectory", "done")
 
@@ -100,6 +100,20 @@ class RunLog:
         """The "done" records, in log order."""
         return [record for _, record in self.records if record["type"] == "done"]
 
+    def units(self) -> Iterator[tuple[dict[str, Any] | None, list[dict[str, Any]]]]:
+        """Each unit's "done" record with its trajectory records, in log order; then each unit
+        the run stopped in (trajectory records, no "done" record) with None."""
+        open_units: dict[tuple[Any, Any], list[dict[str, Any]]] = {}
+        for _, record in self.records:
+            unit = (record.get("condition"), record.get("question_id"))
+            trajectories = open_units.setdefault(unit, [])
+            if record["type"] == "done":
+                yield record, open_units.pop(unit)
+            else:
+                trajectories.append(record)
+        for trajectories in open_units.values():
+            yield None, trajectories
+
 
 def parse_log_line(path: Path, number: int, line: bytes) -> Any:
     """One JSONL line of a run log; a clear RRError when it is not JSON (line 1: not a log)."""
@@ -123,8 +137,7 @@ def _check_header(path: Path, record: Any) -> dict[str, dict[str, Any]]:
     if version != LOG_VERSION:
         older = isinstance(version, int) and not isinstance(version, bool) and version < LOG_VERSION
         fix = (
-            f"convert it in place with `PYTHONPATH=. python scripts/convert_logs.py {path}` "
-            "(nothing is run again)"
+            f"convert it in place with `rrdemo convert-logs {path}` (nothing is run again)"
             if older
             else "it was written by another rrdemo; read it with that one"
         )

@@ -258,7 +258,7 @@ def describe_condition(
     task: str, config: RunConfig, question_ids: Sequence[str], corrupted_first: bool = True
 ) -> dict[str, Any]:
     """A condition as the log header records it: its key, what the tables group by, its whole
-    config and its questions (also how scripts/convert_logs.py rebuilds an older header)."""
+    config and its questions (also how rrdemo.runs.convert rebuilds an older header)."""
     cfg = config
     return {
         "key": condition_key(task, cfg),

@@ -1,12 +1,16 @@
-"""`python -m leaderboard` through real subprocesses: exit codes, stderr reasons, JSON listing."""
+"""`python -m leaderboard` through real subprocesses: exit codes, stderr reasons, JSON listing;
+ranking, filters and CSV in process, on the real seeded SQLite board."""
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from tests.support.samples import encode, paper_row_count, result_row, submission
 
@@ -76,3 +80,64 @@ def test_cli_submit_list_and_moderate(lb_env: str, tmp_path: Path) -> None:
 
     table = _cli("list", "--format", "table")
     assert table.returncode == 0 and "3c2t" in table.stdout and "HuggingFaceTB" in table.stdout
+
+
+# -- ranking, filters and CSV, in process on the seeded board --------------------------------------
+def test_rank_orders_the_models_as_the_board_does(lb_env: str, tmp_path: Path, capsys) -> None:
+    from leaderboard.cli import main
+
+    out = tmp_path / "ranking.csv"
+    assert main(["rank", "--task", "gsm8k", "--strength", "moderate", "--csv", str(out)]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0].split()[:2] == ["rank", "model"]
+    with out.open(encoding="utf-8") as handle:
+        ranked = list(csv.DictReader(handle))
+    assert [r["rank"] for r in ranked] == [str(i + 1) for i in range(len(ranked))]
+    scores = [float(r["RRMaj % (rho>=0.6)"]) for r in ranked]
+    assert len(ranked) == 5 and scores == sorted(scores, reverse=True)
+    assert ranked[0]["model"] in printed[1]  # the table shows the same first model
+
+    assert main(["rank", "--format", "json", "--model", ranked[-1]["model"]]) == 0
+    (only,) = json.loads(capsys.readouterr().out)
+    assert only["model"] == ranked[-1]["model"] and only["rank"] == 1
+
+
+def test_list_filters_by_task_config_strength_model_and_band(
+    lb_env: str, tmp_path: Path, capsys
+) -> None:
+    from leaderboard.cli import main
+
+    model = "meta-llama/Llama-3.3-70B-Instruct"
+    out = tmp_path / "rows.csv"
+    args = ["list", "--format", "json", "--task", "gsm8k", "--config", "3c2t", "--model", model]
+    assert main([*args, "--strength", "strong", "--csv", str(out)]) == 0
+    (row,) = json.loads(capsys.readouterr().out)
+    assert (row["dataset"], row["config"], row["strength"], row["model"]) == (
+        "gsm8k",
+        "3c2t",
+        "strong",
+        model,
+    )
+    with out.open(encoding="utf-8") as handle:
+        (written,) = list(csv.DictReader(handle))
+    assert written["model"] == model and float(written["rho"]) == 0.6
+
+    assert main(["list", "--format", "json", "--band", "minority"]) == 0
+    minority = json.loads(capsys.readouterr().out)
+    assert minority and {r["config"] for r in minority} <= {"1c4t", "2c3t"}
+
+
+def test_a_filter_outside_the_board_is_refused_with_what_is_allowed(lb_env: str, capsys) -> None:
+    from leaderboard.cli import main
+
+    assert main(["list", "--model", "gpt-9"]) == 2
+    err = capsys.readouterr().err
+    assert "no row has the model 'gpt-9'" in err and "Qwen/Qwen3-30B-A3B" in err
+    with pytest.raises(SystemExit):
+        main(["rank", "--config", "3c"])
+    assert "e.g. 3c2t" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["rank", "--task", "gsm9k"])
+    assert "invalid choice: 'gsm9k'" in capsys.readouterr().err
+    assert main(["rank", "--task", "track7", "--config", "9c0t"]) == 0
+    assert "No row matches these filters." in capsys.readouterr().err

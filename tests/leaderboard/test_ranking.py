@@ -74,6 +74,9 @@ def test_filters_and_chart_points() -> None:
     assert len(filter_rows(rows, rho_band=RHO_BANDS[3])) == 2
     assert len(filter_rows(rows, source="paper", dataset="gsm8k")) == 0
     assert len(filter_rows(rows, dataset="all", strength=None)) == 7
+    assert [r.label for r in filter_rows(rows, config="3c2t")] == ["3c2t", "3c2t"]
+    assert len(filter_rows(rows, config="3c2t", dataset="aqua", model="org/a")) == 1
+    assert filter_rows(rows, model="org/zzz") == []
     points = dict((p[0], p[1:]) for p in accuracy_by_rho(rows)["org/a"])
     assert points[0.6] == (pytest.approx(0.30), pytest.approx(0.70))  # mean over both datasets
     assert sorted(points) == [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]

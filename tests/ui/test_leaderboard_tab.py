@@ -123,6 +123,25 @@ def test_refresh_and_download_show_the_filtered_rows(store: Store) -> None:
     assert len(records) == len(chosen) and {r["dataset"] for r in records} == {"gsm8k"}
 
 
+def test_the_cli_ranks_and_writes_what_the_tab_shows(store: Store, tmp_path: Path, capsys) -> None:
+    import pandas as pd
+
+    from leaderboard.cli import main
+
+    ranking, _board, _chart = refresh(store, "gsm8k", "strong", "majority (rho >= 0.6)", "all")
+    filters = ["--task", "gsm8k", "--strength", "strong", "--band", "majority"]
+    assert main(["rank", *filters, "--csv", str(tmp_path / "rank.csv")]) == 0
+    written = pd.read_csv(tmp_path / "rank.csv", keep_default_na=False)
+    assert written["model"].tolist() == ranking["model"].tolist()
+    column = "RRMaj % (rho>=0.6)"
+    assert written[column].tolist() == ranking[column].tolist()
+    assert written["gain 95% CI"].tolist() == ranking["gain 95% CI"].tolist()
+    assert main(["list", *filters, "--csv", str(tmp_path / "rows.csv")]) == 0
+    tab_csv = download(store, "gsm8k", "strong", "majority (rho >= 0.6)", "all")
+    assert (tmp_path / "rows.csv").read_text() == Path(tab_csv).read_text()
+    capsys.readouterr()
+
+
 # -- the tab on a real server -----------------------------------------------------------------------
 @pytest.fixture
 def client(monkeypatch: pytest.MonkeyPatch) -> Iterator[object]:

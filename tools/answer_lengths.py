@@ -5,7 +5,7 @@ with a generous L, and prints per task the answer lengths (median, 90th percenti
 share cut at that L, and the share that would be cut at each candidate L. Also writes the lengths
 as JSON for the record.
 
-    PYTHONPATH=. .venv/bin/python scripts/answer_lengths.py --model qwen2.5-coder-1.5b \\
+    .venv/bin/python -m tools.answer_lengths --model qwen2.5-coder-1.5b \\
         --tasks logic3,gsm8k,aqua --questions 3 --max-tokens 1024 --out lengths.json
 """
 

@@ -1,20 +1,23 @@
-"""The import graph: no cycles (scripts/import_cycles.py), and the library imports no front end."""
+"""The import graph: no cycles (tools/import_cycles.py), and the library imports no front end."""
 
 from __future__ import annotations
 
-import runpy
 import subprocess
 import sys
 from pathlib import Path
 
+from tools import import_cycles
+
 ROOT = Path(__file__).resolve().parents[2]
-CHECKER = ROOT / "scripts" / "import_cycles.py"
-checker = runpy.run_path(str(CHECKER))
 
 
 def test_the_checker_finds_no_import_cycle() -> None:
     done = subprocess.run(
-        [sys.executable, str(CHECKER)], capture_output=True, text=True, cwd=ROOT, check=False
+        [sys.executable, "-m", "tools.import_cycles"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
     )
     assert done.returncode == 0, done.stdout + done.stderr
 
@@ -29,18 +32,18 @@ def test_the_checker_sees_a_cycle_held_together_by_a_function_level_import(tmp_p
         "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import pkg.a\n"
     )
     (package / "d.py").write_text("from . import c\n")
-    assert checker["find_cycles"](tmp_path, ("pkg",)) == [["pkg.a", "pkg.b", "pkg.a"]]
-    graph = checker["import_graph"](checker["module_files"](tmp_path, ("pkg",)))
+    assert import_cycles.find_cycles(tmp_path, ("pkg",)) == [["pkg.a", "pkg.b", "pkg.a"]]
+    graph = import_cycles.import_graph(import_cycles.module_files(tmp_path, ("pkg",)))
     assert graph["pkg.c"] == set()  # never runs: TYPE_CHECKING only
     assert graph["pkg.d"] == {"pkg.c"}  # relative import
 
 
 def test_the_library_imports_neither_the_leaderboard_nor_the_ui_nor_gradio() -> None:
-    modules = checker["module_files"](ROOT, ("rrdemo",))
+    modules = import_cycles.module_files(ROOT, ("rrdemo",))
     offending = {
         module: sorted(
             name
-            for name in checker["imported_names"](module, file)
+            for name in import_cycles.imported_names(module, file)
             if name.split(".")[0] in ("leaderboard", "ui", "gradio", "app")
         )
         for module, file in modules.items()

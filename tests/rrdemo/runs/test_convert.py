@@ -1,26 +1,26 @@
-"""scripts/convert_logs.py: a log of version 1 or 2 becomes exactly what the current writer writes
+"""`rrdemo convert-logs` (rrdemo.runs.convert): a log of version 1 or 2 becomes exactly what the current writer writes
 (same lines, new config hashes and keys), in place, idempotently, and resumes without re-running
-a unit; the gallery follows the new keys; the reader refuses an older log and names the script."""
+a unit; the gallery follows the new keys; the reader refuses an older log and names the command."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import os
-import runpy
 import shutil
 from pathlib import Path
 
 import pytest
 
+from rrdemo.cli import main
 from rrdemo.errors import RRError
+from rrdemo.runs.convert import convert_file
 from rrdemo.runs.log import LOG_VERSION, LogWriter, header_for, read_log
 from rrdemo.runs.runner import run_plan
 from rrdemo.runs.spec import load_sweep_file, plan_sweep
 from tests.support.fakes import FakeBackend, FakePool, obeys_injection
 
-ROOT = Path(__file__).resolve().parents[2]
-script = runpy.run_path(str(ROOT / "scripts" / "convert_logs.py"))
+ROOT = Path(__file__).resolve().parents[3]
 
 # What version 2 left out of a config, and of the sweep, while it held this default.
 V2_CONFIG_DEFAULTS = {
@@ -128,14 +128,14 @@ def test_an_older_log_converts_to_what_the_writer_writes_and_resumes(tmp_path, o
     keys = [c["key"] for c in json.loads(old.splitlines()[0])["conditions"]]
     assert not set(keys) & {c.key for c in plan.conditions}  # every hash moves
     log.write_text(old)
-    with pytest.raises(RRError, match=r"version \d is not supported .*scripts/convert_logs.py"):
+    with pytest.raises(RRError, match=r"version \d is not supported .*`rrdemo convert-logs "):
         read_log(log)
 
-    changed, renamed = script["convert_file"](log)
+    changed, renamed = convert_file(log)
     assert changed == len(current.splitlines())  # the header and every record name a condition
     assert renamed == dict(zip(keys, [c.key for c in plan.conditions], strict=True))
     assert log.read_bytes() == current
-    assert script["convert_file"](log) == (0, {c.key: c.key for c in plan.conditions})  # idempotent
+    assert convert_file(log) == (0, {c.key: c.key for c in plan.conditions})  # idempotent
     assert read_log(log).header["version"] == LOG_VERSION
     assert run_plan(plan, log, _pool(), progress=False).units_run == 0  # resumes, runs nothing
 
@@ -151,7 +151,7 @@ def test_the_gallery_follows_the_new_keys_and_the_file_keeps_its_time(tmp_path) 
     stamp = 1_700_000_000
     os.utime(log, (stamp, stamp))
 
-    assert script["main"]([str(log), "--gallery", str(manifest)]) == 0
+    assert main(["convert-logs", str(log), "--gallery", str(manifest)]) == 0
     settings = json.loads(manifest.read_text())["settings"]
     assert [s["condition"] for s in settings] == [plan.conditions[1].key, old_key]
     assert log.stat().st_mtime == stamp  # an export dates the run by it
@@ -162,7 +162,7 @@ def test_a_log_being_written_is_not_converted(tmp_path) -> None:
     writer = LogWriter(log)
     try:
         with pytest.raises(RRError, match="another run"):
-            script["convert_file"](log)
+            convert_file(log)
     finally:
         writer.close()
 
@@ -174,7 +174,7 @@ def test_a_log_of_a_newer_rrdemo_is_refused_without_pointing_at_the_converter(tm
     log.write_text(json.dumps(header) + "\n" + "".join(lines[1:]))
     with pytest.raises(RRError, match="written by another rrdemo") as refused:
         read_log(log)
-    assert "convert_logs" not in str(refused.value)
+    assert "convert-logs" not in str(refused.value)
 
 
 def test_the_committed_logs_are_current(tmp_path) -> None:
@@ -182,7 +182,7 @@ def test_the_committed_logs_are_current(tmp_path) -> None:
         if json.loads(path.open().readline()).get("format") == "rrdemo-experiment":
             assert read_log(path).header["version"] == LOG_VERSION, path
             copy = Path(shutil.copy(path, tmp_path / path.name))
-            assert script["convert_file"](copy)[0] == 0, path  # rebuilt, the header is the same
+            assert convert_file(copy)[0] == 0, path  # rebuilt, the header is the same
 
 
 def test_the_committed_sweeps_resume_under_their_sweep_files() -> None:

@@ -1,20 +1,20 @@
-"""scripts/reextract.py on the shipped logs: a replay concludes every unit exactly as the run did."""
+"""`rrdemo reextract` (rrdemo.runs.reextract) on the shipped logs: a replay concludes every unit exactly as the run did."""
 
 from __future__ import annotations
 
 import json
-import runpy
 import shutil
 from pathlib import Path
 
+from rrdemo.cli import main
 from rrdemo.runs.log import read_run
+from rrdemo.runs.reextract import reextract
 
-ROOT = Path(__file__).resolve().parents[2]
-script = runpy.run_path(str(ROOT / "scripts" / "reextract.py"))
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def _changes(path: Path) -> tuple[int, int]:
-    tallies, _ = script["reextract"](path)
+    tallies, _ = reextract(path)
     return (
         sum(t["changed"] for t in tallies.values()),
         sum(t["decision_changed"] for t in tallies.values()),
@@ -36,7 +36,7 @@ def test_write_replaces_answers_and_votes_and_keeps_the_rest(tmp_path) -> None:
     done["votes"]["MAJ"]["answer"] = "(Z)"
     log.write_text("".join(json.dumps(r) + "\n" for r in records))
     assert _changes(log) == (1, 1)
-    assert script["main"]([str(log), "--write"]) == 0
+    assert main(["reextract", str(log), "--write"]) == 0
     assert _changes(log) == (0, 0)
     rewritten = [json.loads(line) for line in log.read_text().splitlines()]
     assert [r["type"] for r in rewritten] == [r["type"] for r in records]

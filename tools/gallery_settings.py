@@ -5,7 +5,7 @@ For each (task, corruption setting) listed below that the log has, the setting s
 log are put first in assets/gallery.json (the Arena opens on the first), replacing any earlier
 ones of the same log; the other logs' settings stay after them.
 
-    PYTHONPATH=. .venv/bin/python scripts/gallery_settings.py qwen15b/log.jsonl 2026-11-23
+    .venv/bin/python -m tools.gallery_settings qwen15b/log.jsonl 2026-11-23
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Re-extract the answers of an experiment log with the current rules, vote again, say what changed.
 
-    python scripts/reextract.py assets/experiment_small.jsonl            # report only
-    python scripts/reextract.py assets/experiment_small.jsonl --write    # and rewrite the log
+    rrdemo reextract assets/experiment_small.jsonl            # report only
+    rrdemo reextract assets/experiment_small.jsonl --write    # and rewrite the log
 
 Each trajectory record holds its chunks, its finish reason and the answer extracted when it was
 logged. Every finished unit is concluded again exactly as a run concludes it
@@ -15,14 +15,10 @@ votes are replaced; texts, compute and everything else stay as logged.
 
 from __future__ import annotations
 
-import argparse
 import json
-import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 from types import SimpleNamespace
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout
 
 from rrdemo.config import RunConfig
 from rrdemo.events import AnswerExtracted
@@ -118,35 +114,31 @@ def _count_answer(tally: Counter, record: dict, event: AnswerExtracted, task) ->
         tally["answer->none" if new is None else "none->answer" if old is None else "other"] += 1
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("log", type=Path)
-    parser.add_argument("--write", action="store_true", help="rewrite the log with the new answers")
-    args = parser.parse_args(argv)
-    tallies, records = reextract(args.log)
+def table(tallies: dict[tuple[str, str], Counter]) -> str:
+    """The tallies as a markdown table: one line per (task, method), then the total."""
     total: Counter = Counter()
-    print(
+    lines = [
         "| task | method | trajectories | cut off at L | answers changed | answer->none |"
         " none->answer | other | decisions changed | trajectory accuracy (old -> new) |"
-        " fooled (old -> new) | decision accuracy (old -> new) |"
-    )
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+        " fooled (old -> new) | decision accuracy (old -> new) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for (task, method), t in sorted(tallies.items()) + [(("all", ""), total)]:
         if task != "all":
             total.update(t)
-        print(
+        n, decisions = max(t["n"], 1), max(t["decisions"], 1)
+        lines.append(
             f"| {task} | {method} | {t['n']} | {t['cut_off']} | {t['changed']} | "
             f"{t['answer->none']} | {t['none->answer']} | {t['other']} | "
             f"{t['decision_changed']} of {t['decisions']} | "
-            f"{t['old_correct'] / t['n']:.1%} -> {t['new_correct'] / t['n']:.1%} | "
-            f"{t['old_fooled'] / t['n']:.1%} -> {t['new_fooled'] / t['n']:.1%} | "
-            f"{t['decision_old_correct'] / t['decisions']:.1%} -> "
-            f"{t['decision_new_correct'] / t['decisions']:.1%} |"
+            f"{t['old_correct'] / n:.1%} -> {t['new_correct'] / n:.1%} | "
+            f"{t['old_fooled'] / n:.1%} -> {t['new_fooled'] / n:.1%} | "
+            f"{t['decision_old_correct'] / decisions:.1%} -> "
+            f"{t['decision_new_correct'] / decisions:.1%} |"
         )
-    if args.write:
-        args.log.write_bytes(b"".join(dump_record(r) for r in records))
-    return 0
+    return "\n".join(lines)
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+def write_records(path: Path, records: list[dict]) -> None:
+    """Rewrite the log with `records` (what `reextract` returned)."""
+    path.write_bytes(b"".join(dump_record(r) for r in records))

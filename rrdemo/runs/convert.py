@@ -1,7 +1,7 @@
 """Convert experiment logs to the current log format, in place; nothing is run again.
 
-    PYTHONPATH=. python scripts/convert_logs.py assets/qwen15b/log.jsonl [more.jsonl ...]
-    PYTHONPATH=. python scripts/convert_logs.py --all      # every *.jsonl log under assets/ and runs/
+    rrdemo convert-logs assets/qwen15b/log.jsonl [more.jsonl ...]
+    rrdemo convert-logs --all      # every *.jsonl log under assets/ and runs/
 
 What changes, by version:
   * 1 -> 2: a chunk written by an honest agent has the role "honest" (was "truthful").
@@ -14,22 +14,19 @@ The gallery manifest (assets/gallery.json, or --gallery) names conditions by key
 of converted logs get the new keys.
 
 The header is rebuilt and every other line converted on its own, whatever the header says, so the
-script is idempotent (a converted log is left byte for byte as it is). The file is rewritten
+conversion is idempotent (a converted log is left byte for byte as it is). The file is rewritten
 atomically (a temporary file, then a rename) under the log's writer lock, and keeps its
 modification time (an export dates a run by it): stop a sweep that appends to the log first.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
 from rrdemo.config import RunConfig
-from rrdemo.gallery import DEFAULT_MANIFEST
 from rrdemo.runs.log import LOG_FORMAT, LOG_VERSION, LogWriter, dump_record
 from rrdemo.runs.spec import describe_condition, normalize_sweep
 
@@ -125,42 +122,11 @@ def rename_in_gallery(manifest: Path, converted: dict[Path, dict[str, str]]) -> 
     return changed
 
 
-def _is_log(path: Path) -> bool:
+def is_log(path: Path) -> bool:
+    """Whether `path` starts with a run log's header (of any version)."""
     with path.open("rb") as f:
         first = f.readline()
     try:
         return _is_header(json.loads(first))
     except json.JSONDecodeError:
         return False
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("logs", nargs="*", type=Path, help="experiment logs (.jsonl)")
-    parser.add_argument("--all", action="store_true", help="every log under assets/ and runs/")
-    parser.add_argument(
-        "--gallery",
-        type=Path,
-        default=DEFAULT_MANIFEST,
-        help="the gallery manifest whose settings name conditions of these logs",
-    )
-    args = parser.parse_args(argv)
-    paths = list(args.logs)
-    if args.all:
-        paths += [p for root in ("assets", "runs") for p in sorted(Path(root).rglob("*.jsonl"))]
-    paths = [p for p in paths if _is_log(p)]
-    if not paths:
-        parser.error("no experiment log given (or found with --all)")
-    converted = {}
-    for path in paths:
-        changed, keys = convert_file(path)
-        converted[path.resolve()] = keys
-        print(f"{path}: {changed} line(s) converted" if changed else f"{path}: already current")
-    if args.gallery.is_file():
-        renamed = rename_in_gallery(args.gallery, converted)
-        print(f"{args.gallery}: {renamed} setting(s) renamed")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,6 +1,6 @@
 """Next-token entropy of the offline model while it answers the `demo` questions (docs/turns.md).
 
-Usage: python scripts/turn_entropy.py [N_QUESTIONS] [TOKENS]. Greedy; prints median, p90 and the
+Usage: python -m tools.turn_entropy [N_QUESTIONS] [TOKENS]. Greedy; prints median, p90 and the
 share of tokens above 1.0, 1.5, 2.0 and 2.5 nats (the uncertainty policy's threshold).
 """
 

@@ -1,7 +1,7 @@
 """How often an honest agent writes in RR trajectories, per setting (the numbers behind the
 interactive defaults in `rrdemo.config.INTERACTIVE_DEFAULTS` and docs/app.md, "Defaults").
 
-    python scripts/speaker_share.py logic3 20 '{"k": 8}' '{"k": 4}' '{"k": 8, "eos_policy": "pass"}'
+    python -m tools.speaker_share logic3 20 '{"k": 8}' '{"k": 4}' '{"k": 8, "eos_policy": "pass"}'
 
 Each setting is JSON: RunConfig fields over the interactive defaults, plus "model" (default
 smollm2). Runs RRMaj only, 3c2t strong, on the first questions of the task's seeded sample.

@@ -1,6 +1,6 @@
 """Retake assets/screenshot_arena.png: the Arena's first preset, run to the end, in headless chromium.
 
-RRDEMO_CACHE_DIR=... HF_HUB_OFFLINE=1 .venv/bin/python scripts/screenshot_arena.py [OUT.png]
+RRDEMO_CACHE_DIR=... HF_HUB_OFFLINE=1 .venv/bin/python -m tools.screenshot_arena [OUT.png]
 """
 
 from __future__ import annotations
@@ -8,9 +8,6 @@ from __future__ import annotations
 import shutil
 import socket
 import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run"]

@@ -1,7 +1,7 @@
 """Find import cycles among the project's own modules; exit 1 when there is one.
 
-    python scripts/import_cycles.py            # rrdemo/, leaderboard/, ui/, app.py, bench/
-    python scripts/import_cycles.py --edges    # also print every import edge
+    python -m tools.import_cycles            # rrdemo/, leaderboard/, ui/, app.py, bench/, tools/
+    python -m tools.import_cycles --edges    # also print every import edge
 
 Reads the source with `ast` (nothing is imported), so an import inside a function counts as
 much as one at the top of the file: a function-level import only hides a cycle until the
@@ -20,7 +20,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SOURCES = ("rrdemo", "leaderboard", "ui", "app.py", "bench")
+SOURCES = ("rrdemo", "leaderboard", "ui", "app.py", "bench", "tools")
 
 
 def module_files(root: Path = ROOT, sources: Iterable[str] = SOURCES) -> dict[str, Path]:

@@ -1,0 +1,37 @@
+"""`rrdemo reextract LOG [--write]`: the log's answers read again with the current rules.
+
+Every finished unit is concluded again as a run concludes it (`rrdemo.runs.reextract`); a table
+says per task and method what changed. With `--write` the log's answers and votes are replaced.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the `reextract` command."""
+    parser = subparsers.add_parser(
+        "reextract",
+        help="read a log's answers again with the current rules, vote again, say what changed",
+        description="Re-extract the answers of an experiment log with the current rules and vote "
+        "again: a markdown table of changed answers, decisions and accuracies per task and "
+        "method. Texts, compute and everything else stay as logged.",
+    )
+    parser.add_argument("log", type=Path, help="the JSONL log written by `rrdemo experiment`")
+    parser.add_argument("--write", action="store_true", help="rewrite the log with the new answers")
+    parser.set_defaults(func=handler)
+
+
+def handler(args: argparse.Namespace) -> int:
+    """Print the table; rewrite the log with --write."""
+    from rrdemo.runs.log import read_log
+    from rrdemo.runs.reextract import reextract, table, write_records
+
+    read_log(args.log)  # a missing, foreign or older log is refused with its reason
+    tallies, records = reextract(args.log)
+    print(table(tallies))
+    if args.write:
+        write_records(args.log, records)
+    return 0
