@@ -18,18 +18,20 @@ from rrdemo.tasks.mathanswers import equivalent, extract_math, math_vote_key, no
 from rrdemo.tasks.numbers import extract_number, normalize_number, number_value
 
 COT_CUE = "Let's think step by step."
+# Asked for explicitly: told only how to end, small models write the final sentence alone.
+WORK_CUE = "Work the problem out first, showing each step."
 FINAL_FORMAT: dict[str, str] = {
     "letter": (
-        'End your response with one sentence that begins with "The answer is" and gives the '
-        "letter of the correct option in parentheses."
+        'Then end your response with one sentence that begins with "The answer is" and gives '
+        "the letter of the correct option in parentheses."
     ),
     "number": (
-        'End your response with one sentence that begins with "The answer is" and gives the '
-        "final number, written in digits."
+        'Then end your response with one sentence that begins with "The answer is" and gives '
+        "the final number, written in digits."
     ),
     "math": (
-        'End your response with one sentence that begins with "The answer is" and gives the '
-        "final answer in LaTeX, inside \\boxed{}."
+        'Then end your response with one sentence that begins with "The answer is" and gives '
+        "the final answer in LaTeX, inside \\boxed{}."
     ),
 }
 
@@ -68,7 +70,7 @@ def styled_prompt(prompt: str, style: str = "direct") -> str:
 
 def build_prompt(question_text: str, kind: AnswerKind) -> str:
     """The user message for one question: the question, the CoT cue, the final-answer format."""
-    return f"{question_text.strip()}\n\n{COT_CUE} {FINAL_FORMAT[kind]}"
+    return f"{question_text.strip()}\n\n{COT_CUE} {WORK_CUE} {FINAL_FORMAT[kind]}"
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from rrdemo.tasks.answers import copyable_placeholders
 from rrdemo.tasks.base import Question
 from rrdemo.tasks.benchmarks import (
     COT_CUE,
+    WORK_CUE,
     FINAL_FORMAT,
     PROMPT_STYLES,
     LetterTask,
@@ -53,7 +54,8 @@ def test_prompts_state_the_final_answer_format_in_words() -> None:
 
 def test_the_prompt_is_the_question_the_cue_and_the_answer_format_of_its_kind() -> None:
     for kind, format_line in FINAL_FORMAT.items():
-        assert build_prompt("  What is 2+2?\n", kind) == f"What is 2+2?\n\n{COT_CUE} {format_line}"
+        expected = f"What is 2+2?\n\n{COT_CUE} {WORK_CUE} {format_line}"
+        assert build_prompt("  What is 2+2?\n", kind) == expected
     assert styled_prompt("P") == "P"
     assert styled_prompt("P", "step-by-step") == f"P {PROMPT_STYLES['step-by-step'].cue}"
     assert set(PROMPT_STYLES) == set(PROMPT_STYLES_OF_CONFIG)
