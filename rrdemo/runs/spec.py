@@ -144,8 +144,8 @@ def _configs(
     configs = [str(c).strip() for c in _as_list(s["configs"], "configs", bounds, "configs")]
     bounds.check("configs", len(configs) + n_ensembles, "the number of configs and ensembles")
     n_agents = whole_number(s["n_agents"], "n_agents (N)", minimum=1)
-    bounds.check("agents", n_agents, "n_agents (N)")
     if not configs and not n_ensembles:
+        bounds.check("agents", n_agents, "n_agents (N)")  # before its N + 1 labels are written
         return [ct_label(c, n_agents - c) for c in range(n_agents + 1)], n_agents
     for label in configs:
         c, t = parse_ct(label)
