@@ -206,7 +206,7 @@ def normalize_sweep(raw: dict[str, Any]) -> dict[str, Any]:
         "entropy_threshold": _threshold(s["entropy_threshold"]),
         "meter": true_or_false(s["meter"], "meter"),
     }
-    calibration = [str(p) for p in _as_list(s["calibration"], "calibration")]
+    calibration = [str(p) for p in _as_list(s["calibration"], "calibration logs", bounds)]
     for policy in beyond["turn_policies"]:
         check_choice(policy, *CHOICES["turn_policy"])
     if not beyond["turn_policies"]:
