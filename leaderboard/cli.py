@@ -27,6 +27,7 @@ from rrdemo.errors import RRError
 from rrdemo.report.submission import (
     ALL_SOURCES,
     DATASETS,
+    SCHEMA_VERSION,
     STRENGTHS,
     Submission,
     SubmissionRejected,
@@ -66,10 +67,11 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("init", help="create or upgrade the database and seed the paper's tables")
     commands.add_parser("schema", help="print the submission file's JSON schema")
-    submit = commands.add_parser(
-        "submit", help="submit a result file (JSON, schema version 1 or 2)"
+    what = (
+        f"submit a result file (JSON, schema version {SCHEMA_VERSION}: `rrdemo export` writes it)"
     )
-    submit.add_argument("file", type=Path)
+    submit = commands.add_parser("submit", help=what, description=what)
+    submit.add_argument("file", type=Path, help="the submission file")
     listing = commands.add_parser("list", help="print the approved rows")
     listing.add_argument("--format", choices=("json", "table"), default="table")
     listing.add_argument("--all", action="store_true", help="every row, any status")

@@ -1,7 +1,9 @@
 """Keeping the leaderboard across restarts: an append-only journal, pushed to a hub dataset.
 
 Every accepted submission and every admin action is written once, as its own JSON file, in the
-journal folder (`<data dir>/leaderboard-journal/{submissions,moderation}/`); files are never
+journal folder of its database (`journal_dir`: beside a SQLite file, so the default
+`<data dir>/leaderboard.db` journals into `<data dir>/leaderboard-journal/{submissions,moderation}/`,
+or `LEADERBOARD_JOURNAL_DIR`); a rebuild reads only its own database's journal. Files are never
 rewritten, which is what `huggingface_hub.CommitScheduler` needs to upload a folder safely
 while it is written. At start the SQLite database is rebuilt from the journal (and from the
 hub's copy, downloaded first): submissions are found by content hash and admin actions by
@@ -16,6 +18,7 @@ Without the variable nothing touches the network; tests never set it.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import math
@@ -27,7 +30,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import URL, make_url, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from leaderboard import service
@@ -41,7 +44,7 @@ log = logging.getLogger(__name__)
 
 REPO_ENV = "LEADERBOARD_HF_DATASET_REPO"
 EVERY_ENV = "LEADERBOARD_HF_SYNC_MINUTES"
-JOURNAL_DIR = "leaderboard-journal"
+JOURNAL_ENV = "LEADERBOARD_JOURNAL_DIR"  # an explicit journal folder (default: beside the database)
 RESTORED_DIR = "leaderboard-hub-restore"  # the hub's copy, downloaded at start
 PATTERNS = ["submissions/*.json", "moderation/*.json"]
 
@@ -54,14 +57,36 @@ def _stamp(moment: datetime) -> str:
     return moment.strftime("%Y%m%dT%H%M%S%f")
 
 
+def journal_dir(url: str | URL) -> Path | None:
+    """The journal folder of the database at `url`: `LEADERBOARD_JOURNAL_DIR` when set; else
+    beside a SQLite file, named after it (`data/leaderboard.db` -> `data/leaderboard-journal`);
+    for a server database, a folder of the data dir named after its URL (password left out);
+    None for an in-memory database, which outlives no process and keeps no journal."""
+    configured = os.environ.get(JOURNAL_ENV, "").strip()
+    if configured:
+        return Path(configured)
+    url = make_url(url)
+    if url.get_backend_name() == "sqlite":
+        database = url.database or ""
+        if database in ("", ":memory:") or url.query.get("mode") == "memory":
+            return None
+        path = Path(database)
+        return path.with_name(f"{path.stem}-journal")
+    named = url.set(password=None).render_as_string(hide_password=False)
+    return data_dir() / f"leaderboard-journal-{hashlib.sha256(named.encode()).hexdigest()[:16]}"
+
+
 @dataclass
 class Journal:
-    """The append-only files of one leaderboard; `lock` is the scheduler's while it uploads."""
+    """The append-only files of one leaderboard (`folder` None: none are kept); `lock` is the
+    scheduler's while it uploads."""
 
-    folder: Path
+    folder: Path | None
     lock: Any = field(default_factory=threading.Lock)
 
-    def _write_once(self, relative: str, payload: dict[str, Any]) -> Path:
+    def _write_once(self, relative: str, payload: dict[str, Any]) -> Path | None:
+        if self.folder is None:
+            return None
         path = self.folder / relative
         with self.lock:
             if path.exists():  # append-only: a file is written once and never changed
@@ -72,7 +97,7 @@ class Journal:
             tmp.replace(path)  # readers (and the uploader) never see half a file
         return path
 
-    def submitted(self, submission: Submission, at: datetime | None = None) -> Path:
+    def submitted(self, submission: Submission, at: datetime | None = None) -> Path | None:
         """Record an accepted submission (its canonical content) as submissions/<hash>.json."""
         at = at or _now()
         payload = {"at": at.isoformat(), "submission": json.loads(submission.canonical_json())}
@@ -80,7 +105,7 @@ class Journal:
 
     def moderated(
         self, content_hash: str, action: str, detail: str = "", at: datetime | None = None
-    ) -> Path:
+    ) -> Path | None:
         """Record an admin action as moderation/<time>-<hash>-<action>.json."""
         at = at or _now()
         payload = {
@@ -199,7 +224,7 @@ def restore_from_hub(target: Path) -> Path | None:
 def start_hub_sync(journal: Journal, hf_api: Any = None):
     """Push the journal folder to the dataset repo every few minutes when configured."""
     repo = _repo()
-    if repo is None:
+    if repo is None or journal.folder is None:
         return None
     from huggingface_hub import CommitScheduler  # slow to import; only when configured
 
@@ -331,10 +356,11 @@ def moderate_recorded(
 
 
 def local_store(factory: sessionmaker[Session]) -> Store:
-    """The leaderboard's database with its local journal (the CLI's: no hub download or sync),
-    so a command's writes survive a rebuild like the app's."""
-    journal = Journal(data_dir() / JOURNAL_DIR)
-    journal.folder.mkdir(parents=True, exist_ok=True)
+    """The leaderboard's database with its own journal (`journal_dir`; the CLI's: no hub
+    download or sync), so a command's writes survive a rebuild like the app's."""
+    journal = Journal(journal_dir(factory.kw["bind"].url))
+    if journal.folder is not None:
+        journal.folder.mkdir(parents=True, exist_ok=True)
     return Store(factory, journal)
 
 
@@ -347,7 +373,7 @@ def open_store(url: str | None = None) -> Store:
     except Exception as error:  # the board still opens; the hub copy is merged next start
         log.warning("could not download the leaderboard journal from the hub: %s", error)
         restored = None
-    done = rebuild(factory, journal.folder, *([restored] if restored else []))
+    done = rebuild(factory, *[f for f in (journal.folder, restored) if f is not None])
     log.info("leaderboard rebuilt from its journal: %s", done)
     try:
         scheduler = start_hub_sync(journal)

@@ -10,11 +10,13 @@ import hashlib
 import json
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import MISSING, asdict, dataclass, field, fields, replace
 from typing import Any, Literal, get_args
 
 from rrdemo.errors import RRError
+from rrdemo.limits import ENV as LIMIT_ENV
+from rrdemo.limits import limits
 from rrdemo.turns import (
     DEFAULT_ENTROPY_THRESHOLD,
     TURN_POLICIES,
@@ -72,8 +74,21 @@ def whole_number(value: Any, what: str, minimum: int | None = None) -> int:
     return int(number)
 
 
-MAX_AGENTS = 64  # an ensemble larger than this is almost certainly a typo
-MAX_TOKENS_LIMIT = 32768  # L: new tokens in one trajectory or one MAJ answer
+def true_or_false(value: Any, what: str) -> bool:
+    """`value` when it is a boolean; RRError otherwise (a file's `"false"` is text, not false)."""
+    if not isinstance(value, bool):
+        raise RRError(f"{what} must be true or false, got {value!r}")
+    return value
+
+
+def known_keys(mapping: Mapping, allowed: Iterable[str], label: str) -> None:
+    """RRError naming the unknown keys of a file's mapping and the allowed ones."""
+    allowed = tuple(allowed)
+    unknown = [str(k) for k in mapping if k not in allowed]
+    if unknown:
+        raise RRError(
+            f"{label}: unknown setting(s) {', '.join(sorted(unknown))}; allowed: {', '.join(allowed)}"
+        )
 
 
 @dataclass(frozen=True)
@@ -200,22 +215,27 @@ class RunConfig(Composition):
         n = len(self.agents)
         if n < 1:
             raise RRError("N must be at least 1 agent")
-        if n > MAX_AGENTS:
-            raise RRError(f"N must be at most {MAX_AGENTS} agents, got {n}")
+        bounds = limits()
+        bounds.check("agents", n, "N (agents)")
         for name, (what, allowed) in CHOICES.items():
             check_choice(getattr(self, name), what, allowed)
         if self.strength == "custom" and (
             not self.custom_template or "{target}" not in self.custom_template
         ):
             raise RRError("a custom corruption template must contain the slot {target}")
+        if self.custom_template is not None:
+            bounds.check(
+                "template_chars", len(self.custom_template), "the custom template's length"
+            )
         if self.k < 1:
             raise RRError(f"K (tokens per turn) must be at least 1, got {self.k}")
-        if self.m is not None and self.m < 1:
-            raise RRError(f"M (RR trajectories) must be at least 1, got {self.m}")
-        if not 1 <= self.max_tokens <= MAX_TOKENS_LIMIT:
-            raise RRError(
-                f"L (max new tokens) must be between 1 and {MAX_TOKENS_LIMIT}, got {self.max_tokens}"
-            )
+        if self.m is not None:
+            if self.m < 1:
+                raise RRError(f"M (RR trajectories) must be at least 1, got {self.m}")
+            bounds.check("trajectories", self.m, "M (RR trajectories)")
+        if self.max_tokens < 1:
+            raise RRError(f"L (max new tokens) must be at least 1, got {self.max_tokens}")
+        bounds.check("tokens", self.max_tokens, "L (max new tokens)")
         if self.max_tokens < self.k:
             raise RRError(f"L (max new tokens, {self.max_tokens}) must be at least K ({self.k})")
         validate_turn_settings(self.k_min, self.k, self.entropy_threshold)
@@ -423,6 +443,7 @@ def homogeneous_agents(
     """
     if n < 1:
         raise RRError(f"N must be at least 1 agent, got {n}")
+    limits().check("agents", n, "N (agents)")
     if not 0 <= c <= n:
         raise RRError(f"c (corrupted agents) must be between 0 and N={n}, got {c}")
     models = [model] if isinstance(model, str) else list(model)
@@ -455,6 +476,7 @@ def parse_agents(text: str) -> tuple[AgentSpec, ...]:
     `"smollm2, c"` / `"gemma3-270m, honest"` are the same ensemble.
     """
     specs: list[AgentSpec] = []
+    most = limits().agents
     for number, raw in enumerate((text or "").splitlines(), start=1):
         line = raw.split("#", 1)[0].strip()
         if not line:
@@ -469,6 +491,11 @@ def parse_agents(text: str) -> tuple[AgentSpec, ...]:
                 specs[-1] = replace(specs[-1], corrupted=role)
                 roled = True
             elif part.rstrip("*"):
+                if len(specs) == most:  # refused before the list grows past the limit
+                    raise RRError(
+                        f"the agent list has more than {most} agents; at most {most} is "
+                        f"allowed ({LIMIT_ENV['agents']})"
+                    )
                 specs.append(AgentSpec(model=part.rstrip("*"), corrupted=part.endswith("*")))
                 roled = part.endswith("*")
             else:

@@ -21,7 +21,6 @@ when the backend is built, and kept out of configs, hashes, events and logs.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -30,8 +29,17 @@ from typing import Any
 from rrdemo.backends.endpoint import Endpoint
 from rrdemo.backends.openai import PROMPT_FORMATS, OpenAIBackend
 from rrdemo.backends.registry import REGISTRY
-from rrdemo.config import AgentSpec, RunConfig, Sampling, whole_number
+from rrdemo.config import (
+    AgentSpec,
+    RunConfig,
+    Sampling,
+    known_keys,
+    true_or_false,
+    whole_number,
+)
 from rrdemo.errors import RRError
+from rrdemo.files import read_settings_file
+from rrdemo.limits import limits
 
 # Where an ensemble file's agent runs (its `backend` key): "local", a model this process loads on
 # an engine of `rrdemo.config.BACKENDS`, or "openai", a model an OpenAI-compatible server serves.
@@ -120,27 +128,11 @@ def load_ensemble(path: str | Path) -> Ensemble:
     path = Path(path)
     if not path.is_file():
         raise RRError(f"ensemble file {str(path)!r} does not exist")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise RRError(f"cannot read ensemble file {str(path)!r}: {exc}") from None
-    if path.suffix.lower() == ".json":
-        try:
-            data = json.loads(text)
-        except ValueError as exc:
-            raise RRError(f"ensemble file {path.name} is not valid JSON: {exc}") from None
-    elif path.suffix.lower() in (".yaml", ".yml"):
-        import yaml
-
-        try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            first = " ".join(str(exc).split())
-            raise RRError(f"ensemble file {path.name} is not valid YAML: {first}") from None
-    else:
+    if path.suffix.lower() not in (".json", ".yaml", ".yml"):
         raise RRError(
             f"ensemble file {path.name} must end in .yaml, .yml or .json, got {path.suffix!r}"
         )
+    data = read_settings_file(path, "ensemble file")
     return ensemble_from_dict(data, source=str(path))
 
 
@@ -149,15 +141,15 @@ def ensemble_from_dict(data: Any, source: str = "<ensemble>") -> Ensemble:
     where = Path(source).name
     if not isinstance(data, Mapping):
         raise RRError(f"{where}: an ensemble must be a mapping with an 'agents' list")
-    _only(data, TOP_KEYS, f"{where}")
+    known_keys(data, TOP_KEYS, f"{where}")
     endpoints = data.get("endpoints") or {}
     if not isinstance(endpoints, Mapping):
         raise RRError(f"{where}: 'endpoints' must map names to endpoint settings")
     for name, settings in endpoints.items():
         if not isinstance(settings, Mapping):
             raise RRError(f"{where}: endpoint {name!r} must be a mapping of settings")
-        _only(settings, (*ENDPOINT_KEYS, "tokenizer", "prompt_format", "max_context"),
-              f"{where}: endpoint {name!r}")  # fmt: skip
+        allowed = (*ENDPOINT_KEYS, "tokenizer", "prompt_format", "max_context")
+        known_keys(settings, allowed, f"{where}: endpoint {name!r}")
     agents_raw = data.get("agents")
     if not isinstance(agents_raw, list) or not agents_raw:
         raise RRError(f"{where}: 'agents' must be a non-empty list of agents")
@@ -175,11 +167,11 @@ def ensemble_from_dict(data: Any, source: str = "<ensemble>") -> Ensemble:
                 f"{label}: backend must be one of {', '.join(AGENT_KINDS)}, got {backend!r}"
             )
         count = whole_number(raw.get("count", 1), f"{label}: count", minimum=1)
-        corrupted = raw.get("corrupted", False)
-        if not isinstance(corrupted, bool):
-            raise RRError(f"{label}: corrupted must be true or false, got {corrupted!r}")
+        # the seats are counted before any is built: `count: 999999999` builds nothing
+        limits().check("agents", len(specs) + count, f"{where}: the number of agents")
+        corrupted = true_or_false(raw.get("corrupted", False), f"{label}: corrupted")
         if backend == "local":
-            _only(raw, LOCAL_KEYS, label)
+            known_keys(raw, LOCAL_KEYS, label)
             model = _text(raw.get("model"), f"{label}: model")
             revision = raw.get("revision")
             if revision is not None:
@@ -189,7 +181,7 @@ def ensemble_from_dict(data: Any, source: str = "<ensemble>") -> Ensemble:
             local_names.add(model)
             specs += [AgentSpec(model, corrupted, revision)] * count
             continue
-        _only(raw, SERVED_KEYS, label)
+        known_keys(raw, SERVED_KEYS, label)
         agent = _served_agent(raw, endpoints, label)
         if agent.name in local_names:
             raise RRError(
@@ -207,7 +199,7 @@ def ensemble_from_dict(data: Any, source: str = "<ensemble>") -> Ensemble:
     run = data.get("run") or {}
     if not isinstance(run, Mapping):
         raise RRError(f"{where}: 'run' must be a mapping of run settings")
-    _only(run, RUN_KEYS, f"{where}: run")
+    known_keys(run, RUN_KEYS, f"{where}: run")
     config = RunConfig(agents=tuple(specs), **_run_settings(run, f"{where}: run"))
     return Ensemble(config, served, source)
 
@@ -238,9 +230,7 @@ def _served_agent(raw: Mapping, endpoints: Mapping, label: str) -> ServedAgent:
             kwargs[key] = whole_number(settings[key], f"{label}: {key}", minimum=0)
     for key in ("stream", "check_model"):
         if key in settings:
-            if not isinstance(settings[key], bool):
-                raise RRError(f"{label}: {key} must be true or false, got {settings[key]!r}")
-            kwargs[key] = settings[key]
+            kwargs[key] = true_or_false(settings[key], f"{label}: {key}")
     if "extra_body" in settings:
         if not isinstance(settings["extra_body"], Mapping):
             raise RRError(f"{label}: extra_body must be a mapping of request fields")
@@ -292,7 +282,7 @@ def _run_settings(run: Mapping, label: str) -> dict[str, Any]:
     if sampling is not None:
         if not isinstance(sampling, Mapping):
             raise RRError(f"{label}: sampling must be a mapping (temperature, top_p, seed)")
-        _only(sampling, SAMPLING_KEYS, f"{label}: sampling")
+        known_keys(sampling, SAMPLING_KEYS, f"{label}: sampling")
         values: dict[str, Any] = {}
         for key in ("temperature", "top_p"):
             if key in sampling:
@@ -301,14 +291,6 @@ def _run_settings(run: Mapping, label: str) -> dict[str, Any]:
             values["seed"] = whole_number(sampling["seed"], f"{label}: sampling.seed", minimum=0)
         out["sampling"] = Sampling(**values)
     return out
-
-
-def _only(mapping: Mapping, allowed: tuple[str, ...], label: str) -> None:
-    unknown = [str(k) for k in mapping if k not in allowed]
-    if unknown:
-        raise RRError(
-            f"{label}: unknown setting(s) {', '.join(sorted(unknown))}; allowed: {', '.join(allowed)}"
-        )
 
 
 def _text(value: Any, label: str) -> str:

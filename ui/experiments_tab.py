@@ -27,6 +27,7 @@ from rrdemo.backends.registry import DEFAULT_MODEL, REGISTRY
 from rrdemo.config import ADVERSARIES, BEYOND_PAPER, rho_of
 from rrdemo.errors import RRError
 from rrdemo.events import METHODS
+from rrdemo.limits import limits
 from rrdemo.paths import data_dir
 from rrdemo.report.adversary import adversary_table_md, main_table_by_adversary
 from rrdemo.report.figures import PALETTE, RhoLine, accuracy_rho_figure
@@ -40,7 +41,6 @@ from ui.choices import SWEEP_TASK_CHOICES
 from ui.errors import user_error
 from ui.sweep_submit import build_submit_row
 
-MAX_UNITS = 48  # questions x conditions a web sweep may run; bigger sweeps belong to the CLI
 STATIC = str(BEYOND_PAPER["adversary"])  # the paper's adversary, the default strategy
 COLUMNS = [
     "task",
@@ -183,17 +183,18 @@ def sweep_settings(
     seed: float,
     adversaries: list[str] | tuple[str, ...] = (STATIC,),
 ) -> dict[str, Any]:
-    """The sweep dict the experiment runner takes, from the tab's controls."""
+    """The sweep dict the experiment runner takes, from the tab's controls as sent: the runner
+    checks every value and says what is wrong (a NaN or a text as K, an empty list, ...)."""
     return {
-        "tasks": list(tasks or []),
-        "models": [(model or DEFAULT_MODEL).strip()],
+        "tasks": tasks or [],
+        "models": [str(model or DEFAULT_MODEL).strip()],
         "configs": configs,
-        "strengths": list(strengths or []),
-        "k": [int(k)],
-        "max_tokens": int(max_tokens),
-        "n": int(n),
-        "seed": int(seed),
-        "adversaries": list(adversaries or []),  # the runner refuses an empty list, saying why
+        "strengths": strengths or [],
+        "k": k,
+        "max_tokens": max_tokens,
+        "n": n,
+        "seed": seed,
+        "adversaries": adversaries or [],  # the runner refuses an empty list, saying why
     }
 
 
@@ -205,12 +206,7 @@ def run_sweep(
     settings = {"backend": getattr(pool, "preferred_backend", "transformers"), **settings}
     for model in settings["models"]:  # refused names stop here, before anything reads them
         pool.admit(model)
-    plan = plan_sweep(settings)
-    if plan.n_units > MAX_UNITS:
-        raise RRError(
-            f"this sweep has {plan.n_units} question runs; the web app runs at most {MAX_UNITS} "
-            "(fewer questions, configs or tasks), use `python -m rrdemo experiment` for more"
-        )
+    plan = plan_sweep(settings, units_limit="web_units")  # sizes checked before anything is built
     folder = data_dir() / "experiments"
     path = folder / f"sweep-{time.strftime('%Y%m%d-%H%M%S')}-{threading.get_ident() % 10000}.jsonl"
     finished: queue.Queue = queue.Queue()
@@ -311,10 +307,10 @@ def _sweep_callback(pool: ModelSource) -> Callable[..., Iterator[tuple]]:
         progress=gr.Progress(),
     ):
         stop = threading.Event()
-        settings = sweep_settings(
-            tasks_, model_, configs_, strengths_, k_, l_, n_, seed_, adversaries_
-        )
         try:
+            settings = sweep_settings(
+                tasks_, model_, configs_, strengths_, k_, l_, n_, seed_, adversaries_
+            )
             for done, total, path in run_sweep(settings, pool, stop):
                 progress((done, total), desc="questions", unit="q")
                 yield _sweep_view(done, total, path)
@@ -334,7 +330,7 @@ def build_experiments_tab(pool: ModelSource, leaderboard: Store | None = None) -
     gr.Markdown(
         "Run a small sweep with the experiment runner: every question is answered by MAJ and "
         "RRMaj under each corruption setting, and accuracy is plotted against rho = c/N. "
-        f"At most {MAX_UNITS} question runs here; the CLI (`python -m rrdemo experiment`) runs "
+        f"At most {limits().web_units} question runs here; the CLI (`python -m rrdemo experiment`) runs "
         "the paper's full sweeps and resumes them."
     )
     inputs = _sweep_controls()
@@ -356,6 +352,7 @@ def build_experiments_tab(pool: ModelSource, leaderboard: Store | None = None) -
         concurrency_id="model",
         concurrency_limit=1,
         api_name="sweep",
+        preprocess=False,  # the values as sent: the runner checks each one and says what is wrong
     )
     stop_button.click(None, None, None, cancels=[event], api_visibility="private")
 

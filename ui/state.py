@@ -22,6 +22,7 @@ from rrdemo.config import (
 from rrdemo.errors import RRError
 from rrdemo.events import METHODS, Event, RunStarted
 from rrdemo.fold import Fold, MethodRecord, SpeakerTally
+from rrdemo.limits import limits
 from rrdemo.tasks import Question, Task, get_task, load_questions
 
 CUSTOM = "custom"
@@ -141,6 +142,7 @@ def build_run(request: ArenaRequest) -> PreparedRun:
         request.task, request.question_index, request.custom_question, request.custom_gold
     )
     target = None
+    limits().check("question_chars", len(request.target or ""), "the target answer's length")
     if (request.target or "").strip() and config.c and config.strength != "none":
         target = normalize_target(task, question, request.target.strip())
     return PreparedRun(config, task, question, target)

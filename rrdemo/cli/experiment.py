@@ -36,9 +36,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--model", dest="models", help="model(s) of the homogeneous ensembles, comma-separated"
     )
     parser.add_argument(
-        "--configs", help="corruption settings like 0c5t,1c4t,3c2t,5c0t (default: all c for N)"
+        "--configs",
+        help="corruption settings like 0c5t,1c4t,3c2t,5c0t; each label's c + t is its N "
+        "(default: every c for --n-agents)",
     )
-    parser.add_argument("--n-agents", type=int, help="N when --configs is left out (default 5)")
+    parser.add_argument(
+        "--n-agents",
+        type=int,
+        help="N when --configs is left out (default 5); given with --configs, every label must "
+        "add up to it (7c2t needs N = 9)",
+    )
     parser.add_argument(
         "--ensemble",
         dest="ensembles",

@@ -318,6 +318,25 @@ class LogWriter:
         os.close(self._fd)
 
 
+def sweep_changes(old: dict, new: dict) -> str:
+    """How the sweep of header `new` differs from that of header `old`: each changed setting as
+    `name old -> new`, or, with the same settings, that the conditions differ."""
+    before, after = old.get("sweep") or {}, new.get("sweep") or {}
+    names = [
+        name for name in dict.fromkeys([*after, *before]) if before.get(name) != after.get(name)
+    ]
+    if not names:
+        return "same settings, but its conditions differ: other questions or configs"
+    return "; ".join(
+        f"{name} {_shown(before.get(name))} -> {_shown(after.get(name))}" for name in names
+    )
+
+
+def _shown(value: object, width: int = 60) -> str:
+    text = json.dumps(value)
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
 def open_log(path: Path, plan: Plan) -> tuple[LogWriter, set[tuple[str, str]]]:
     """Start a new log, or resume an existing one written by the same sweep (cut to its last unit)."""
     header = header_for(plan)
@@ -328,8 +347,8 @@ def open_log(path: Path, plan: Plan) -> tuple[LogWriter, set[tuple[str, str]]]:
             or log.header.get("conditions") != header["conditions"]
         ):
             raise RRError(
-                f"{path} holds a different sweep; rerun with the same settings to resume it, "
-                "or choose another --out for this one"
+                f"{path} holds a different sweep ({sweep_changes(log.header, header)}); rerun "
+                "with the same settings to resume it, or choose another --out for this one"
             )
         writer = LogWriter(path)
         os.truncate(path, log.keep_bytes)  # drop a half-finished unit; the runner redoes it
@@ -352,7 +371,10 @@ def merge_logs(paths: Sequence[Path | str], out: Path | str) -> int:
             logs[0].header.get("sweep"),
             logs[0].header.get("conditions"),
         ):
-            raise RRError(f"{log.path} holds a different sweep than {logs[0].path}; not merged")
+            changes = sweep_changes(logs[0].header, log.header)
+            raise RRError(
+                f"{log.path} holds a different sweep than {logs[0].path} ({changes}); not merged"
+            )
     seen: set[tuple[str, str]] = set()
     lines = [dump_record(logs[0].header)]
     for log in logs:

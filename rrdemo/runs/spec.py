@@ -11,13 +11,10 @@ A sweep is a dict of the settings in `DEFAULTS`, given on the command line, in a
 from __future__ import annotations
 
 import itertools
-import json
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-import yaml
 
 from rrdemo.backends.choice import BACKEND_CHOICES, with_backends
 from rrdemo.backends.registry import resolve
@@ -32,11 +29,15 @@ from rrdemo.config import (
     check_choice,
     ct_label,
     homogeneous_agents,
+    known_keys,
     parse_agents,
     parse_ct,
+    true_or_false,
     whole_number,
 )
 from rrdemo.errors import RRError
+from rrdemo.files import read_settings_file
+from rrdemo.limits import Limits, limits
 from rrdemo.speakers import silence_warning
 from rrdemo.tasks import SOURCES, canonical_name, get_task, load_questions
 from rrdemo.tasks.base import Question, Task
@@ -95,78 +96,117 @@ def _threshold(value: Any) -> float:
     return threshold
 
 
-def _flag(value: Any, what: str) -> bool:
-    if not isinstance(value, bool):
-        raise RRError(f"{what} must be true or false, got {value!r}")
-    return value
-
-
-def _as_list(value: Any, what: str) -> list:
+def _as_list(value: Any, what: str, bounds: Limits, limit: str = "sweep_values") -> list:
+    """A list setting as a list (a comma-separated string is split), at most `limit` long."""
     if value is None:
         return []
     if isinstance(value, str):
-        return [v.strip() for v in value.split(",") if v.strip()]
-    if isinstance(value, (list, tuple)):
-        return list(value)
-    if isinstance(value, int) and not isinstance(value, bool):
-        return [value]
-    raise RRError(f"{what} must be a list or a comma-separated string, got {value!r}")
+        values = [v.strip() for v in value.split(",") if v.strip()]
+    elif isinstance(value, (list, tuple)):
+        values = list(value)
+    elif isinstance(value, int | float) and not isinstance(value, bool):
+        values = [value]  # one number (a UI field); whole_number checks it
+    else:
+        raise RRError(f"{what} must be a list or a comma-separated string, got {value!r}")
+    bounds.check(limit, len(values), f"the number of {what}")
+    return values
+
+
+SEAT_KEYS = ("model", "corrupted")  # what a seat of a sweep's explicit ensemble says
+
+
+def _seats(entry: Any, label: str, bounds: Limits) -> list[dict[str, Any]]:
+    """One explicit ensemble's seats, checked as an ensemble file's agents are (the allowed keys,
+    a true or false `corrupted`): agent-list text (`smollm2*, gemma3-270m`) or a list of seats."""
+    if isinstance(entry, str):
+        return [{"model": a.model, "corrupted": a.corrupted} for a in parse_agents(entry)]
+    if not isinstance(entry, list):
+        raise RRError(f"{label} must be a list of agents like {{model: smollm2, corrupted: true}}")
+    bounds.check("agents", len(entry), f"{label}: the number of agents")
+    seats = []
+    for position, seat in enumerate(entry, start=1):
+        where = f"{label}: agent #{position}"
+        if not isinstance(seat, dict):
+            raise RRError(f"{where} must be a mapping such as {{model: smollm2, corrupted: true}}")
+        known_keys(seat, SEAT_KEYS, where)
+        if not isinstance(seat.get("model"), str) or not seat["model"].strip():
+            raise RRError(f"{where}: model must be a non-empty text, got {seat.get('model')!r}")
+        corrupted = true_or_false(seat.get("corrupted", False), f"{where}: corrupted")
+        seats.append({"model": seat["model"], "corrupted": corrupted})
+    return seats
+
+
+def _configs(
+    s: dict[str, Any], explicit_n: bool, n_ensembles: int, bounds: Limits
+) -> tuple[list[str], int]:
+    """The `3c2t` labels and N, each label checked from its two integers before any agent is
+    built; no labels and no ensembles means every c for N."""
+    configs = [str(c).strip() for c in _as_list(s["configs"], "configs", bounds, "configs")]
+    bounds.check("configs", len(configs) + n_ensembles, "the number of configs and ensembles")
+    n_agents = whole_number(s["n_agents"], "n_agents (N)", minimum=1)
+    if not configs and not n_ensembles:
+        bounds.check("agents", n_agents, "n_agents (N)")  # before its N + 1 labels are written
+        return [ct_label(c, n_agents - c) for c in range(n_agents + 1)], n_agents
+    for label in configs:
+        c, t = parse_ct(label)
+        if c + t < 1:
+            raise RRError(f"config {label!r} has no agents; c + t must be at least 1")
+        bounds.check("agents", c + t, f"N (c + t) of config {label!r}")
+        if explicit_n and c + t != n_agents:
+            raise RRError(
+                f"config {label!r} has N = c + t = {c + t} agents, but n_agents (--n-agents) "
+                f"is {n_agents}; a label's c + t is its N, so leave n_agents out or make them agree"
+            )
+    return configs, n_agents
 
 
 def normalize_sweep(raw: dict[str, Any]) -> dict[str, Any]:
-    """Fill defaults, check every value, and return the canonical sweep dict (what the header logs)."""
+    """Fill defaults, check every value, and return the canonical sweep dict (what the header logs).
+
+    Every size is compared with its limit (`rrdemo.limits`) here, before anything is built."""
     unknown = sorted(set(raw) - set(DEFAULTS))
     if unknown:
         raise RRError(
             f"unknown sweep setting(s): {', '.join(unknown)}; allowed: {', '.join(DEFAULTS)}"
         )
+    bounds = limits()
     s = {**DEFAULTS, **{k: v for k, v in raw.items() if v is not None}}
-    tasks = [canonical_name(t) for t in _as_list(s["tasks"], "tasks")]
+    tasks = [canonical_name(t) for t in _as_list(s["tasks"], "tasks", bounds)]
     if not tasks or "custom" in tasks:
         raise RRError(
             "a sweep needs at least one benchmark task (custom questions cannot be swept)"
         )
-    strengths = _as_list(s["strengths"], "strengths")
+    strengths = _as_list(s["strengths"], "strengths", bounds)
     for strength in strengths:
         check_choice(strength, *CHOICES["strength"])
     if not strengths:
         raise RRError("give at least one corruption strength (moderate, strong)")
     ensembles = [
-        [{"model": a.model, "corrupted": a.corrupted} for a in parse_agents(e)]
-        if isinstance(e, str)
-        else e
-        for e in _as_list(s["ensembles"], "ensembles")
+        _seats(e, f"ensemble #{i}", bounds)
+        for i, e in enumerate(_as_list(s["ensembles"], "ensembles", bounds, "configs"), start=1)
     ]
-    for agents in ensembles:
-        if not isinstance(agents, list) or not all(
-            isinstance(a, dict) and isinstance(a.get("model"), str) for a in agents
-        ):
-            raise RRError(
-                "each ensemble must be a list of agents like {model: smollm2, corrupted: true}"
-            )
-    configs = [str(c).strip() for c in _as_list(s["configs"], "configs")]
-    n_agents = whole_number(s["n_agents"], "n_agents (N)", minimum=1)
-    if not configs and not ensembles:
-        configs = [ct_label(c, n_agents - c) for c in range(n_agents + 1)]
-    for label in configs:
-        c, t = parse_ct(label)
-        if c + t < 1:
-            raise RRError(f"config {label!r} has no agents; c + t must be at least 1")
-        if raw.get("n_agents") is not None and c + t != n_agents:
-            raise RRError(f"config {label!r} does not add up: c + t = {c + t}, but N = {n_agents}")
+    configs, n_agents = _configs(s, raw.get("n_agents") is not None, len(ensembles), bounds)
     m_star = None if s["m_star"] is None else whole_number(s["m_star"], "M* (m_star)", minimum=1)
+    if m_star is not None:
+        bounds.check("trajectories", m_star, "M* (m_star)")
+    ks = [whole_number(k, "K", minimum=1) for k in _as_list(s["k"], "K values", bounds)]
+    max_tokens = whole_number(s["max_tokens"], "L (max_tokens)", minimum=1)
+    for length, what in ((max_tokens, "L (max_tokens)"), *((k, "K") for k in ks)):
+        bounds.check("tokens", length, what)
+    n = whole_number(s["n"], "n (questions per task)", minimum=1)
+    bounds.check("questions", n, "n (questions per task)")
     beyond = {
-        "adversaries": list(dict.fromkeys(_as_list(s["adversaries"], "adversaries"))),
+        "adversaries": list(dict.fromkeys(_as_list(s["adversaries"], "adversaries", bounds))),
         "eos_policy": s["eos_policy"],
         "prompt_style": s["prompt_style"],
-        "turn_policies": list(dict.fromkeys(_as_list(s["turn_policies"], "turn_policies"))),
+        "turn_policies": list(dict.fromkeys(_as_list(s["turn_policies"], "turn_policies", bounds))),
         "k_min": None
         if s["k_min"] is None
         else whole_number(s["k_min"], "K_min (k_min)", minimum=1),
         "entropy_threshold": _threshold(s["entropy_threshold"]),
-        "meter": _flag(s["meter"], "meter"),
+        "meter": true_or_false(s["meter"], "meter"),
     }
-    calibration = [str(p) for p in _as_list(s["calibration"], "calibration")]
+    calibration = [str(p) for p in _as_list(s["calibration"], "calibration logs", bounds)]
     for policy in beyond["turn_policies"]:
         check_choice(policy, *CHOICES["turn_policy"])
     if not beyond["turn_policies"]:
@@ -179,22 +219,20 @@ def normalize_sweep(raw: dict[str, Any]) -> dict[str, Any]:
         raise RRError(f"give at least one adversary strategy ({', '.join(ADVERSARIES)})")
     check_choice(s["source"], "data source", SOURCES)
     check_choice(s["backend"], "backend", BACKEND_CHOICES)
+    models = _as_list(s["models"], "models", bounds)
     return {
         "tasks": list(dict.fromkeys(tasks)),
-        "models": [str(m) for m in _as_list(s["models"], "models")] if configs else [],
+        "models": [str(m) for m in models] if configs else [],
         "configs": list(dict.fromkeys(configs)),
         "n_agents": n_agents,
-        "ensembles": [
-            [{"model": str(a["model"]), "corrupted": bool(a.get("corrupted", False))} for a in e]
-            for e in ensembles
-        ],
-        "corrupted_first": bool(s["corrupted_first"]),
+        "ensembles": ensembles,
+        "corrupted_first": true_or_false(s["corrupted_first"], "corrupted_first"),
         "strengths": list(dict.fromkeys(strengths)),
         "custom_template": s["custom_template"],
-        "k": list(dict.fromkeys(whole_number(k, "K", minimum=1) for k in _as_list(s["k"], "K"))),
+        "k": list(dict.fromkeys(ks)),
         "m_star": m_star,
-        "max_tokens": whole_number(s["max_tokens"], "L (max_tokens)", minimum=1),
-        "n": whole_number(s["n"], "n (questions per task)", minimum=1),
+        "max_tokens": max_tokens,
+        "n": n,
         "seed": whole_number(s["seed"], "seed", minimum=0),
         "temperature": float(s["temperature"]),
         "top_p": float(s["top_p"]),
@@ -205,6 +243,15 @@ def normalize_sweep(raw: dict[str, Any]) -> dict[str, Any]:
         # named only when given, so a sweep without one reads as it always did (committed logs)
         **({"calibration": calibration} if calibration else {}),
     }
+
+
+def sweep_size(sweep: dict[str, Any]) -> tuple[int, int]:
+    """(conditions, units) a normalized sweep plans, counted from its lists before any is built."""
+    ensembles = len(sweep["models"]) * len(sweep["configs"]) + len(sweep["ensembles"])
+    conditions = len(sweep["tasks"]) * ensembles
+    for name in ("strengths", "k", "adversaries", "turn_policies"):
+        conditions *= len(sweep[name])
+    return conditions, conditions * sweep["n"]
 
 
 LAST_TAG = " [corrupted-last]"  # the seat-layout tag of homogeneous corrupted-last ensembles
@@ -293,11 +340,20 @@ class Plan:
         return sum(len(c.questions) for c in self.conditions)
 
 
-def plan_sweep(raw: dict[str, Any], served: Collection[str] = ()) -> Plan:
-    """Validate a sweep (unknown task, n larger than the set, a config that does not add up, ...)
-    and expand it into conditions. Loads question data, never models. `served` names models
-    answered by servers of an ensemble file (not in the model registry)."""
+def plan_sweep(
+    raw: dict[str, Any], served: Collection[str] = (), units_limit: str = "units"
+) -> Plan:
+    """Validate a sweep (unknown task, n larger than the set, a config that does not add up, a
+    size over its limit, ...) and expand it into conditions. Loads question data, never models.
+    `served` names models answered by servers of an ensemble file (not in the model registry);
+    `units_limit` is the limit (`rrdemo.limits.Limits` field) on the sweep's units: the web app
+    asks for its own, "web_units"."""
     sweep = normalize_sweep(raw)
+    bounds = limits()
+    conditions_count, units = sweep_size(sweep)
+    bounds.check("conditions", conditions_count, "the number of the sweep's conditions")
+    for name in dict.fromkeys(("units", units_limit)):
+        bounds.check(name, units, "the number of the sweep's question runs (condition x question)")
     ensembles: list[tuple[AgentSpec, ...]] = []
     for model in sweep["models"]:
         resolve(model)
@@ -420,16 +476,7 @@ def plan_warnings(conditions: Sequence[Condition]) -> tuple[str, ...]:
 def load_sweep_file(path: Path | str) -> dict[str, Any]:
     """A sweep from a YAML or JSON file whose keys are the settings in `DEFAULTS`."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise RRError(f"cannot read the sweep file {path}: {exc}") from None
-    try:
-        data = json.loads(text) if path.suffix.lower() == ".json" else yaml.safe_load(text)
-    except Exception as exc:  # any parse error is the user's file, said plainly
-        raise RRError(
-            f"the sweep file {path} cannot be parsed: {str(exc).splitlines()[0]}"
-        ) from None
+    data = read_settings_file(path, "sweep file")
     if not isinstance(data, dict):
         raise RRError(
             f"the sweep file {path} must hold a mapping of settings ({', '.join(DEFAULTS)})"

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 
 from rrdemo.errors import RRError
+from rrdemo.limits import limits
 from rrdemo.tasks.answers import LETTERS, extract_letter
 from rrdemo.tasks.base import AnswerKind, Question
 from rrdemo.tasks.benchmarks import LetterTask, MathTask, NumberTask
@@ -61,6 +62,9 @@ class CustomTask:
         text = (text or "").strip()
         if not text:
             raise RRError("the question is empty; type a question (and its options, if any)")
+        bounds = limits()  # compared before the text is searched for options or hashed
+        bounds.check("question_chars", len(text), "the question's length in characters")
+        bounds.check("question_chars", len(gold or ""), "the correct answer's length in characters")
         options = detect_options(text)
         kind: AnswerKind = "letter" if (self.infer and options) else self.kind
         if kind == "letter" and not options:

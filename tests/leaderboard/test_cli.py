@@ -12,6 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from leaderboard import hub_sync, service
+from leaderboard.db import run_transaction
+from rrdemo.report.submission import SCHEMA_VERSION
 from tests.support.samples import encode, paper_row_count, result_row, submission
 
 REPO = Path(__file__).resolve().parents[2]
@@ -141,3 +144,41 @@ def test_a_filter_outside_the_board_is_refused_with_what_is_allowed(lb_env: str,
     assert "invalid choice: 'gsm9k'" in capsys.readouterr().err
     assert main(["rank", "--task", "track7", "--config", "9c0t"]) == 0
     assert "No row matches these filters." in capsys.readouterr().err
+
+
+def test_a_cli_on_another_database_journals_beside_it_not_into_the_apps_data(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`LEADERBOARD_DB_URL` elsewhere, run from the app's folder: nothing lands in `./data`, and
+    the default board, rebuilt from its own journal, never shows the other board's submission."""
+    app_folder, other = tmp_path / "app", tmp_path / "elsewhere"
+    app_folder.mkdir()
+    other.mkdir()
+    doc = tmp_path / "mine.json"
+    doc.write_bytes(encode(submission(submitter="tester")))
+    env = {k: v for k, v in os.environ.items() if k not in ("RRDEMO_DATA_DIR", "SPACE_ID")}
+    env |= {"LEADERBOARD_DB_URL": f"sqlite:///{other / 'test.db'}", "PYTHONPATH": str(REPO)}
+    done = subprocess.run(
+        [sys.executable, "-m", "leaderboard", "submit", str(doc)],
+        cwd=app_folder, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0 and "Accepted" in done.stdout, done.stderr
+    assert not (app_folder / "data").exists()
+    assert len(list((other / "test-journal" / "submissions").glob("*.json"))) == 1
+
+    monkeypatch.chdir(app_folder)  # the app's default board: ./data/leaderboard.db
+    for name in ("RRDEMO_DATA_DIR", "LEADERBOARD_DB_URL", "SPACE_ID"):
+        monkeypatch.delenv(name, raising=False)
+    store = hub_sync.open_store()
+    try:
+        rows = run_transaction(store.factory, lambda s: service.board_rows(s, include_all=True))
+        assert "tester" not in {row.submitter for row in rows}
+        assert store.journal.folder == Path("data") / "leaderboard-journal"
+    finally:
+        store.factory.kw["bind"].dispose()
+
+
+def test_submit_help_names_the_schema_version_it_accepts() -> None:
+    shown = _cli("submit", "--help")
+    assert f"schema version {SCHEMA_VERSION}" in shown.stdout
+    assert "1 or 2" not in _cli("--help").stdout

@@ -41,6 +41,12 @@ def _close(store: hub_sync.Store) -> None:
     store.factory.kw["bind"].dispose()
 
 
+def _lose_database(folder: Path) -> None:
+    """A restart without the database file (and its WAL), the journal beside it kept."""
+    for name in ("leaderboard.db", "leaderboard.db-wal", "leaderboard.db-shm"):
+        (folder / name).unlink(missing_ok=True)
+
+
 @pytest.fixture
 def admin(monkeypatch: pytest.MonkeyPatch) -> str:
     monkeypatch.setenv("LEADERBOARD_ADMINS", "Carol, @dave")
@@ -81,13 +87,14 @@ def test_lost_database_is_rebuilt_from_the_journal(
     audit = run_transaction(store.factory, service.audit_log)
     _close(store)
 
-    journal = Path(tmp_path / "data" / hub_sync.JOURNAL_DIR)
+    journal = store.journal.folder
+    assert journal == tmp_path / "leaderboard-journal"  # beside its database, leaderboard.db
     files = sorted(p.relative_to(journal).as_posix() for p in journal.rglob("*.json"))
     assert len([f for f in files if f.startswith("submissions/")]) == 2
     assert len([f for f in files if f.startswith("moderation/")]) == 3
 
-    # A Space restart without persistent storage: a new empty database, the journal kept.
-    monkeypatch.setenv("LEADERBOARD_DB_URL", f"sqlite:///{tmp_path / 'fresh.db'}")
+    # A restart that lost the database: a new empty one, the journal kept.
+    _lose_database(tmp_path)
     store = hub_sync.open_store()
     assert _user_rows(store) == (1, 1, ["approved"])  # the deleted one stays deleted
     rebuilt = run_transaction(store.factory, service.audit_log)
@@ -156,7 +163,7 @@ def test_commit_scheduler_pushes_only_new_append_only_files(
         for name, data in commit.items():
             (restored / name).parent.mkdir(parents=True, exist_ok=True)
             (restored / name).write_bytes(data)
-    shutil.rmtree(tmp_path / "data" / hub_sync.JOURNAL_DIR)
+    shutil.rmtree(store.journal.folder)
     monkeypatch.delenv("LEADERBOARD_HF_DATASET_REPO")
     monkeypatch.setenv("LEADERBOARD_DB_URL", f"sqlite:///{tmp_path / 'fresh.db'}")
     store = hub_sync.open_store()
@@ -228,7 +235,7 @@ def test_one_click_submissions_are_journalled_too(
     outcome = hub_sync.submit_recorded(store, doc)
     assert outcome.created
     _close(store)
-    monkeypatch.setenv("LEADERBOARD_DB_URL", f"sqlite:///{tmp_path / 'fresh.db'}")
+    _lose_database(tmp_path)
     store = hub_sync.open_store()
     assert _user_rows(store) == (1, 1, ["pending"])
     _close(store)

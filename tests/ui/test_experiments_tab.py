@@ -8,9 +8,10 @@ import threading
 import pytest
 
 from rrdemo.errors import RRError
+from rrdemo.limits import Limits
 from tests.support.fakes import FakeBackend, FakePool, obeys_injection
 from ui.experiments_tab import (
-    MAX_UNITS,
+    _sweep_callback,
     adversary_results,
     paper_beside,
     results_frame,
@@ -61,7 +62,7 @@ def test_stop_ends_the_sweep_after_the_current_question() -> None:
 @pytest.mark.parametrize(
     "changes,needle",
     [
-        ({"n": 40, "configs": "0c3t,1c2t,2c1t"}, f"at most {MAX_UNITS}"),
+        ({"n": 40, "configs": "0c3t,1c2t,2c1t"}, f"at most {Limits().web_units}"),
         ({"tasks": []}, "at least one benchmark task"),
         ({"strengths": []}, "at least one corruption strength"),
         ({"configs": "3x2"}, "must look like 3c2t"),
@@ -74,6 +75,47 @@ def test_bad_sweeps_are_refused_before_anything_runs(changes: dict, needle: str)
     pool = FakePool(FakeBackend("smollm2", obeys_injection))
     with pytest.raises(RRError, match=needle):
         list(run_sweep(_settings(**changes), pool, threading.Event()))
+
+
+def test_a_huge_label_is_refused_from_its_numbers_before_any_agent_is_built(monkeypatch) -> None:
+    from rrdemo.runs import spec
+
+    def built(*args, **kwargs):
+        raise AssertionError("an ensemble was built for a sweep over the limits")
+
+    monkeypatch.setattr(spec, "homogeneous_agents", built)
+    pool = FakePool(FakeBackend("smollm2", obeys_injection))
+    for configs in ("999999999c1t", "1c999999999t", "0c3t," * 300):
+        with pytest.raises(RRError, match=r"at most \d+ is allowed \(RRDEMO_MAX_"):
+            list(run_sweep(_settings(configs=configs), pool, threading.Event()))
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "needle"),
+    [
+        ("k_", float("nan"), "K must be a whole number, got nan"),
+        ("k_", "sixteen", "K must be a whole number, got 'sixteen'"),
+        ("l_", float("nan"), "L (max_tokens) must be a whole number, got nan"),
+        ("l_", "abc", "L (max_tokens) must be a whole number, got 'abc'"),
+        ("n_", float("inf"), "n (questions per task) must be a whole number, got inf"),
+        ("n_", "", "n (questions per task) must be a whole number, got ''"),
+        ("seed_", float("nan"), "seed must be a whole number, got nan"),
+        ("seed_", "x", "seed must be a whole number, got 'x'"),
+        ("seed_", 1.5, "seed must be a whole number, got 1.5"),
+        ("tasks_", {"a": 1}, "tasks must be a list or a comma-separated string, got {'a': 1}"),
+    ],
+)
+def test_the_sweep_form_names_every_refused_value(field: str, value, needle: str) -> None:
+    import gradio as gr
+
+    values = dict(
+        tasks_=["logic3"], model_="smollm2", configs_="0c3t", strengths_=["strong"], k_=4,
+        l_=16, n_=1, seed_=0, adversaries_=["static"],
+    )  # fmt: skip
+    sweep = _sweep_callback(FakePool(FakeBackend("smollm2", obeys_injection)))
+    with pytest.raises(gr.Error) as refused:
+        next(sweep(**{**values, field: value}))
+    assert refused.value.message == needle
 
 
 def _two_strategy_sweep():

@@ -160,6 +160,14 @@ def test_throttle_limits_the_rate() -> None:
         ({"adversary": "sneaky"}, "unknown adversary strategy 'sneaky'; allowed: static"),
         ({"prompt_style": "loud"}, "unknown prompt style 'loud'; allowed: direct"),
         ({"eos_policy": "stop"}, "unknown end-of-sequence policy 'stop'; allowed: end"),
+        # sizes, refused from the numbers before anything is built (rrdemo.limits)
+        ({"n": 10**9, "c": 1}, "N (agents) is 1000000000; at most 64 is allowed"),
+        ({"m": 10**6}, "M (RR trajectories) is 1000000; at most 256 is allowed"),
+        ({"max_tokens": 10**9}, "L (max new tokens) is 1000000000; at most 32768 is allowed"),
+        ({"ensemble": "per agent", "agents": "smollm2\n" * 65}, "more than 64 agents"),
+        ({"task": "custom", "custom_question": "Why? " * 5000}, "at most 20000 is allowed"),
+        ({"task": "logic3", "target": "(A)" * 7000}, "the target answer's length is 21000"),
+        ({"strength": "custom", "custom_template": "{target}" * 300}, "at most 2000 is allowed"),
     ],
 )
 def test_bad_requests_raise_clear_errors(changes: dict, needle: str | None) -> None:

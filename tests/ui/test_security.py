@@ -142,6 +142,26 @@ def test_messages_are_plain_text_and_numbers_out_of_range_are_named(client) -> N
         assert "whole number from 1 to" in reply and queue["data"] == []
 
 
+def test_every_refused_sweep_value_is_named(client, served: ServedApp) -> None:
+    """NaN, infinity or text in the sweep form's K, L, n or seed, and sizes over the limits: each
+    reply is an error with a message (never `"error": null`), and nothing is loaded."""
+    base = '[["logic3"], "smollm2", "0c1t", ["strong"], 4, 8, 1, 0, ["static"]]'
+    for position, raw, needle in [
+        (4, "NaN", "K must be a whole number, got nan"),
+        (4, '"sixteen"', "K must be a whole number, got 'sixteen'"),
+        (5, "Infinity", "L (max_tokens) must be a whole number, got inf"),
+        (6, '"abc"', "n (questions per task) must be a whole number, got 'abc'"),
+        (7, "NaN", "seed must be a whole number, got nan"),
+        (2, '"999999999c1t"', "is 1000000000; at most 64 is allowed (RRDEMO_MAX_AGENTS)"),
+    ]:
+        values = base[1:-1].split(", ")
+        values[position] = raw
+        reply = _raw_call(served.url, "sweep", '{"data": [' + ", ".join(values) + "]}")
+        assert "event: error" in reply and '"error": null' not in reply, reply
+        assert needle in reply, reply
+    assert served.pool.loaded() == []
+
+
 def test_submissions_need_a_sweep_of_this_session(client, served: ServedApp) -> None:
     before = run_transaction(served.store.factory, db_checksum)
     message = _refusal(lambda: client.predict("mallory", api_name="/submit_sweep"))

@@ -48,3 +48,13 @@ def test_a_foreign_file_is_refused(tmp_path: Path) -> None:
     path.write_text('{"hello": 1}\n')
     with pytest.raises(RRError, match="not an rrdemo experiment log"):
         read_log(path)
+
+
+def test_a_changed_sweep_is_refused_naming_each_changed_setting(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    run_plan(fake_plan(), path, fake_pool(), progress=False)
+    before = path.read_bytes()
+    with pytest.raises(RRError) as refused:
+        run_plan(fake_plan(labels=("0c3t",), m_star=2), path, fake_pool(), progress=False)
+    assert 'labels ["0c3t", "2c1t"] -> ["0c3t"]; m_star 3 -> 2' in str(refused.value)
+    assert path.read_bytes() == before

@@ -1,4 +1,5 @@
-"""`--corrupted-last` sweeps: one ensemble name for every c, so the main table keeps one row."""
+"""The sweep's plan: `--corrupted-last` sweeps keep one ensemble name for every c (so the main
+table keeps one row); explicit ensembles' seats, labels and files are checked before anything."""
 
 from __future__ import annotations
 
@@ -7,11 +8,12 @@ import math
 import pytest
 
 from rrdemo.config import AgentSpec, homogeneous_agents
+from rrdemo.ensemble import ensemble_from_dict, load_ensemble
 from rrdemo.errors import RRError
 from rrdemo.report.tables import asymmetric_yield, main_table
 from rrdemo.runs.log import read_run
 from rrdemo.runs.runner import run_plan
-from rrdemo.runs.spec import ensemble_name, plan_sweep
+from rrdemo.runs.spec import ensemble_name, load_sweep_file, normalize_sweep, plan_sweep
 from tests.support.fakes import FakeBackend, FakePool
 
 CONFIGS = ["0c5t", "1c4t", "2c3t", "3c2t", "4c1t", "5c0t"]
@@ -122,3 +124,65 @@ def test_experiment_refuses_a_log_that_holds_calibration_questions(tmp_path, cap
     assert main([*argv, "--calibration", str(path), "--out", str(out)]) == 2
     assert "were used by the named calibration (logic3: " in capsys.readouterr().err
     assert out.read_bytes() == before
+
+
+# -- explicit ensembles: each seat checked as an ensemble file's agent is ---------------------------
+@pytest.mark.parametrize(
+    ("seat", "says"),
+    [
+        ({"model": "smollm2", "korrupt": True}, "unknown setting(s) korrupt; allowed: "),
+        (
+            {"model": "smollm2", "corrupted": "false"},
+            "corrupted must be true or false, got 'false'",
+        ),
+        ({"model": "smollm2", "corrupted": 1}, "corrupted must be true or false, got 1"),
+    ],
+)
+def test_a_bad_seat_is_refused_as_an_ensemble_file_refuses_it(seat: dict, says: str) -> None:
+    with pytest.raises(RRError) as in_sweep:
+        normalize_sweep({"tasks": "logic3", "ensembles": [[{"model": "gemma3-270m"}, seat]]})
+    with pytest.raises(RRError) as in_file:
+        ensemble_from_dict({"agents": [{"model": "gemma3-270m"}, seat]}, source="e.yaml")
+    assert str(in_sweep.value).startswith(f"ensemble #1: agent #2: {says}")
+    assert str(in_file.value).startswith(f"e.yaml: agent #2: {says}")
+    if "allowed" in says:  # each names its own allowed set
+        assert str(in_sweep.value).endswith("allowed: model, corrupted")
+
+
+def test_a_sweep_file_with_a_misspelt_or_quoted_flag_plans_nothing(tmp_path) -> None:
+    sweep = tmp_path / "sweep.yaml"
+    sweep.write_text("tasks: [logic3]\nensembles:\n  - [{model: smollm2, korrupt: true}]\n")
+    with pytest.raises(RRError, match=r"unknown setting\(s\) korrupt"):
+        plan_sweep(load_sweep_file(sweep))
+    with pytest.raises(RRError, match="corrupted_first must be true or false, got 'false'"):
+        normalize_sweep({"tasks": "logic3", "corrupted_first": "false"})
+
+
+def test_a_label_defines_n_and_an_explicit_n_that_disagrees_is_named() -> None:
+    assert normalize_sweep({"tasks": "logic3", "configs": "7c2t"})["configs"] == ["7c2t"]
+    with pytest.raises(RRError) as refused:
+        normalize_sweep({"tasks": "logic3", "configs": "7c2t", "n_agents": 5})
+    assert str(refused.value) == (
+        "config '7c2t' has N = c + t = 9 agents, but n_agents (--n-agents) is 5; a label's "
+        "c + t is its N, so leave n_agents out or make them agree"
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "where"),
+    [
+        ("sweep.yaml", "tasks: [logic3]\nk: [4\nn: 2\n", "(line 3, column 2)"),
+        ("sweep.json", '{"tasks": ["logic3"],\n "n": }', "(line 2, column 7)"),
+    ],
+)
+def test_a_settings_file_that_does_not_parse_names_its_line(tmp_path, name, text, where) -> None:
+    path = tmp_path / name
+    path.write_text(text)
+    with pytest.raises(RRError) as refused:
+        load_sweep_file(path)
+    assert where in str(refused.value) and name in str(refused.value)
+    ensemble = tmp_path / ("ensemble" + path.suffix)
+    ensemble.write_text(text)
+    with pytest.raises(RRError) as refused:
+        load_ensemble(ensemble)
+    assert where in str(refused.value)
