@@ -24,10 +24,13 @@ CALIBRATION_VERSION = 1
 
 def header_for(plan: CalibrationPlan) -> dict[str, Any]:
     """The log's first line: what was asked and which questions the calibration uses."""
+    from rrdemo.tasks.benchmarks import prompt_texts
+
     return {
         "format": CALIBRATION_FORMAT,
         "version": CALIBRATION_VERSION,
         "settings": plan.settings,
+        "prompts": prompt_texts(),
         "cells": [cell.key for cell in plan.cells],
         "split": {task: [q.qid for q in questions] for task, questions in plan.split.items()},
     }

@@ -278,13 +278,24 @@ def read_run(path: Path | str) -> Run:
 
 # -- writing --------------------------------------------------------------------------------------
 def header_for(plan: Plan) -> dict[str, Any]:
+    from rrdemo.tasks.benchmarks import prompt_texts
+
     return {
         "type": "header",
         "format": LOG_FORMAT,
         "version": LOG_VERSION,
         "sweep": plan.sweep,
         "conditions": [c.describe() for c in plan.conditions],
+        "prompts": prompt_texts(),  # the texts every prompt of the run was built from
     }
+
+
+def prompt_changes(old: dict[str, Any], new: dict[str, Any]) -> str:
+    """Which prompt texts differ between two headers ("final_format, work_cue"), or ""."""
+    before, after = old.get("prompts") or {}, new.get("prompts") or {}
+    if not before:
+        return "the log records none" if after else ""
+    return ", ".join(k for k in dict.fromkeys([*before, *after]) if before.get(k) != after.get(k))
 
 
 def dump_record(record: dict) -> bytes:
@@ -350,6 +361,12 @@ def open_log(path: Path, plan: Plan) -> tuple[LogWriter, set[tuple[str, str]]]:
                 f"{path} holds a different sweep ({sweep_changes(log.header, header)}); rerun "
                 "with the same settings to resume it, or choose another --out for this one"
             )
+        changed = prompt_changes(log.header, header)
+        if changed:
+            raise RRError(
+                f"{path} was written with other prompts ({changed} changed since); its units "
+                "cannot be continued under today's prompts: choose another --out"
+            )
         writer = LogWriter(path)
         os.truncate(path, log.keep_bytes)  # drop a half-finished unit; the runner redoes it
         return writer, log.done
@@ -374,6 +391,11 @@ def merge_logs(paths: Sequence[Path | str], out: Path | str) -> int:
             changes = sweep_changes(logs[0].header, log.header)
             raise RRError(
                 f"{log.path} holds a different sweep than {logs[0].path} ({changes}); not merged"
+            )
+        if prompt_changes(logs[0].header, log.header):
+            raise RRError(
+                f"{log.path} was written with other prompts than {logs[0].path} "
+                f"({prompt_changes(logs[0].header, log.header)}); not merged"
             )
     seen: set[tuple[str, str]] = set()
     lines = [dump_record(logs[0].header)]

@@ -62,6 +62,23 @@ PROMPT_STYLES: dict[str, PromptStyle] = {
 }
 
 
+def prompt_texts() -> dict[str, object]:
+    """Every text the prompts are built from (cues, answer formats, styles, injections): logged
+    in run and calibration headers, so a log says which prompts produced it and a run is never
+    resumed under other prompts."""
+    from rrdemo.adversary import CONTEXTUAL_TEXT
+    from rrdemo.corruption import TEMPLATES
+
+    return {
+        "cot_cue": COT_CUE,
+        "work_cue": WORK_CUE,
+        "final_format": dict(FINAL_FORMAT),
+        "styles": {name: style.cue for name, style in PROMPT_STYLES.items()},
+        "injections": dict(TEMPLATES),
+        "contextual": CONTEXTUAL_TEXT,
+    }
+
+
 def styled_prompt(prompt: str, style: str = "direct") -> str:
     """A task's user message in a prompt style (`PROMPT_STYLES`)."""
     cue = PROMPT_STYLES[style].cue

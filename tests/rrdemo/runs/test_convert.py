@@ -15,7 +15,7 @@ import pytest
 from rrdemo.cli import main
 from rrdemo.errors import RRError
 from rrdemo.runs.convert import convert_file
-from rrdemo.runs.log import LOG_VERSION, LogWriter, header_for, read_log
+from rrdemo.runs.log import LOG_VERSION, LogWriter, header_for, open_log, read_log
 from rrdemo.runs.runner import run_plan
 from rrdemo.runs.spec import load_sweep_file, plan_sweep
 from tests.support.fakes import FakeBackend, FakePool, obeys_injection
@@ -185,9 +185,12 @@ def test_the_committed_logs_are_current(tmp_path) -> None:
             assert convert_file(copy)[0] == 0, path  # rebuilt, the header is the same
 
 
-def test_the_committed_sweeps_resume_under_their_sweep_files() -> None:
-    """Each committed sweep's header is what its sweep file plans today, so running it again goes
-    on where it stopped instead of refusing the log as another sweep's."""
+def test_the_committed_sweeps_plan_as_logged_but_are_not_resumed_under_other_prompts(
+    tmp_path,
+) -> None:
+    """Each committed sweep's header is what its sweep file plans today, and it records the
+    prompts that produced it; those are not today's (they showed "The answer is N."), so running
+    it again is refused, naming what changed, instead of mixing answers of two prompts."""
     pairs = [(p, p.with_name("log.jsonl")) for p in sorted((ROOT / "assets").glob("*/sweep.yaml"))]
     assert pairs
     for sweep, log in pairs:
@@ -195,3 +198,9 @@ def test_the_committed_sweeps_resume_under_their_sweep_files() -> None:
         header = read_log(log).header
         assert header["sweep"] == plan.sweep, sweep
         assert header["conditions"] == header_for(plan)["conditions"], sweep
+        assert "The answer is N." in header["prompts"]["final_format"]["number"]
+        copy = Path(shutil.copy(log, tmp_path / "log.jsonl"))
+        before = copy.read_bytes()
+        with pytest.raises(RRError, match=r"written with other prompts \(work_cue, final_format"):
+            open_log(copy, plan)
+        assert copy.read_bytes() == before
