@@ -126,6 +126,29 @@ def test_model_names_reach_no_file_and_reveal_none(client, served: ServedApp) ->
     assert run_transaction(outside, db_checksum) == before_rows
 
 
+def test_hub_models_over_the_size_cap_are_refused_before_any_download(
+    client, served: ServedApp, tmp_path, monkeypatch
+) -> None:
+    from tests.support.localhub import LocalHub, point_client_at, serve
+
+    huge = "big-org/huge-140b"  # 30 shards of 4.7 GB, listed by the loopback hub's metadata
+    with serve(LocalHub()) as hub:
+        hub.add_file("model", huge, "config.json", b"{}")
+        shards = {f"model-{i:05d}-of-00030.safetensors": 4_700_000_000 for i in range(1, 31)}
+        hub.declare("model", huge, shards)
+        point_client_at(hub, monkeypatch, tmp_path / "cache")
+        for model, size in (("meta-llama/Llama-3.3-70B-Instruct", "141.1"), (huge, "141.0")):
+            for request in (
+                replace(TINY, model=model),
+                replace(TINY, ensemble="per agent", agents=f"{model}, honest"),
+            ):
+                message = _refusal(lambda r=request: client.predict(*_run_args(r), api_name="/run"))
+                assert f"weighs about {size} GB, over this app's limit of 4.0 GB" in message
+        assert not [path for _, path, _ in hub.requests if "/resolve/" in path]
+        assert [path for _, path, _ in hub.requests if huge in path]  # its metadata was read
+    assert served.pool.loaded() == []
+
+
 def test_messages_are_plain_text_and_numbers_out_of_range_are_named(client) -> None:
     html = '<a href="https://example.com">x</a><img src=x><form>'
     message = _refusal(
