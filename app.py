@@ -33,7 +33,7 @@ from ui.about import build_about_tab
 from ui.arena import build_arena_tab
 from ui.experiments_tab import build_experiments_tab
 from ui.leaderboard_tab import build_leaderboard_tab
-from ui.queue_limits import limit_generation
+from ui.queue_limits import limit_generation, session_capacity
 from ui.theory_tab import build_theory_tab
 
 log = logging.getLogger("rrdemo.app")
@@ -94,8 +94,15 @@ def build_demo(pool: ModelSource | None = None, leaderboard: Store | None = None
 
 
 def serve(demo: gr.Blocks, host: str, port: int, **options) -> None:
-    """Launch `demo` with the upload limit; `options` go to `launch` (tests: prevent_thread_lock)."""
-    demo.launch(server_name=host, server_port=port, max_file_size=MAX_UPLOAD, **options)
+    """Launch `demo` with the upload and session limits; `options` go to `launch` (tests:
+    prevent_thread_lock)."""
+    demo.launch(
+        server_name=host,
+        server_port=port,
+        max_file_size=MAX_UPLOAD,
+        state_session_capacity=session_capacity(),
+        **options,
+    )
 
 
 def server_address() -> tuple[str, int]:

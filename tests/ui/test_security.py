@@ -194,27 +194,43 @@ def slow_app(tmp_path_factory) -> Iterator[ServedApp]:
     yield from serve_app(fake_pool(delay=5.0), tmp_path_factory.mktemp("slow"))
 
 
-def test_one_visitor_cannot_fill_the_queue_and_cheap_reads_still_answer(slow_app) -> None:
+def _waiting_or_running(app: ServedApp) -> int:
+    from ui.queue_limits import generation_events
+
+    return len(generation_events(app.demo._queue))
+
+
+def _until(condition, seconds: float = 60) -> bool:
+    deadline = time.monotonic() + seconds
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return condition()
+
+
+def test_one_visitor_cannot_fill_the_queue_and_cheap_reads_still_answer(
+    slow_app, monkeypatch
+) -> None:
     from gradio_client import Client
 
-    from ui.queue_limits import GENERATION_PER_SESSION, GENERATION_TOTAL, generation_events
+    from ui.queue_limits import GENERATION_PER_CLIENT, GENERATION_TOTAL
 
-    def waiting_or_running() -> int:
-        return len(generation_events(slow_app.demo._queue))
-
+    monkeypatch.setenv("RRDEMO_PROXY_HOPS", "1")  # as on a Space: the proxy names each visitor
     request = replace(TINY, model="obey", n=3, c=1, max_tokens=64)
     clients = [
-        Client(slow_app.url, verbose=False, download_files=False)
-        for _ in range(GENERATION_TOTAL // GENERATION_PER_SESSION + 1)
+        Client(
+            slow_app.url,
+            verbose=False,
+            download_files=False,
+            headers={"X-Forwarded-For": f"10.1.0.{i}"},
+        )
+        for i in range(GENERATION_TOTAL // GENERATION_PER_CLIENT + 1)
     ]
     jobs = []
     try:
         for visitor in clients[:-1]:
             jobs += [visitor.submit(*_run_args(request), api_name="/run") for _ in range(2)]
-        deadline = time.monotonic() + 60
-        while waiting_or_running() < GENERATION_TOTAL and time.monotonic() < deadline:
-            time.sleep(0.2)
-        assert waiting_or_running() == GENERATION_TOTAL
+        assert _until(lambda: _waiting_or_running(slow_app) >= GENERATION_TOTAL)
+        assert _waiting_or_running(slow_app) == GENERATION_TOTAL
         # A third run of one visitor, then anyone's run past the total, are refused, saying why.
         extra = clients[0].submit(*_run_args(request), api_name="/run")
         assert "You already have 2 runs" in _refusal(lambda: extra.result(timeout=60))
@@ -231,3 +247,64 @@ def test_one_visitor_cannot_fill_the_queue_and_cheap_reads_still_answer(slow_app
         for job in reversed(jobs):  # the waiting ones first; the running one stops after a call
             with contextlib.suppress(Exception):
                 job.cancel()
+        _until(lambda: _waiting_or_running(slow_app) == 0, 120)
+
+
+def _post_run(url: str, request: ArenaRequest, address: str):
+    """A run posted to the raw API (`/gradio_api/call/run`: a new session every time)."""
+    import httpx
+
+    headers = {"X-Forwarded-For": address}
+    return httpx.post(
+        url + "gradio_api/call/run", json={"data": _run_args(request)}, headers=headers
+    )
+
+
+def _leave(url: str, event_id: str) -> None:
+    """Open the run's stream, read its first message, and hang up."""
+    import httpx
+
+    with httpx.stream("GET", f"{url}gradio_api/call/run/{event_id}", timeout=60) as stream:
+        for line in stream.iter_lines():
+            if line.startswith("event:") and "heartbeat" not in line:
+                break
+
+
+def test_the_raw_api_is_held_to_the_same_per_client_limit_and_leaving_cancels(
+    slow_app, monkeypatch
+) -> None:
+    monkeypatch.setenv("RRDEMO_PROXY_HOPS", "1")
+    request = replace(TINY, model="obey", n=3, c=1, max_tokens=64)
+    assert _until(lambda: _waiting_or_running(slow_app) == 0, 120)
+    first, second = (_post_run(slow_app.url, request, "10.2.0.1") for _ in range(2))
+    assert first.status_code == second.status_code == 200
+    third = _post_run(slow_app.url, request, "10.2.0.1")
+    assert third.status_code == 422 and "You already have 2 runs" in third.text
+    assert _post_run(slow_app.url, request, "10.2.0.2").status_code == 200  # someone else
+    assert _waiting_or_running(slow_app) == 3
+    # The client hangs up on its runs: gradio drops the waiting ones and closes the running one.
+    left = [posted.json()["event_id"] for posted in (first, second)]
+    for event_id in left:
+        _leave(slow_app.url, event_id)
+    assert _until(lambda: _waiting_or_running(slow_app) <= 1, 90), _waiting_or_running(slow_app)
+    running = slow_app.demo._queue.server_app.iterators  # a run's generator, until it is closed
+    assert _until(lambda: not set(left) & set(running), 60)
+    again = _post_run(slow_app.url, request, "10.2.0.1")
+    assert again.status_code == 200  # its slots are free again
+    for posted in (again,):
+        _leave(slow_app.url, posted.json()["event_id"])
+    assert _until(lambda: _waiting_or_running(slow_app) == 0, 120)
+
+
+def test_a_run_past_the_time_limit_stops_with_a_message(slow_app, monkeypatch) -> None:
+    from gradio_client import Client
+
+    monkeypatch.setenv("RRDEMO_RUN_SECONDS", "2")  # read when a run starts
+    assert _until(lambda: _waiting_or_running(slow_app) == 0, 120)
+    client = Client(slow_app.url, verbose=False, download_files=False)
+    request = replace(TINY, model="obey", n=3, c=1, max_tokens=64)
+    started = time.monotonic()
+    message = _refusal(lambda: client.predict(*_run_args(request), api_name="/run"))
+    assert "passed this app's time limit of 2 s and was stopped" in message
+    assert time.monotonic() - started < 30  # one scripted call (5 s) past the limit, not the run
+    assert _until(lambda: _waiting_or_running(slow_app) == 0, 30)
