@@ -9,7 +9,6 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import replace
 
 import pytest
 
