@@ -36,7 +36,7 @@ SESSIONS_ENV = "RRDEMO_SESSIONS"
 DEFAULT_SESSIONS = 500  # sessions whose state gradio keeps (~0.5 MB each here, plus a run's view)
 
 
-def _setting(name: str, default: int, least: int) -> int:
+def whole_setting(name: str, default: int, least: int) -> int:
     """Environment variable `name` as a whole number of at least `least` (read when called)."""
     text = os.environ.get(name, "").strip()
     if not text:
@@ -48,13 +48,13 @@ def _setting(name: str, default: int, least: int) -> int:
 
 def run_seconds() -> int:
     """The wall-time limit of one model run: `RRDEMO_RUN_SECONDS`, default 600."""
-    return _setting(RUN_SECONDS_ENV, DEFAULT_RUN_SECONDS, 1)
+    return whole_setting(RUN_SECONDS_ENV, DEFAULT_RUN_SECONDS, 1)
 
 
 def session_capacity() -> int:
     """How many visitors' sessions the server keeps in memory, least recently used dropped
     first: `RRDEMO_SESSIONS`, default 500 (gradio's own default is 10000)."""
-    return _setting(SESSIONS_ENV, DEFAULT_SESSIONS, 1)
+    return whole_setting(SESSIONS_ENV, DEFAULT_SESSIONS, 1)
 
 
 def client_key(request, username: str | None = None) -> str:
@@ -69,7 +69,7 @@ def client_key(request, username: str | None = None) -> str:
         user = (oauth.get("userinfo") or {}).get("preferred_username")
         if user:
             return f"user:{user}"
-    hops = _setting(PROXY_HOPS_ENV, 1 if os.environ.get("SPACE_ID") else 0, 0)
+    hops = whole_setting(PROXY_HOPS_ENV, 1 if os.environ.get("SPACE_ID") else 0, 0)
     forwarded = [a.strip() for a in request.headers.get("x-forwarded-for", "").split(",")]
     forwarded = [a for a in forwarded if a]
     if hops and len(forwarded) >= hops:

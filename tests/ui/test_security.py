@@ -149,6 +149,37 @@ def test_hub_models_over_the_size_cap_are_refused_before_any_download(
     assert served.pool.loaded() == []
 
 
+def test_uploads_have_a_per_client_budget_and_a_count(served: ServedApp, monkeypatch) -> None:
+    import httpx
+
+    monkeypatch.setenv("RRDEMO_PROXY_HOPS", "1")
+    files = [("files", (f"f{i}.json", b"{}" * 100, "application/json")) for i in range(5)]
+    headers = {"X-Forwarded-For": "10.5.0.1"}
+    codes = [
+        httpx.post(served.url + "gradio_api/upload", files=files, headers=headers).status_code
+        for _ in range(21)
+    ]
+    assert codes[:20] == [200] * 20
+    refused = httpx.post(served.url + "gradio_api/upload", files=files, headers=headers)
+    assert (
+        refused.status_code == 429
+        and "Too many uploads: at most 20 per 10 minutes" in (refused.json()["detail"])
+    )
+    # Bytes count too: 1.9 MB files, each under the per-file limit, stop at the 20 MB budget.
+    big = [("files", ("big.json", b" " * 1_900_000, "application/json"))]
+    other = {"X-Forwarded-For": "10.5.0.2"}
+    sent = [
+        httpx.post(served.url + "gradio_api/upload", files=big, headers=other).status_code
+        for _ in range(12)
+    ]
+    assert sent.count(200) == 11 and sent[-1] == 429
+    # Someone else still uploads.
+    ok = httpx.post(
+        served.url + "gradio_api/upload", files=files, headers={"X-Forwarded-For": "10.5.0.3"}
+    )
+    assert ok.status_code == 200
+
+
 def test_messages_are_plain_text_and_numbers_out_of_range_are_named(client) -> None:
     html = '<a href="https://example.com">x</a><img src=x><form>'
     message = _refusal(
@@ -183,7 +214,17 @@ def test_pending_is_private_and_token_guessing_is_paused(client, served: ServedA
         for guess in ("a", "' OR 1=1 --", "x" * 10_000, "é", TOKEN)
     ]
     assert all("token is wrong" in r for r in replies[:4])
-    assert "Too many wrong admin tokens" in replies[4]  # even the right one waits now
+    assert "Too many wrong admin tokens" in replies[4]  # this client's right one waits too
+    # ... but only this client's: the admin, from another address, is not locked out.
+    from gradio_client import Client
+
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("RRDEMO_PROXY_HOPS", "1")
+        admin = Client(
+            served.url, verbose=False, download_files=False, headers={"X-Forwarded-For": "10.4.0.1"}
+        )
+        reply, _ = admin.predict(TOKEN, None, "", api_name="/leaderboard_pending")
+        assert "submissions wait for approval" in reply
     rows = run_transaction(served.store.factory, lambda s: service.list_submissions(s))
     assert {r.status for r in rows} == {"approved"}  # the paper's tables, untouched
 
