@@ -59,6 +59,7 @@ def _full_queue(app: ServedApp, round_: int) -> list[int]:
     return codes
 
 
+@pytest.mark.slow
 def test_memory_plateaus_over_rounds_of_a_full_queue(app: ServedApp, monkeypatch) -> None:
     monkeypatch.setenv("RRDEMO_PROXY_HOPS", "1")
     rss, sessions = [], []
