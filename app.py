@@ -20,6 +20,7 @@ import threading
 from collections.abc import Callable
 
 import gradio as gr
+from starlette.middleware import Middleware
 
 from leaderboard.hub_sync import Store, open_store
 from rrdemo.agents import ModelSource
@@ -33,15 +34,16 @@ from ui.about import build_about_tab
 from ui.arena import build_arena_tab
 from ui.experiments_tab import build_experiments_tab
 from ui.leaderboard_tab import build_leaderboard_tab
-from ui.queue_limits import limit_generation
+from ui.queue_limits import limit_generation, session_capacity
 from ui.theory_tab import build_theory_tab
+from ui.uploads import UploadBudget
 
 log = logging.getLogger("rrdemo.app")
 
 TITLE = "The Consensus Trap: MAJ vs token-level round-robin"
 QUEUE_MAX_SIZE = 256  # a backstop for cheap reads; model runs have their own limits (queue_limits)
 MAX_UPLOAD = "2mb"  # the largest file a visitor may upload (a submission is at most 1 MiB)
-DELETE_CACHE = (600, 3600)  # every 10 minutes, delete uploads and outputs older than an hour
+DELETE_CACHE = (300, 900)  # every 5 minutes, delete uploads and outputs older than 15 minutes
 DEFAULT_HOST, DEFAULT_PORT = "127.0.0.1", 7860
 
 
@@ -94,8 +96,17 @@ def build_demo(pool: ModelSource | None = None, leaderboard: Store | None = None
 
 
 def serve(demo: gr.Blocks, host: str, port: int, **options) -> None:
-    """Launch `demo` with the upload limit; `options` go to `launch` (tests: prevent_thread_lock)."""
-    demo.launch(server_name=host, server_port=port, max_file_size=MAX_UPLOAD, **options)
+    """Launch `demo` with the upload limits (per file, and per client: `ui.uploads`) and the
+    session limit; `options` go to `launch` (tests:
+    prevent_thread_lock)."""
+    demo.launch(
+        server_name=host,
+        server_port=port,
+        max_file_size=MAX_UPLOAD,
+        state_session_capacity=session_capacity(),
+        app_kwargs={"middleware": [Middleware(UploadBudget)]},
+        **options,
+    )
 
 
 def server_address() -> tuple[str, int]:

@@ -25,6 +25,7 @@ import math
 import os
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -244,32 +245,85 @@ def start_hub_sync(journal: Journal, hf_api: Any = None):
 
 @dataclass
 class TokenGuard:
-    """Slows admin-token guessing: after `limit` wrong tokens within `window` seconds, every
-    token is refused for `pause` seconds. Signed-in admins are never paused."""
+    """Slows admin-token guessing, one client at a time: after `limit` wrong tokens from a client
+    within `window` seconds, that client's tokens are refused for `pause` seconds; other clients
+    (the admins among them) are not held up. Signed-in admins are never paused."""
 
     limit: int = 5
     window: float = 300.0
     pause: float = 60.0
-    failures: list[float] = field(default_factory=list)
-    paused_until: float = 0.0
+    failures: dict[str, list[float]] = field(default_factory=dict)  # client -> times
+    paused_until: dict[str, float] = field(default_factory=dict)  # client -> end of pause
     lock: Any = field(default_factory=threading.Lock)
 
-    def check(self) -> None:
-        """Refuse (RRError) while tokens are paused."""
-        left = self.paused_until - time.monotonic()
+    def check(self, client: str = "") -> None:
+        """Refuse (RRError) while `client`'s tokens are paused."""
+        left = self.paused_until.get(client, 0.0) - time.monotonic()
         if left > 0:
             raise RRError(
-                f"Too many wrong admin tokens: tokens are refused for {math.ceil(left)} more "
-                "seconds. Sign in as a listed admin, or try again then."
+                f"Too many wrong admin tokens from you: your tokens are refused for "
+                f"{math.ceil(left)} more seconds. Sign in as a listed admin, or try again then."
             )
 
-    def failed(self) -> None:
-        """Count one wrong token; the `limit`-th within `window` starts a pause."""
+    def failed(self, client: str = "") -> None:
+        """Count one wrong token of `client`; the `limit`-th within `window` starts its pause."""
         now = time.monotonic()
         with self.lock:
-            self.failures = [t for t in self.failures if now - t < self.window] + [now]
-            if len(self.failures) >= self.limit:
-                self.paused_until, self.failures = now + self.pause, []
+            for key, times in list(self.failures.items()):  # forget old failures: bounded
+                if not [t for t in times if now - t < self.window]:
+                    del self.failures[key]
+            for key, until in list(self.paused_until.items()):
+                if until <= now:
+                    del self.paused_until[key]
+            times = [t for t in self.failures.get(client, []) if now - t < self.window] + [now]
+            self.failures[client] = times
+            if len(times) >= self.limit:
+                self.paused_until[client] = now + self.pause
+                del self.failures[client]
+
+
+SUBMISSIONS_ENV = "LEADERBOARD_SUBMISSIONS_PER_HOUR"
+DEFAULT_SUBMISSIONS = 10
+
+
+def submissions_per_hour() -> int:
+    """`LEADERBOARD_SUBMISSIONS_PER_HOUR` (default 10), read when called."""
+    text = os.environ.get(SUBMISSIONS_ENV, "").strip()
+    if not text:
+        return DEFAULT_SUBMISSIONS
+    if not text.isdigit() or int(text) < 1:
+        raise RRError(f"{SUBMISSIONS_ENV} must be a whole number of at least 1, got {text!r}")
+    return int(text)
+
+
+@dataclass
+class SubmitRate:
+    """At most `per_hour()` new submissions per user (the signed-in login) in any hour."""
+
+    per_hour: Callable[[], int] = submissions_per_hour
+    clock: Callable[[], float] = time.monotonic
+    sent: dict[str, list[float]] = field(default_factory=dict)  # user -> times
+    lock: Any = field(default_factory=threading.Lock)
+
+    def check(self, user: str) -> None:
+        """Refuse (RRError) `user`'s next submission when their hour's are spent."""
+        limit, now = self.per_hour(), self.clock()
+        with self.lock:
+            for key, times in list(self.sent.items()):  # forget the past hour: bounded
+                self.sent[key] = [t for t in times if now - t < 3600]
+                if not self.sent[key]:
+                    del self.sent[key]
+            times = self.sent.get(user, [])
+        if len(times) >= limit:
+            wait = math.ceil((3600 - (now - times[0])) / 60)
+            raise RRError(
+                f"You have sent {len(times)} submissions in the last hour, the most this "
+                f"leaderboard takes from one user ({SUBMISSIONS_ENV}); try again in {wait} minutes."
+            )
+
+    def sent_one(self, user: str) -> None:
+        with self.lock:
+            self.sent.setdefault(user, []).append(self.clock())
 
 
 @dataclass
@@ -281,6 +335,7 @@ class Store:
     journal: Journal
     scheduler: Any = None
     guard: TokenGuard = field(default_factory=TokenGuard)
+    rate: SubmitRate = field(default_factory=SubmitRate)
 
 
 SIGN_IN = "Sign in with Hugging Face (the button in the Leaderboard tab) to submit: results carry your username."
@@ -299,28 +354,36 @@ def submit_as(
 ) -> service.SubmitOutcome:
     """The one submission rule of the app (the Leaderboard tab's upload and the Experiments tab's
     one click): on a Space the submitter must be signed in and is credited as that login;
-    elsewhere the file's own submitter field stands."""
+    elsewhere the file's own submitter field stands. On a Space each user sends at most
+    `LEADERBOARD_SUBMISSIONS_PER_HOUR` new submissions an hour (`SubmitRate`)."""
     if space:
         if not username:
             raise RRError(SIGN_IN)
         submission = service.with_submitter(submission, username)
-    return submit_recorded(store, submission)
+        store.rate.check(username.lower())
+    outcome = submit_recorded(store, submission)
+    if space and outcome.created:
+        store.rate.sent_one(username.lower())
+    return outcome
 
 
-def check_admin(store: Store, token: str | None, username: str | None) -> None:
-    """Allow a signed-in listed admin or the admin token, counting wrong tokens (`TokenGuard`)."""
+def check_admin(store: Store, token: str | None, username: str | None, client: str = "") -> None:
+    """Allow a signed-in listed admin or the admin token, counting the wrong tokens of `client`
+    (who sent them: `TokenGuard`)."""
     if not service.is_admin_user(username):
-        store.guard.check()
+        store.guard.check(client)
     try:
         service.check_admin(token, username)
     except service.WrongToken:
-        store.guard.failed()
+        store.guard.failed(client)
         raise
 
 
-def pending_for_admin(store: Store, token: str | None, username: str | None = None) -> list:
+def pending_for_admin(
+    store: Store, token: str | None, username: str | None = None, client: str = ""
+) -> list:
     """The submissions waiting for approval; admins only (their names and notes are not public)."""
-    check_admin(store, token, username)
+    check_admin(store, token, username, client)
     return run_transaction(store.factory, lambda s: service.list_submissions(s, status="pending"))
 
 
@@ -331,9 +394,10 @@ def moderate_recorded(
     token: str | None,
     reason: str = "",
     username: str | None = None,
+    client: str = "",
 ) -> str:
     """An admin action, committed, then journalled with the same time as its audit record."""
-    check_admin(store, token, username)
+    check_admin(store, token, username, client)
     service.check_submission_id(submission_id)
     at = _now()
 

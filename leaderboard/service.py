@@ -123,7 +123,39 @@ def submit(session: Session, submission: Submission | bytes) -> SubmitOutcome:
         raise RRError(
             f"source {submission.source!r} is reserved for {RESERVED_SOURCES[submission.source]}"
         )
+    earlier = resubmitted(session, submission)
+    if earlier is not None:  # someone's file posted again under another name
+        return SubmitOutcome(earlier.id, earlier.status, False, len(earlier.rows))
     return store_submission(session, submission, status="pending")
+
+
+def _row_values(record: ResultRecord) -> str:
+    """A result row's stored values (not its ids), as one comparable text."""
+    skip = ("id", "submission_id")
+    return repr(
+        [getattr(record, c.key) for c in ResultRecord.__table__.columns if c.key not in skip]
+    )
+
+
+def resubmitted(session: Session, submission: Submission) -> SubmissionRecord | None:
+    """An earlier submission of the same file up to who submitted it: the same export time,
+    source, version, notes and result rows. A signed-in user's submission is credited to them, which changes its
+    content hash, so the hash alone would take another user's file as new."""
+    candidates = session.scalars(
+        select(SubmissionRecord)
+        .options(selectinload(SubmissionRecord.rows))
+        .where(
+            SubmissionRecord.created == _utc_naive(submission.created),
+            SubmissionRecord.source == submission.source,
+            SubmissionRecord.rrdemo_version == submission.rrdemo_version,
+            SubmissionRecord.notes == submission.notes,
+        )
+    )
+    mine = sorted(_row_values(result_record(row)) for row in submission.results)
+    for candidate in candidates:
+        if sorted(_row_values(row) for row in candidate.rows) == mine:
+            return candidate
+    return None
 
 
 _TABLES = {"results": ResultRecord, "submissions": SubmissionRecord}

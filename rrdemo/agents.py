@@ -58,6 +58,10 @@ class ModelSource(Protocol):
         """Each loaded model and where its weights came from ("shipped file", "hub", ...)."""
         ...
 
+    def offered(self) -> list[str]:
+        """The registry models a model list offers (a web app's size cap leaves out the rest)."""
+        ...
+
 
 def backend_for(models: ModelSource, spec: AgentSpec) -> Backend:
     """The backend of the agent `spec`. The engine is named only when it is not the default

@@ -203,7 +203,7 @@ def build_arena_tab(pool: ModelSource) -> dict[str, gr.components.Component]:
     presets = _intro(gallery)
     opening = opening_request(gallery)
     replay = build_replay(gallery, choices, opening) if gallery is not None else None
-    controls = build_controls(opening or ArenaRequest(model=DEFAULT_MODEL))
+    controls = build_controls(opening or ArenaRequest(model=DEFAULT_MODEL), pool.offered())
     with gr.Row():
         run_button = gr.Button("Run MAJ vs RRMaj", variant="primary", elem_id="rr-run")
         stop_button = gr.Button("Stop", variant="stop", elem_id="rr-stop")

@@ -98,7 +98,7 @@ class Controls:
         return [self.fields[name] for name in ARENA_FIELDS]
 
 
-def _ensemble(default: ArenaRequest, c: Components) -> gr.Markdown:
+def _ensemble(default: ArenaRequest, c: Components, models: list[str]) -> gr.Markdown:
     c["ensemble"] = gr.Radio(
         ["same", "per agent"],
         value=default.ensemble,
@@ -106,7 +106,7 @@ def _ensemble(default: ArenaRequest, c: Components) -> gr.Markdown:
         info="one model for all N agents, or model and role per agent",
     )
     c["model"] = gr.Dropdown(
-        list(REGISTRY),
+        models,
         value=default.model,
         label="Model (all agents)",
         allow_custom_value=True,
@@ -226,13 +226,14 @@ def _question(default: ArenaRequest, c: Components) -> tuple[gr.Button, gr.HTML]
     return shuffle, shown
 
 
-def build_controls(default: ArenaRequest) -> Controls:
-    """Two columns of grouped controls, set to `default`."""
+def build_controls(default: ArenaRequest, models: list[str] | None = None) -> Controls:
+    """Two columns of grouped controls, set to `default`; the model list offers `models`
+    (default: every registry model)."""
     c: Components = {}
     with gr.Row(equal_height=False):
         with gr.Column(scale=1, min_width=320):
             with gr.Group():
-                rho = _ensemble(default, c)
+                rho = _ensemble(default, c, list(REGISTRY) if models is None else models)
             with gr.Group():
                 _corruption(default, c)
         with gr.Column(scale=1, min_width=320):

@@ -32,6 +32,8 @@ from rrdemo.report.submission import (
     SubmissionRejected,
     parse_submission,
 )
+from ui.queue_limits import client_key
+from ui.uploads import discard
 
 INTRO = """\
 ### Robustness leaderboard: MAJ vs RRMaj under adversarial majorities
@@ -51,10 +53,16 @@ def submit_file(store: hub_sync.Store, path: str | None, username: str | None, s
         return "Choose a submission file (.json) first."
     if space and not username:
         return hub_sync.SIGN_IN
-    if os.path.getsize(path) > MAX_FILE_BYTES:
-        return f"Rejected:\nthe file is larger than the limit of {MAX_FILE_BYTES} bytes"
+    if not os.path.isfile(path):
+        return "Choose a submission file (.json) first: the last one was used and deleted."
     try:
-        submission = parse_submission(Path(path).read_bytes())
+        if os.path.getsize(path) > MAX_FILE_BYTES:
+            return f"Rejected:\nthe file is larger than the limit of {MAX_FILE_BYTES} bytes"
+        data = Path(path).read_bytes()
+    finally:
+        discard(path)  # read (or refused): the upload is not kept on the server
+    try:
+        submission = parse_submission(data)
         return hub_sync.submit_as(store, submission, username, space).message
     except SubmissionRejected as error:
         return "Rejected:\n" + "\n".join(error.reasons)
@@ -81,10 +89,13 @@ def download(store: hub_sync.Store, dataset: str, strength: str, band: str, sour
     return str(present.write_csv(rows, folder / "leaderboard.csv"))
 
 
-def pending(store: hub_sync.Store, token: str | None, user: str | None = None) -> tuple[str, Any]:
-    """The moderation queue for an admin (a message and an empty table for anyone else)."""
+def pending(
+    store: hub_sync.Store, token: str | None, user: str | None = None, client: str = ""
+) -> tuple[str, Any]:
+    """The moderation queue for an admin (a message and an empty table for anyone else);
+    `client` is who asks (wrong tokens pause that client only)."""
     try:
-        subs = hub_sync.pending_for_admin(store, token, user)
+        subs = hub_sync.pending_for_admin(store, token, user, client)
     except RRError as error:
         return str(error), present.pending_frame([])
     return f"{len(subs)} submissions wait for approval.", present.pending_frame(subs)
@@ -109,15 +120,17 @@ def moderate(
     submission_id: float | None,
     reason: str,
     user: str | None = None,
+    client: str = "",
 ) -> tuple[str, Any]:
     """One admin action; returns its message and, for an admin, the refreshed queue."""
     try:
+        number = _submission_number(submission_id)
         message = hub_sync.moderate_recorded(
-            store, _submission_number(submission_id), action, token, reason or "", username=user
+            store, number, action, token, reason or "", username=user, client=client
         )
     except RRError as error:
         return str(error), present.pending_frame([])
-    return message, pending(store, token, user)[1]
+    return message, pending(store, token, user, client)[1]
 
 
 def _submitter(store: hub_sync.Store, space: bool) -> Callable[..., str]:
@@ -139,18 +152,27 @@ def _moderator(store: hub_sync.Store, space: bool, action: str) -> Callable[...,
     """The callback of one admin button ("pending" lists the queue); on a Space a listed admin
     needs no token."""
 
-    def act(token, submission_id, reason, user=None) -> tuple[str, Any]:
+    def act(token, submission_id, reason, user=None, request=None) -> tuple[str, Any]:
+        http = getattr(request, "request", None)  # gr.Request wraps the server's request
+        client = client_key(http) if http is not None else ""
         if action == "pending":
-            return pending(store, token, user)
-        return moderate(store, action, token, submission_id, reason, user)
+            return pending(store, token, user, client)
+        return moderate(store, action, token, submission_id, reason, user, client)
 
     if space:
 
-        def act_signed_in(token, submission_id, reason, profile: gr.OAuthProfile | None):
-            return act(token, submission_id, reason, profile.username if profile else None)
+        def act_signed_in(
+            token, submission_id, reason, profile: gr.OAuthProfile | None, request: gr.Request
+        ):
+            user = profile.username if profile else None
+            return act(token, submission_id, reason, user, request)
 
         return act_signed_in
-    return act
+
+    def act_here(token, submission_id, reason, request: gr.Request):
+        return act(token, submission_id, reason, None, request)
+
+    return act_here
 
 
 @dataclass(frozen=True)

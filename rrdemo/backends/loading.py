@@ -11,6 +11,7 @@ from pathlib import Path
 
 from rrdemo.backends.base import Backend
 from rrdemo.backends.choice import choose_device_dtype
+from rrdemo.backends.hub_limits import Download, hub_offline
 from rrdemo.backends.llamacpp import LlamaCppBackend
 from rrdemo.backends.registry import (
     PACKAGES,
@@ -30,11 +31,6 @@ log = logging.getLogger(__name__)
 
 # Where a backend's weights came from, as the log and the About tab say it.
 SHIPPED, HUB, LOCAL = "shipped file", "hub", "local folder"
-
-
-def hub_offline() -> bool:
-    """True when `HF_HUB_OFFLINE` forbids downloads (read when called)."""
-    return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
 
 
 def _device_dtype() -> tuple[str, str]:
@@ -175,6 +171,26 @@ def _load_llamacpp(info: ModelInfo, revision: str | None) -> Backend:
     )
     backend.loaded_from = source
     return backend
+
+
+def hub_download(info: ModelInfo, revision: str | None, backend: str) -> Download | None:
+    """What `load_backend` would fetch from the hub for `info` on `backend`, or None when it
+    loads from files here (a shipped or converted copy, a local file or folder). Read before
+    loading, so that a size cap refuses a model before any byte of it is downloaded."""
+    if backend == "llamacpp":
+        if info.hub_gguf is None or revision is not None or gguf_path(info, revision) is not None:
+            return None
+        repo, file = info.hub_gguf
+        return Download(repo, None, (file,), weights=(file,))
+    if info.gguf or info.hub_id is None:
+        return None
+    if info.offline and revision is None and os.environ.get("RRDEMO_OFFLINE_FROM_HUB") != "1":
+        converted = cache_dir() / "models" / info.name / "config.json"
+        if converted.exists() or shipped_gguf(info) is not None:
+            return None
+    if not info.hub_only and Path(info.hub_id).is_dir():
+        return None
+    return Download(info.hub_id, revision, tuple(HUB_FILES))
 
 
 def load_backend(

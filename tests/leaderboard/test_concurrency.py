@@ -25,7 +25,7 @@ def _file(owner: str, i: int) -> bytes:
         result_row(dataset="gsm8k", maj_accuracy=round(i / 1000, 3)),
         result_row(dataset="logic7", n_corrupted=4, n_honest=1, corrupted_agents=[0, 1, 2, 3]),
     ]
-    return encode(submission(rows, submitter=owner, notes=f"file {i}"))
+    return encode(submission(rows, submitter=owner, notes=f"{owner}'s file {i}"))
 
 
 def test_eight_threads_store_each_distinct_file_exactly_once(factory) -> None:

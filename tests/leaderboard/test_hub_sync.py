@@ -79,7 +79,8 @@ def test_lost_database_is_rebuilt_from_the_journal(
 ) -> None:
     store = hub_sync.open_store()
     kept = hub_sync.submit_recorded(store, parse_submission(encode(submission())))
-    gone = hub_sync.submit_recorded(store, parse_submission(encode(submission(submitter="eve"))))
+    eve = submission(submitter="eve", created="2025-06-02T12:00:00+00:00")  # another export
+    gone = hub_sync.submit_recorded(store, parse_submission(encode(eve)))
     hub_sync.moderate_recorded(store, kept.submission_id, "reject", None, "typo", admin)
     hub_sync.moderate_recorded(store, kept.submission_id, "approve", None, "fixed", "dave")
     hub_sync.moderate_recorded(store, gone.submission_id, "delete", None, "spam", admin)
@@ -184,6 +185,11 @@ def test_space_submissions_carry_the_signed_in_username(lb_env: str, tmp_path: P
     assert submit_file(store, str(path), None, space=True) == SIGN_IN  # signed out: refused
     assert _user_rows(store) == (0, 0, [])
     assert "Accepted" in submit_file(store, str(path), "alice-hf", space=True)
+    assert not path.exists()  # read, then deleted: uploads are not kept
+    path.write_bytes(encode(submission(submitter="whatever I type")))
+    assert "Already present" in submit_file(store, str(path), "bob-hf", space=True)  # alice's
+    other = submission(submitter="whatever I type", created="2025-06-02T12:00:00+00:00")
+    path.write_bytes(encode(other))
     assert "Accepted" in submit_file(store, str(path), None, space=False)  # locally: free text
     names = run_transaction(
         store.factory,

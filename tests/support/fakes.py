@@ -146,6 +146,11 @@ class FakePool:
     def sources(self) -> dict[str, str]:
         return {}
 
+    def offered(self) -> list[str]:
+        from rrdemo.backends.registry import REGISTRY
+
+        return list(REGISTRY)
+
 
 class FakeTask:
     """Multiple choice among (A)-(D); the answer is the last "(X)" written; the distractor is (C)."""

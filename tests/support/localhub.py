@@ -4,7 +4,8 @@
 `HEAD|GET /{repo}/resolve/{rev}/{file}` (models) and `/datasets/{repo}/resolve/{rev}/{file}` send
 the file with the headers the client reads (X-Repo-Commit, ETag, Content-Length, X-Linked-Size);
 an unknown file is a 404 with `X-Error-Code: EntryNotFound`, as on the hub. `/api/{models|datasets}
-/{repo}/revision/{rev}` describes a repo and `/api/.../tree/...` lists it. Every request is
+/{repo}/revision/{rev}` describes a repo (its files with their sizes) and `/api/.../tree/...` lists
+it; `declare` lists files by size alone (a repo too large to hold) and sets the repo's flags. Every request is
 recorded in `requests` so a test can check what was really fetched.
 """
 
@@ -31,6 +32,15 @@ class LocalHub:
     repos: dict[tuple[str, str], dict[str, bytes]] = field(default_factory=dict)
     requests: list[tuple[str, str, int]] = field(default_factory=list)  # (method, path, status)
     url: str = ""
+    # Files listed with a size but no content (a 140 GB repo's shards): a download answers 404.
+    declared: dict[tuple[str, str], dict[str, int | None]] = field(default_factory=dict)
+    flags: dict[tuple[str, str], dict] = field(default_factory=dict)  # {"gated": "manual"}, ...
+
+    def declare(self, repo_type: str, repo_id: str, sizes: dict[str, int | None], **flags) -> None:
+        """List files of `repo_id` by size only, with repo flags (private, gated, disabled)."""
+        self.repos.setdefault((repo_type, repo_id), {})
+        self.declared.setdefault((repo_type, repo_id), {}).update(sizes)
+        self.flags.setdefault((repo_type, repo_id), {}).update(flags)
 
     def add_folder(self, repo_type: str, repo_id: str, folder: Path) -> None:
         files = self.repos.setdefault((repo_type, repo_id), {})
@@ -87,14 +97,20 @@ def _handler(hub: LocalHub) -> type[BaseHTTPRequestHandler]:
                 return self._missing(head, "RepoNotFound")
             if self.path.startswith("/api/"):
                 if rest[:1] == ["revision"] or not rest:
+                    sizes = {name: len(data) for name, data in files.items()}
+                    sizes.update(hub.declared.get((repo_type, repo_id), {}))
                     info = {
                         "id": repo_id,
                         "sha": COMMIT,
-                        "siblings": [{"rfilename": name} for name in sorted(files)],
+                        "siblings": [
+                            {"rfilename": name, "size": size}
+                            for name, size in sorted(sizes.items())
+                        ],
                         "private": False,
                         "gated": False,
                         "disabled": False,
                         "tags": [],
+                        **hub.flags.get((repo_type, repo_id), {}),
                     }
                     return self._send(200, json.dumps(info).encode(), _JSON, head)
                 if rest[:1] == ["tree"]:

@@ -126,6 +126,60 @@ def test_model_names_reach_no_file_and_reveal_none(client, served: ServedApp) ->
     assert run_transaction(outside, db_checksum) == before_rows
 
 
+def test_hub_models_over_the_size_cap_are_refused_before_any_download(
+    client, served: ServedApp, tmp_path, monkeypatch
+) -> None:
+    from tests.support.localhub import LocalHub, point_client_at, serve
+
+    huge = "big-org/huge-140b"  # 30 shards of 4.7 GB, listed by the loopback hub's metadata
+    with serve(LocalHub()) as hub:
+        hub.add_file("model", huge, "config.json", b"{}")
+        shards = {f"model-{i:05d}-of-00030.safetensors": 4_700_000_000 for i in range(1, 31)}
+        hub.declare("model", huge, shards)
+        point_client_at(hub, monkeypatch, tmp_path / "cache")
+        for model, size in (("meta-llama/Llama-3.3-70B-Instruct", "141.1"), (huge, "141.0")):
+            for request in (
+                replace(TINY, model=model),
+                replace(TINY, ensemble="per agent", agents=f"{model}, honest"),
+            ):
+                message = _refusal(lambda r=request: client.predict(*_run_args(r), api_name="/run"))
+                assert f"weighs about {size} GB, over this app's limit of 4.0 GB" in message
+        assert not [path for _, path, _ in hub.requests if "/resolve/" in path]
+        assert [path for _, path, _ in hub.requests if huge in path]  # its metadata was read
+    assert served.pool.loaded() == []
+
+
+def test_uploads_have_a_per_client_budget_and_a_count(served: ServedApp, monkeypatch) -> None:
+    import httpx
+
+    monkeypatch.setenv("RRDEMO_PROXY_HOPS", "1")
+    files = [("files", (f"f{i}.json", b"{}" * 100, "application/json")) for i in range(5)]
+    headers = {"X-Forwarded-For": "10.5.0.1"}
+    codes = [
+        httpx.post(served.url + "gradio_api/upload", files=files, headers=headers).status_code
+        for _ in range(21)
+    ]
+    assert codes[:20] == [200] * 20
+    refused = httpx.post(served.url + "gradio_api/upload", files=files, headers=headers)
+    assert (
+        refused.status_code == 429
+        and "Too many uploads: at most 20 per 10 minutes" in (refused.json()["detail"])
+    )
+    # Bytes count too: 1.9 MB files, each under the per-file limit, stop at the 20 MB budget.
+    big = [("files", ("big.json", b" " * 1_900_000, "application/json"))]
+    other = {"X-Forwarded-For": "10.5.0.2"}
+    sent = [
+        httpx.post(served.url + "gradio_api/upload", files=big, headers=other).status_code
+        for _ in range(12)
+    ]
+    assert sent.count(200) == 11 and sent[-1] == 429
+    # Someone else still uploads.
+    ok = httpx.post(
+        served.url + "gradio_api/upload", files=files, headers={"X-Forwarded-For": "10.5.0.3"}
+    )
+    assert ok.status_code == 200
+
+
 def test_messages_are_plain_text_and_numbers_out_of_range_are_named(client) -> None:
     html = '<a href="https://example.com">x</a><img src=x><form>'
     message = _refusal(
@@ -180,7 +234,17 @@ def test_pending_is_private_and_token_guessing_is_paused(client, served: ServedA
         for guess in ("a", "' OR 1=1 --", "x" * 10_000, "é", TOKEN)
     ]
     assert all("token is wrong" in r for r in replies[:4])
-    assert "Too many wrong admin tokens" in replies[4]  # even the right one waits now
+    assert "Too many wrong admin tokens" in replies[4]  # this client's right one waits too
+    # ... but only this client's: the admin, from another address, is not locked out.
+    from gradio_client import Client
+
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("RRDEMO_PROXY_HOPS", "1")
+        admin = Client(
+            served.url, verbose=False, download_files=False, headers={"X-Forwarded-For": "10.4.0.1"}
+        )
+        reply, _ = admin.predict(TOKEN, None, "", api_name="/leaderboard_pending")
+        assert "submissions wait for approval" in reply
     rows = run_transaction(served.store.factory, lambda s: service.list_submissions(s))
     assert {r.status for r in rows} == {"approved"}  # the paper's tables, untouched
 
@@ -191,27 +255,43 @@ def slow_app(tmp_path_factory) -> Iterator[ServedApp]:
     yield from serve_app(fake_pool(delay=5.0), tmp_path_factory.mktemp("slow"))
 
 
-def test_one_visitor_cannot_fill_the_queue_and_cheap_reads_still_answer(slow_app) -> None:
+def _waiting_or_running(app: ServedApp) -> int:
+    from ui.queue_limits import generation_events
+
+    return len(generation_events(app.demo._queue))
+
+
+def _until(condition, seconds: float = 60) -> bool:
+    deadline = time.monotonic() + seconds
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return condition()
+
+
+def test_one_visitor_cannot_fill_the_queue_and_cheap_reads_still_answer(
+    slow_app, monkeypatch
+) -> None:
     from gradio_client import Client
 
-    from ui.queue_limits import GENERATION_PER_SESSION, GENERATION_TOTAL, generation_events
+    from ui.queue_limits import GENERATION_PER_CLIENT, GENERATION_TOTAL
 
-    def waiting_or_running() -> int:
-        return len(generation_events(slow_app.demo._queue))
-
+    monkeypatch.setenv("RRDEMO_PROXY_HOPS", "1")  # as on a Space: the proxy names each visitor
     request = replace(TINY, model="obey", n=3, c=1, max_tokens=64)
     clients = [
-        Client(slow_app.url, verbose=False, download_files=False)
-        for _ in range(GENERATION_TOTAL // GENERATION_PER_SESSION + 1)
+        Client(
+            slow_app.url,
+            verbose=False,
+            download_files=False,
+            headers={"X-Forwarded-For": f"10.1.0.{i}"},
+        )
+        for i in range(GENERATION_TOTAL // GENERATION_PER_CLIENT + 1)
     ]
     jobs = []
     try:
         for visitor in clients[:-1]:
             jobs += [visitor.submit(*_run_args(request), api_name="/run") for _ in range(2)]
-        deadline = time.monotonic() + 60
-        while waiting_or_running() < GENERATION_TOTAL and time.monotonic() < deadline:
-            time.sleep(0.2)
-        assert waiting_or_running() == GENERATION_TOTAL
+        assert _until(lambda: _waiting_or_running(slow_app) >= GENERATION_TOTAL)
+        assert _waiting_or_running(slow_app) == GENERATION_TOTAL
         # A third run of one visitor, then anyone's run past the total, are refused, saying why.
         extra = clients[0].submit(*_run_args(request), api_name="/run")
         assert "You already have 2 runs" in _refusal(lambda: extra.result(timeout=60))
@@ -228,3 +308,64 @@ def test_one_visitor_cannot_fill_the_queue_and_cheap_reads_still_answer(slow_app
         for job in reversed(jobs):  # the waiting ones first; the running one stops after a call
             with contextlib.suppress(Exception):
                 job.cancel()
+        _until(lambda: _waiting_or_running(slow_app) == 0, 120)
+
+
+def _post_run(url: str, request: ArenaRequest, address: str):
+    """A run posted to the raw API (`/gradio_api/call/run`: a new session every time)."""
+    import httpx
+
+    headers = {"X-Forwarded-For": address}
+    return httpx.post(
+        url + "gradio_api/call/run", json={"data": _run_args(request)}, headers=headers
+    )
+
+
+def _leave(url: str, event_id: str) -> None:
+    """Open the run's stream, read its first message, and hang up."""
+    import httpx
+
+    with httpx.stream("GET", f"{url}gradio_api/call/run/{event_id}", timeout=60) as stream:
+        for line in stream.iter_lines():
+            if line.startswith("event:") and "heartbeat" not in line:
+                break
+
+
+def test_the_raw_api_is_held_to_the_same_per_client_limit_and_leaving_cancels(
+    slow_app, monkeypatch
+) -> None:
+    monkeypatch.setenv("RRDEMO_PROXY_HOPS", "1")
+    request = replace(TINY, model="obey", n=3, c=1, max_tokens=64)
+    assert _until(lambda: _waiting_or_running(slow_app) == 0, 120)
+    first, second = (_post_run(slow_app.url, request, "10.2.0.1") for _ in range(2))
+    assert first.status_code == second.status_code == 200
+    third = _post_run(slow_app.url, request, "10.2.0.1")
+    assert third.status_code == 422 and "You already have 2 runs" in third.text
+    assert _post_run(slow_app.url, request, "10.2.0.2").status_code == 200  # someone else
+    assert _waiting_or_running(slow_app) == 3
+    # The client hangs up on its runs: gradio drops the waiting ones and closes the running one.
+    left = [posted.json()["event_id"] for posted in (first, second)]
+    for event_id in left:
+        _leave(slow_app.url, event_id)
+    assert _until(lambda: _waiting_or_running(slow_app) <= 1, 90), _waiting_or_running(slow_app)
+    running = slow_app.demo._queue.server_app.iterators  # a run's generator, until it is closed
+    assert _until(lambda: not set(left) & set(running), 60)
+    again = _post_run(slow_app.url, request, "10.2.0.1")
+    assert again.status_code == 200  # its slots are free again
+    for posted in (again,):
+        _leave(slow_app.url, posted.json()["event_id"])
+    assert _until(lambda: _waiting_or_running(slow_app) == 0, 120)
+
+
+def test_a_run_past_the_time_limit_stops_with_a_message(slow_app, monkeypatch) -> None:
+    from gradio_client import Client
+
+    monkeypatch.setenv("RRDEMO_RUN_SECONDS", "2")  # read when a run starts
+    assert _until(lambda: _waiting_or_running(slow_app) == 0, 120)
+    client = Client(slow_app.url, verbose=False, download_files=False)
+    request = replace(TINY, model="obey", n=3, c=1, max_tokens=64)
+    started = time.monotonic()
+    message = _refusal(lambda: client.predict(*_run_args(request), api_name="/run"))
+    assert "passed this app's time limit of 2 s and was stopped" in message
+    assert time.monotonic() - started < 30  # one scripted call (5 s) past the limit, not the run
+    assert _until(lambda: _waiting_or_running(slow_app) == 0, 30)

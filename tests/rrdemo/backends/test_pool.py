@@ -23,7 +23,7 @@ def _counting_loader(loads: list[str]):
 
 def test_a_public_pool_refuses_before_loading_and_keeps_at_most_max_models() -> None:
     loads: list[str] = []
-    pool = ModelPool(_counting_loader(loads), public=True, max_models=2)
+    pool = ModelPool(_counting_loader(loads), public=True, max_models=2, hub=None)
     with pytest.raises(RRError, match="not allowed here"):
         pool.get("/etc/passwd")
     with pytest.raises(RRError, match="not allowed here"):
