@@ -11,9 +11,9 @@ from rrdemo.tasks.answers import copyable_placeholders
 from rrdemo.tasks.base import Question
 from rrdemo.tasks.benchmarks import (
     COT_CUE,
-    WORK_CUE,
     FINAL_FORMAT,
     PROMPT_STYLES,
+    WORK_CUE,
     LetterTask,
     build_prompt,
     styled_prompt,
