@@ -10,7 +10,7 @@ from rrdemo.backends.choice import BACKEND_CHOICES
 from rrdemo.backends.registry import resolve
 from rrdemo.config import CHOICES, EXPERIMENT_DEFAULTS, Sampling, check_choice, whole_number
 from rrdemo.errors import RRError
-from rrdemo.tasks import TASK_NAMES, canonical_name, load_questions
+from rrdemo.tasks import GENERATED_TASKS, TASK_NAMES, canonical_name, load_questions
 from rrdemo.tasks.base import Question
 
 # What a corrupted agent reads: nothing added, the paper's two injections, or the user's template.
@@ -86,7 +86,10 @@ def normalize_calibration(raw: dict[str, Any]) -> dict[str, Any]:
     tasks = _words(s["tasks"], "tasks")
     tasks = list(TASK_NAMES) if tasks == ["all"] else [canonical_name(t) for t in tasks]
     if "custom" in tasks or "demo" in tasks:
-        raise RRError(f"calibrate the paper's tasks ({', '.join(TASK_NAMES)}) or 'all'")
+        raise RRError(
+            f"calibrate the paper's tasks ({', '.join(TASK_NAMES)}, or 'all') or generated ones "
+            f"({GENERATED_TASKS})"
+        )
     styles = _words(s["styles"], "prompt styles")
     for style in styles:
         check_choice(style, *CHOICES["prompt_style"])

@@ -17,9 +17,18 @@ from rrdemo.tasks.benchmarks import LetterTask, MathTask, NumberTask
 from rrdemo.tasks.custom import CustomTask, custom_task
 from rrdemo.tasks.data import SOURCES, load_benchmark, sample_questions
 from rrdemo.tasks.demo import DemoTask, demo_questions
+from rrdemo.tasks.generated import (
+    GENERATED_PREFIX,
+    MAX_STEPS,
+    generated_questions,
+    generated_steps,
+    generated_task,
+)
 
 TASK_NAMES: tuple[str, ...] = ("gsm8k", "aqua", "math500", "logic3", "logic7", "track7")
 DEMO_TASK = "demo"  # our own 40 easy questions (rrdemo.tasks.demo), not one of the paper's
+# generated multiple-choice arithmetic, S steps (rrdemo.tasks.generated): beyond the paper
+GENERATED_TASKS = f"{GENERATED_PREFIX}1..{GENERATED_PREFIX}{MAX_STEPS}"
 PAPER_SAMPLE_SIZE = 128  # "we test on randomly sampled 128 questions from each data set"
 
 _TASKS: dict[str, Task] = {
@@ -54,11 +63,12 @@ def canonical_name(name: str) -> str:
     """The registry name for any accepted spelling ("MATH-500" -> "math500"); RRError if unknown."""
     key = re.sub(r"[-_\s/.]", "", str(name).lower())
     key = _ALIASES.get(key, key)
-    if key in _TASKS or key == "custom":
+    if key in _TASKS or key == "custom" or generated_steps(key) is not None:
         return key
     raise RRError(
-        f"unknown task {name!r}; choose one of: {', '.join(TASK_NAMES)}, {DEMO_TASK}, custom "
-        "(aliases such as 'Logic3', 'AQuA', 'MATH-500' also work)"
+        f"unknown task {name!r}; choose one of: {', '.join(TASK_NAMES)}, {DEMO_TASK}, custom, "
+        f"or generated {GENERATED_TASKS} (beyond the paper; aliases such as 'Logic3', 'AQuA', "
+        "'MATH-500' also work)"
     )
 
 
@@ -68,6 +78,11 @@ def get_task(name: str, kind: str | None = None) -> Task:
     key = canonical_name(name)
     if key == "custom":
         return custom_task(kind)
+    if generated_steps(key) is not None:
+        task = generated_task(key)
+        if kind is not None and kind != task.kind:
+            raise RRError(f"the answer kind of {key} is 'letter'; only 'custom' takes a kind")
+        return task
     if kind is not None and kind != _TASKS[key].kind:
         raise RRError(
             f"the answer kind of {key} is {_TASKS[key].kind!r}; only 'custom' takes a kind"
@@ -85,6 +100,11 @@ def load_questions(
     "auto" uses the offline copy when it is installed. qids are "<task>-<index in the file>".
     """
     name = canonical_name(task if isinstance(task, str) else task.name)
+    if generated_steps(name) is not None:  # made here, the same on every machine and source
+        try:
+            return sample_questions(generated_questions(name), n, seed)
+        except RRError as exc:
+            raise RRError(f"{name}: {exc}") from None
     if name == DEMO_TASK:  # shipped in this repository: every source reads the same file
         try:
             return sample_questions(demo_questions(), n, seed)
@@ -100,6 +120,7 @@ __all__ = [
     "AnswerKind",
     "CustomTask",
     "DEMO_TASK",
+    "GENERATED_TASKS",
     "DemoTask",
     "LetterTask",
     "MathTask",
