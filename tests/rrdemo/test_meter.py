@@ -11,6 +11,7 @@ from rrdemo.events import TurnMeasured
 from rrdemo.fold import fold
 from rrdemo.meter import logit, potential, reading
 from rrdemo.protocols import run_question
+from rrdemo.runs.log import Unit, trajectory_record
 from tests.support.events import event_from_dict
 from tests.support.fakes import QUESTION, FakeBackend, FakePool, FakeTask, obeys_injection
 
@@ -84,7 +85,8 @@ def test_meter_events_round_trip_and_reach_the_log_record():
     events = _run(3, 2)
     measured = [e for e in events if isinstance(e, TurnMeasured)]
     assert all(event_from_dict(e.to_dict()) == e for e in measured)
-    record = fold(events).methods["RRMaj"].trajectories[0].record()
+    unit = Unit("demo:hash", QUESTION.qid, QUESTION.gold, None)
+    record = trajectory_record(unit, fold(events).methods["RRMaj"].trajectories[0])
     assert record["meter"][0]["turn"] == -1
     assert set(record["meter"][1]) == {"turn", "agent", "corrupted", "n_tokens", "readers"}
 
