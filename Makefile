@@ -69,7 +69,7 @@ bench: setup warm llama
 # The small real sweep shown in the README (assets/experiment_small_shuffled.jsonl; about 6 minutes
 # on 2 CPU cores with the llama.cpp backend, an hour on transformers).
 experiment-small: setup warm llama-optional
-	$(BIN)/python -m rrdemo.experiment --tasks logic3,gsm8k --configs 0c5t,1c4t,3c2t,5c0t \
+	$(BIN)/python -m rrdemo experiment --tasks logic3,gsm8k --configs 0c5t,1c4t,3c2t,5c0t \
 	  --strengths strong --k 16 --m-star 5 --max-tokens 128 --n 8 --seed 0 --out runs/experiment_small.jsonl
 	$(BIN)/python -m rrdemo report runs/experiment_small.jsonl --out runs/experiment_small_report
 

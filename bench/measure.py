@@ -17,13 +17,10 @@ import sys
 import time
 from collections import defaultdict
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from bench.options import BenchOptions
 from rrdemo.errors import RRError
 from rrdemo.events import METHODS
-
-if TYPE_CHECKING:
-    from bench.cost import BenchOptions
 
 HERE = Path(__file__).resolve().parent
 

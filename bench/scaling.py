@@ -33,8 +33,8 @@ import sys
 import time
 from pathlib import Path
 
-from bench.cost import BenchOptions
 from bench.measure import agent_prompts, run_pass, speaker_stats
+from bench.options import BenchOptions
 from rrdemo.errors import RRError
 from rrdemo.events import METHODS
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, make_dataclass
 from typing import Any, Literal
 
-from rrdemo.report.submission import Setting
+from rrdemo.report.submission import AgentCounts
 
 Display = Literal["plain", "text", "percent", "ratio"]
 REQUIRED = object()  # a stored column every row has (no default in BoardRow)
@@ -78,8 +78,8 @@ CSV_COLUMNS = tuple(c for c in COLUMNS if c.csv)
 CLI_COLUMNS = tuple(c for c in COLUMNS if c.cli)
 
 
-class _Derived(Setting):
-    """The derived columns, computed from a row's stored ones (rho and config from `Setting`)."""
+class _Derived(AgentCounts):
+    """The derived columns, computed from a row's stored ones (rho and config from `AgentCounts`)."""
 
     maj_accuracy: float | None
     rrmaj_accuracy: float | None

@@ -8,6 +8,7 @@ trajectory index for RRMaj.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from typing import ClassVar, Literal, get_args
 
@@ -148,3 +149,19 @@ class ComputeUsed(Event):
     prefill_tokens: int
     wall_s: float
     per_agent: dict[str, dict[str, int]] = field(default_factory=dict)
+
+
+class Observer:
+    """Reads one method's event stream as it passes and may add events after each turn.
+
+    `watch` wraps the stream (and sees every event, its own included); the protocols call
+    `after_turn(t)` once turn t is written (t = -1: the trajectories have started, nothing is
+    written yet), and yield what it yields in place. The truth meter (rrdemo.meter) is one; this
+    base passes the stream through and adds nothing.
+    """
+
+    def watch(self, events: Iterator[Event]) -> Iterator[Event]:
+        yield from events
+
+    def after_turn(self, turn: int) -> Iterator[Event]:
+        return iter(())

@@ -13,8 +13,8 @@ prints, the experiment logger as it writes) and `fold(events)` applies a whole s
 
 and over the RRMaj trajectories a `SpeakerTally`: the tokens each agent and each role wrote, and
 which trajectories are *mixed* (an honest and a corrupted agent both wrote part of them).
-The records for the app's API (`MethodRecord.summary`) and for the run log
-(`FoldedTrajectory.record`, `Fold.votes`, `Fold.compute`) are read from here. Pure, no I/O.
+The app's API reads its records from here (`MethodRecord.summary`); the run log builds its
+records from these objects (`rrdemo.runs.log`). Pure, no I/O.
 """
 
 from __future__ import annotations
@@ -164,17 +164,6 @@ class FoldedChunk:
     n_tokens: int | None = None
     done: bool = False
 
-    def record(self) -> dict:
-        """The chunk as the run log writes it."""
-        return {
-            "turn": self.turn,
-            "agent": self.agent,
-            "role": "corrupted" if self.corrupted else "honest",
-            "model": self.model,
-            "text": self.text,
-            "n_tokens": self.n_tokens,
-        }
-
 
 @dataclass
 class FoldedTrajectory:
@@ -211,33 +200,6 @@ class FoldedTrajectory:
             return None
         skip = ("kind", "text", "method", "key")
         return {k: v for k, v in self.answer.to_dict().items() if k not in skip}
-
-    def record(self) -> dict:
-        """The complete trajectory as the run log writes it: order, finished chunks, the answer
-        and the vote key it counts under."""
-        a = self.answer
-        if a is None:
-            raise ValueError(f"{self.method} trajectory {self.index} has no answer yet")
-        return {
-            "method": self.method,
-            "trajectory": self.index,
-            "order": list(self.order),
-            "chunks": [c.record() for c in self.chunks if c.done],
-            "answer": a.answer,
-            "vote_key": a.key,
-            "correct": a.correct,
-            "fooled": a.fooled,
-            "last_agent": a.last_agent,
-            "last_corrupted": a.last_corrupted,
-            "n_tokens": a.n_tokens,
-            "finish_reason": a.finish_reason,
-            **({"meter": self.meter_record()} if self.measures else {}),
-        }
-
-    def meter_record(self) -> list[dict]:
-        """The truth meter's readings, turn by turn, as the run log writes them."""
-        skip = ("kind", "method", "trajectory")
-        return [{k: v for k, v in m.to_dict().items() if k not in skip} for m in self.measures]
 
     def to_dict(self) -> dict:
         """Everything, texts included (for saving a run)."""
@@ -291,10 +253,6 @@ class MethodRecord:
     def compute_record(self) -> dict | None:
         """The compute used, per agent included."""
         return _fields(self.compute, "decode_tokens", "prefill_tokens", "wall_s", "per_agent")
-
-    def votes_record(self) -> dict:
-        """The vote and the decision in one dict, as the run log writes them."""
-        return {**(self.vote_record() or {}), **(self.decision_record() or {})}
 
 
 def _fields(event: Event | None, *names: str) -> dict | None:
@@ -362,22 +320,6 @@ class Fold:
         elif isinstance(event, ComputeUsed):
             record.compute = event
         return None
-
-    def votes(self) -> dict[str, dict]:
-        """Per method that voted: its vote and decision (the run log's `votes`)."""
-        return {
-            name: m.votes_record()
-            for name, m in self.methods.items()
-            if m.vote is not None or m.decision is not None
-        }
-
-    def compute(self) -> dict[str, dict]:
-        """Per method that finished: the compute it used (the run log's `compute`)."""
-        return {
-            name: record
-            for name, m in self.methods.items()
-            if (record := m.compute_record()) is not None
-        }
 
 
 def fold(events: Iterable[Event]) -> Fold:

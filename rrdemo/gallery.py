@@ -25,7 +25,7 @@ _SETTING_FIELDS = ("name", "description", "log", "condition", "questions")
 
 
 @dataclass(frozen=True)
-class Setting:
+class GallerySetting:
     """One setting of the gallery (also an Arena preset): a condition of a log and its questions."""
 
     name: str  # e.g. "Trap and rescue · strong 3c2t · Logic3"
@@ -46,7 +46,7 @@ class Setting:
 @dataclass(frozen=True)
 class Gallery:
     rule: str  # how the questions were picked, said in the UI
-    settings: tuple[Setting, ...]
+    settings: tuple[GallerySetting, ...]
 
     def entries(self) -> list[tuple[int, str]]:
         """(setting index, question id) of every recorded run, setting by setting."""
@@ -73,7 +73,7 @@ def load_gallery(path: Path | str | None = None) -> Gallery:
             what = ", ".join(missing) or f"an entry under logs for {raw['log']!r}"
             raise RRError(f"gallery setting {number} in {path.name} lacks {what}")
         settings.append(
-            Setting(
+            GallerySetting(
                 name=raw["name"],
                 description=raw["description"],
                 log=path.parent / raw["log"],

@@ -7,7 +7,8 @@ with the gold answer and with the target (the option letters after " (", or the 
 numbers, e.g. " 42." against " 45."), and reports z = logit(p_gold) - logit(p_target). It does
 so for an honest reader (the first honest seat's prompt) and a corrupted one (the first
 corrupted seat's, injection included). MAJ answers, written in one turn each, are read at the
-same token counts (every K tokens). A reading runs on cached cells: in RR those of the next
+same token counts (every K tokens). The meter watches a method's event stream (`MeterObserver`,
+an `rrdemo.events.Observer`) and reads when the protocol says a turn is written. A reading runs on cached cells: in RR those of the next
 writer with the reader's prompt, who must read the same text at its turn anyway; so the meter
 adds little more than the cue. docs/theory.md turns the readings into gamma_H and delta.
 """
@@ -20,7 +21,8 @@ from dataclasses import dataclass
 
 from rrdemo.agents import Agent
 from rrdemo.backends.base import ScoreRequest
-from rrdemo.events import Method, TurnMeasured
+from rrdemo.config import RunConfig
+from rrdemo.events import ChunkWritten, Event, Method, Observer, TrajectoryStarted, TurnMeasured
 from rrdemo.tasks.base import Question, Task
 
 CUE = "\nThe answer is"  # read after the text; the candidates follow it
@@ -179,3 +181,77 @@ class Meter:
                 if r < len(cuts[i])
             ]
             yield from self.read(places)
+
+
+class MeterObserver(Observer):
+    """The meter of one method's run as an observer of its events: it follows each trajectory's
+    speaking order and text from `TrajectoryStarted` and `ChunkWritten`, and reads when a turn
+    is written: before anything (turn -1), after each RR turn the trajectories that turn wrote
+    in, and MAJ's answers (written in one turn) at RR's turn lengths."""
+
+    def __init__(self, meter: Meter, every: int) -> None:
+        self.meter = meter
+        self.every = every  # K: MAJ answers are read every K tokens
+        self.orders: dict[int, tuple[int, ...]] = {}
+        self.texts: dict[int, str] = {}
+        self.tokens: dict[int, int] = {}
+        self.written: list[ChunkWritten] = []  # the chunks of the turn being written
+
+    def watch(self, events: Iterator[Event]) -> Iterator[Event]:
+        for event in events:
+            if isinstance(event, TrajectoryStarted):
+                self.orders[event.trajectory] = event.order
+            elif isinstance(event, ChunkWritten):
+                self.written.append(event)
+                j = event.trajectory
+                self.texts[j] = self.texts.get(j, "") + event.text
+                self.tokens[j] = self.tokens.get(j, 0) + event.n_tokens
+            yield event
+
+    def after_turn(self, turn: int) -> Iterator[TurnMeasured]:
+        meter, agents = self.meter, self.meter.agents
+        chunks = sorted(self.written, key=lambda c: c.trajectory)
+        self.written = []
+        rr = meter.method == "RRMaj"
+        if turn < 0:
+            trajectories = sorted(self.orders)
+            yield from meter.opening(
+                trajectories, [self.orders[j] for j in trajectories] if rr else ()
+            )
+        elif rr:
+            places = [
+                Place(
+                    c.trajectory,
+                    turn,
+                    agents[c.agent],
+                    self.tokens[c.trajectory],
+                    self.texts[c.trajectory],
+                    self.orders[c.trajectory],
+                )
+                for c in chunks
+            ]
+            yield from meter.read(places)
+        else:
+            yield from meter.answers(
+                [(c.trajectory, agents[c.agent], c.text) for c in chunks], self.every
+            )
+
+
+def observer_for(
+    method: Method,
+    agents: Sequence[Agent],
+    task: Task,
+    question: Question,
+    config: RunConfig,
+    target: str | None,
+    run_id: str,
+) -> Observer:
+    """What watches a method's run: the truth meter when the config turns it on and the gold
+    is known, else nothing (a plain `Observer`)."""
+    if not config.meter:
+        return Observer()
+    # RR readings extend the caches of the agents who read the same text next (`Meter._key`).
+    writer_key = (lambda j, a: (run_id, method, question.qid, j, a)) if method == "RRMaj" else None
+    seed = config.sampling.seed
+    meter = Meter.for_run(method, agents, task, question, target, seed, run_id, writer_key)
+    return Observer() if meter is None else MeterObserver(meter, config.k)

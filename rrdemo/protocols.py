@@ -13,7 +13,7 @@ from __future__ import annotations
 import itertools
 import time
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
@@ -30,11 +30,12 @@ from rrdemo.events import (
     Decision,
     Event,
     Method,
+    Observer,
     RunStarted,
     TrajectoryStarted,
     Vote,
 )
-from rrdemo.meter import Meter, Place
+from rrdemo.meter import observer_for
 from rrdemo.speakers import trajectory_order
 from rrdemo.tasks.base import Question, Task
 from rrdemo.tasks.benchmarks import styled_prompt
@@ -149,8 +150,12 @@ def majority_vote(
     *,
     samples: int | None = None,
     run_id: str = "",
+    after_turn: Callable[[int], Iterator[Event]] = Observer().after_turn,
 ) -> Iterator[Event]:
-    """MAJ: `samples` independent answers (default N; answer j comes from agent j mod N), plurality vote."""
+    """MAJ: `samples` independent answers (default N; answer j comes from agent j mod N), plurality vote.
+
+    `after_turn(t)` is the observers' hook (`rrdemo.events.Observer`), called before anything is
+    written (t = -1) and once the answers are (t = 0)."""
     n_samples = samples or len(agents)
     counter = ComputeCounter()
     # Every answer is its own trajectory, written by one agent in one turn of up to L tokens.
@@ -160,19 +165,14 @@ def majority_vote(
         yield TrajectoryStarted("MAJ", j, (agent.index,))
         key = (run_id, "MAJ", question.qid, j)
         chunks.append(ChunkRequest(j, agent, agent.prompt, config.max_tokens, key))
-    meter = _meter("MAJ", agents, task, question, config, target, run_id)
-    if meter is not None:  # the truth meter's reading before anything is written
-        yield from meter.opening(range(n_samples))
+    yield from after_turn(-1)  # observers read before anything is written
     # All answers are decoded together, batched per model.
     results = yield from write_chunks("MAJ", 0, chunks, config, counter)
     finals = [
         Final(c.trajectory, out.text, out.n_tokens, out.finish_reason, c.agent.index)
         for c, out in zip(chunks, results, strict=True)
     ]
-    if meter is not None:  # each answer read at RR's turn lengths, every K of its tokens
-        yield from meter.answers(
-            [(f.trajectory, c.agent, f.text) for c, f in zip(chunks, finals, strict=True)], config.k
-        )
+    yield from after_turn(0)  # ... and once the answers are written
     yield from _conclude(
         "MAJ",
         finals,
@@ -210,8 +210,12 @@ def round_robin(
     *,
     trajectories: int | None = None,
     run_id: str = "",
+    after_turn: Callable[[int], Iterator[Event]] = Observer().after_turn,
 ) -> Iterator[Event]:
-    """RRMaj: M token-level round-robin trajectories (default `config.resolved_m`), then plurality."""
+    """RRMaj: M token-level round-robin trajectories (default `config.resolved_m`), then plurality.
+
+    `after_turn(t)` is the observers' hook (`rrdemo.events.Observer`), called before anything is
+    written (t = -1) and after each turn t."""
     n, k, budget = len(agents), config.k, config.max_tokens
     m = trajectories or config.resolved_m
     policy = config.turn if config.turn.adaptive else None  # None: every turn is K tokens
@@ -223,9 +227,7 @@ def round_robin(
         order = trajectory_order(config, question.qid, j)
         shared.append(Trajectory(j, order))
         yield TrajectoryStarted("RRMaj", j, order)
-    meter = _meter("RRMaj", agents, task, question, config, target, run_id)
-    if meter is not None:  # the truth meter's reading before anything is written
-        yield from meter.opening(range(m), [tr.order for tr in shared])
+    yield from after_turn(-1)  # observers read before anything is written
     for turn in itertools.count():
         active = [tr for tr in shared if not tr.done]
         if not active:
@@ -247,13 +249,7 @@ def round_robin(
             tr.n_tokens += out.n_tokens
             tr.decoded += out.decode_tokens
             tr.finish_reason = _end_of_turn(config.eos_policy, tr, out, n, budget)
-        # With the meter on, honest and corrupted readers score gold against target after the turn.
-        if meter is not None:
-            places = [
-                Place(tr.index, turn, c.agent, tr.n_tokens, tr.text, tr.order)
-                for tr, c in zip(active, chunks, strict=True)
-            ]
-            yield from meter.read(places)
+        yield from after_turn(turn)  # observers read the turn (the truth meter: rrdemo.meter)
     finals = [
         Final(tr.index, tr.text, tr.n_tokens, tr.finish_reason, tr.last_writer) for tr in shared
     ]
@@ -267,24 +263,6 @@ def round_robin(
         _tie(config, question, "RRMaj"),
     )
     yield counter.event("RRMaj")
-
-
-def _meter(
-    method: Method,
-    agents: Sequence[Agent],
-    task: Task,
-    question: Question,
-    config: RunConfig,
-    target: str | None,
-    run_id: str,
-) -> Meter | None:
-    """The run's truth meter (rrdemo.meter) when the config turns it on and the gold is known."""
-    if not config.meter:
-        return None
-    # RR readings extend the caches of the agents who read the same text next (rrdemo.meter).
-    writer_key = (lambda j, a: (run_id, method, question.qid, j, a)) if method == "RRMaj" else None
-    seed = config.sampling.seed
-    return Meter.for_run(method, agents, task, question, target, seed, run_id, writer_key)
 
 
 def _target(config: RunConfig, question: Question, target: str | None) -> str | None:
@@ -366,15 +344,26 @@ def run_question(
             question.gold,
             target,
         )
+        observer = observer_for(method, agents, task, question, config, target, run_id)
+        hook = observer.after_turn
         if method == "MAJ":
             body = majority_vote(
-                agents, question, task, config, target, samples=maj_samples, run_id=run_id
+                agents,
+                question,
+                task,
+                config,
+                target,
+                samples=maj_samples,
+                run_id=run_id,
+                after_turn=hook,
             )
         elif method == "RRMaj":
-            body = round_robin(agents, question, task, config, target, run_id=run_id)
+            body = round_robin(
+                agents, question, task, config, target, run_id=run_id, after_turn=hook
+            )
         else:
             raise ValueError(f"unknown method {method!r}")
-        streams.append(itertools.chain([start], _timed(body)))
+        streams.append(itertools.chain([start], _timed(observer.watch(body))))
     try:
         if interleave:
             yield from _alternate(streams)

@@ -22,18 +22,16 @@ from rrdemo.config import RunConfig
 from rrdemo.errors import RRError
 from rrdemo.events import (
     METHODS,
-    AnswerExtracted,
     ChunkWritten,
     ComputeUsed,
-    Decision,
     Event,
     RunStarted,
     TokenDelta,
     TrajectoryStarted,
     TurnMeasured,
-    Vote,
 )
-from rrdemo.runs.log import RunLog
+from rrdemo.fold import FoldedTrajectory
+from rrdemo.runs.log import RunLog, read_done, read_trajectory
 from rrdemo.tasks import Question, load_questions
 
 REPLAY_SECONDS = 12.0  # a whole recorded run plays in about this long: readable, never tedious
@@ -159,37 +157,18 @@ def _pieces(text: str, n_tokens: int) -> list[str]:
     return ["".join(words[a:b]) for a, b in zip(bounds, bounds[1:], strict=False)]
 
 
-def _answer(record: dict) -> AnswerExtracted:
-    return AnswerExtracted(
-        method=record["method"],
-        trajectory=record["trajectory"],
-        answer=record["answer"],
-        correct=record["correct"],
-        fooled=record["fooled"],
-        last_agent=record["last_agent"],
-        last_corrupted=record["last_corrupted"],
-        n_tokens=record["n_tokens"],
-        finish_reason=record["finish_reason"],
-        text="".join(c["text"] for c in record["chunks"]),
-        key=record["vote_key"],
-    )
-
-
-def _measured(records: list[dict], which: Callable[[int], bool]) -> list[TurnMeasured]:
+def _measured(
+    trajectories: list[FoldedTrajectory], which: Callable[[int], bool]
+) -> list[TurnMeasured]:
     """The truth meter's logged readings of the turns `which` picks, trajectory by trajectory."""
-    return [
-        TurnMeasured(r["method"], r["trajectory"], **m)
-        for r in records
-        for m in r.get("meter") or []
-        if which(m["turn"])
-    ]
+    return [m for tr in trajectories for m in tr.measures if which(m.turn)]
 
 
 def _method_events(unit: RecordedUnit, method: str) -> list[tuple[float, Event]]:
     """One method's events by decoding step: trajectories decode in lockstep, turn by turn (MAJ: one
     turn), a turn lasts as long as its longest chunk, and a chunk is written when its last token
     is decoded."""
-    records = [r for r in unit.trajectories if r["method"] == method]
+    trajectories = [read_trajectory(r)[1] for r in unit.trajectories if r["method"] == method]
     done = unit.done
     config = unit.condition["config"]
     events: list[tuple[float, Event]] = [
@@ -206,46 +185,34 @@ def _method_events(unit: RecordedUnit, method: str) -> list[tuple[float, Event]]
             ),
         ),  # fmt: skip
     ]
-    events += [(0, TrajectoryStarted(method, r["trajectory"], tuple(r["order"]))) for r in records]
-    events += [(0, m) for m in _measured(records, lambda turn: turn < 0)]  # the truth meter
-    turns = sorted({c["turn"] for r in records for c in r["chunks"]})
+    events += [(0, TrajectoryStarted(method, tr.index, tr.order)) for tr in trajectories]
+    events += [(0, m) for m in _measured(trajectories, lambda turn: turn < 0)]  # the truth meter
+    turns = sorted({c.turn for tr in trajectories for c in tr.chunks})
     start = 0.0
     for turn in turns:
         longest = 0
-        for r in records:
-            for c in (c for c in r["chunks"] if c["turn"] == turn):
-                corrupted = c["role"] == "corrupted"
-                n = c["n_tokens"] or 0
-                pieces = _pieces(c["text"], n)
+        for tr in trajectories:
+            for c in (c for c in tr.chunks if c.turn == turn):
+                n = c.n_tokens or 0
+                pieces = _pieces(c.text, n)
                 for i, piece in enumerate(pieces[:-1], start=1):
                     at = start + n * i / len(pieces)
-                    delta = TokenDelta(method, r["trajectory"], turn, c["agent"], corrupted, piece)
+                    delta = TokenDelta(method, tr.index, turn, c.agent, c.corrupted, piece)
                     events.append((at, delta))
                 written = ChunkWritten(
-                    method, r["trajectory"], turn, c["agent"], corrupted, c["model"], c["text"], n
+                    method, tr.index, turn, c.agent, c.corrupted, c.model, c.text, n
                 )
                 events.append((start + n, written))
                 longest = max(longest, n)
         start += max(longest, 1)
         if method == "RRMaj":  # the meter reads each RR turn once it is written
-            events += [(start, m) for m in _measured(records, lambda t, turn=turn: t == turn)]
+            events += [(start, m) for m in _measured(trajectories, lambda t, turn=turn: t == turn)]
     if method == "MAJ":  # and MAJ answers once they are complete, every K tokens
-        events += [(start, m) for m in _measured(records, lambda turn: turn >= 0)]
-    events += [(start, _answer(r)) for r in records]
-    vote = done["votes"][method]
-    events.append((start, Vote(method, vote["counts"], vote["abstained"])))
-    decision = Decision(
-        method, vote["answer"], vote["correct"], vote["fooled"], tuple(vote["tied"]), vote["key"]
-    )
-    compute = done["compute"].get(method, {})
-    used = ComputeUsed(
-        method,
-        compute.get("decode_tokens", 0),
-        compute.get("prefill_tokens", 0),
-        compute.get("wall_s", 0.0),
-        compute.get("per_agent", {}),
-    )
-    events += [(start, decision), (start, used)]
+        events += [(start, m) for m in _measured(trajectories, lambda turn: turn >= 0)]
+    events += [(start, tr.answer) for tr in trajectories]
+    votes = read_done(done)[1][method]
+    used = votes.compute or ComputeUsed(method, 0, 0, 0.0, {})
+    events += [(start, votes.vote), (start, votes.decision), (start, used)]
     return sorted(events, key=lambda timed: timed[0])  # stable: a step's events keep their order
 
 

@@ -29,9 +29,10 @@ class GenerationRequest:
     # Hard cap on new tokens. A backend may run past `max_new_tokens`, up to this cap and by a few
     # tokens at most, only to finish a character whose bytes the K-th token left incomplete
     # (RR passes what is left of the trajectory's L). None: never past `max_new_tokens`.
+    # `rrdemo.backends.row_stop` is the rule every engine applies.
     room: int | None = None
     # RR turn policy (rrdemo.turns): a backend may end the turn before `max_new_tokens` (= K_max)
-    # when `turn_over` says so, per row. None: exactly `max_new_tokens` (the fixed rule; MAJ).
+    # when the policy says so, per row. None: exactly `max_new_tokens` (the fixed rule; MAJ).
     turn: TurnPolicy | None = None
     # Prefix sharing scope: a request starts from cells of requests of the same group only (the
     # protocols pass their run id), so a run's text never depends on what other runs that happen

@@ -10,11 +10,10 @@ build new tensors instead of writing into old ones. Requests given together run 
 their starting caches are left-padded into one batched cache, all their new suffixes are
 prefilled in one forward pass (a row whose prompt another row of the batch is about to read
 waits for a second pass and starts from it), the rows are decoded step by step, and each row's
-cache is split back out when it finishes. A turn never ends inside a character: when the K-th
-token leaves one incomplete, up to 3 more tokens finish it, within the request's `room`. A request
-with a turn policy (`GenerationRequest.turn`, rrdemo.turns) may end its row earlier: after a
-sentence end, or before a token whose next-token entropy passes the threshold (that token is
-then not written, and the cache keeps everything fed).
+cache is split back out when it finishes. When a row stops (its K tokens, a character the K-th
+token left incomplete, the request's `room`, a turn policy's early end) is decided by
+`rrdemo.backends.row_stop`, which the decoding loop feeds after every token; a token left to the
+next writer (uncertainty policy) is not written, and the cache keeps everything fed.
 """
 
 from __future__ import annotations
@@ -38,8 +37,9 @@ from rrdemo.backends.base import (
     render_prompt_text,
 )
 from rrdemo.backends.hf_tensors import merge, sample_tokens, split, view
+from rrdemo.backends.row_stop import RowState, row_stop
 from rrdemo.backends.tokens import by_length, common_prefix
-from rrdemo.turns import entropy_nats, turn_over
+from rrdemo.turns import entropy_nats
 
 
 @dataclass
@@ -67,8 +67,6 @@ class _Row:
     text: str = ""  # the decoded new tokens (kept only under a turn policy)
 
 
-# A turn may run this many tokens past K to finish a character (UTF-8: at most 4 bytes).
-_CHAR_TAIL = 3
 # A row waits for a batch row sharing this many more prompt tokens than any cache (first turns).
 _MIN_SHARED = 8
 
@@ -204,7 +202,9 @@ class TransformersBackend(Backend):
         while rows:
             keep = []
             for b, (row, token) in enumerate(zip(rows, next_tokens, strict=True)):
-                if self._uncertain(row, logits[b]):  # leave this token to the next writer
+                entropy = self._entropy(row, logits[b])
+                if entropy is not None and row_stop(self._state(row, entropy=entropy)):
+                    # leave this token to the next writer
                     yield self._finish(row, split(cache, mask, b), "length", fed_all=True)
                     continue
                 row.new.append(token)
@@ -213,8 +213,9 @@ class TransformersBackend(Backend):
                     delta = self._delta(row)
                     if delta:
                         yield Delta(row.index, delta)
-                if eos or self._turn_complete(row):
-                    yield self._finish(row, split(cache, mask, b), "eos" if eos else "length")
+                stop = row_stop(self._state(row, eos=eos))
+                if stop is not None:
+                    yield self._finish(row, split(cache, mask, b), stop)
                 else:
                     keep.append(b)
             if not keep:
@@ -240,40 +241,25 @@ class TransformersBackend(Backend):
             )
 
     @staticmethod
-    def _uncertain(row: _Row, logits: torch.Tensor) -> bool:
-        """Under the `uncertainty` turn policy: the turn is over before the token drawn from
-        `logits` (K_min tokens are out, the text ends on a whole character, and the writer's
-        entropy over that token passes the threshold)."""
+    def _entropy(row: _Row, logits: torch.Tensor) -> float | None:
+        """The writer's entropy over the token drawn from `logits`, when its turn policy reads it."""
         policy = row.request.turn
-        if policy is None or not policy.needs_entropy or row.partial:
-            return False
-        n = len(row.new)
-        if n < policy.k_min or n >= row.request.max_new_tokens:
-            return False
-        return turn_over(policy, n, row.text, entropy_nats(logits))
+        return entropy_nats(logits) if policy is not None and policy.needs_entropy else None
 
     @staticmethod
-    def _turn_complete(row: _Row) -> bool:
-        """K tokens are out and the text ends on a whole character, or the hard cap is reached;
-        or, under a `sentence` turn policy, the turn's text ends a sentence after K_min tokens.
-
-        A byte-level tokenizer may spell one character with several tokens: a turn that stopped
-        after the K-th token could hand the next agent half a character (U+FFFD once decoded).
-        So the turn goes on, by at most `_CHAR_TAIL` tokens and never past `request.room`, until
-        the decoded text is complete."""
-        n, request = len(row.new), row.request
-        if n < request.max_new_tokens:
-            policy = request.turn
-            return (
-                policy is not None
-                and policy.kind == "sentence"
-                and not row.partial
-                and turn_over(policy, n, row.text)
-            )
-        cap = min(
-            max(request.room or 0, request.max_new_tokens), request.max_new_tokens + _CHAR_TAIL
+    def _state(row: _Row, eos: bool = False, entropy: float | None = None) -> RowState:
+        """What `row_stop` reads of `row` (rrdemo.backends.row_stop)."""
+        request = row.request
+        return RowState(
+            len(row.new),
+            request.max_new_tokens,
+            request.room,
+            eos,
+            row.partial,
+            request.turn,
+            row.text,
+            entropy,
         )
-        return n >= cap or not row.partial
 
     def _allowed(self, logits: torch.Tensor) -> torch.Tensor:
         """The logits the next tokens are drawn from: all of the model's."""
@@ -428,7 +414,7 @@ class TransformersBackend(Backend):
         fed = row.new if fed_all else row.new[:-1]
         self._keep(row.request.key, _Cached(cache, row.ids + fed, row.request.group))
         text = self.tokenizer.decode(generated, skip_special_tokens=True)
-        if reason == "length" and row.partial:  # capped inside a character: drop its bytes
+        if row.partial:  # stopped inside a character: drop its bytes
             text = text.rstrip("\ufffd")
         return Finished(
             index=row.index,

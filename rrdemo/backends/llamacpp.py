@@ -34,12 +34,10 @@ from scratch. A row's text can still depend on the rows it was batched with: the
 kernels round a token's sums differently with the batch shape, which flips a greedy token at a
 near-tie now and then (tests/rrdemo/backends/test_llamacpp_batching.py measures how often).
 
-A request's `max_new_tokens` is a soft end: when the token that reaches it stops in the middle of
-a UTF-8 character (byte-fallback tokens carry one byte each), decoding goes on until the character
-is complete, at most `UTF8_EXTRA_TOKENS` more tokens; `n_tokens` counts them. A turn therefore
-never ends inside a character and no U+FFFD ever comes from a split. A request with a turn policy
-(`GenerationRequest.turn`, rrdemo.turns) may end earlier: after a sentence end, or before a token
-whose next-token entropy passes the threshold (that token is then not written).
+When a row stops (its `max_new_tokens`, a UTF-8 character the last of them left incomplete,
+the request's `room`, a turn policy's early end) is decided by `rrdemo.backends.row_stop`, which
+the decoding loop feeds after every token; bytes of a character cut by the cap are dropped from
+the text, so no U+FFFD ever comes from a split.
 """
 
 from __future__ import annotations
@@ -74,15 +72,15 @@ from rrdemo.backends.llamacpp_native import (
 from rrdemo.backends.llamacpp_rows import HEADS, Row, assign, padded_lengths, unique_keys
 from rrdemo.backends.llamacpp_score import Scoring
 from rrdemo.backends.llamacpp_sequences import Sequences
+from rrdemo.backends.row_stop import RowState, hard_cap, row_stop
 from rrdemo.backends.tokens import common_prefix, incomplete_tail
 from rrdemo.errors import RRError
-from rrdemo.turns import entropy_nats, turn_over
+from rrdemo.turns import entropy_nats
 
 N_CTX_SEQ = 2048  # KV cells per sequence: the longest prompt + new tokens one request can have
 N_SEQ_MAX = 32  # sequences (cached keys) per model; the least recently used is evicted beyond
 # KV memory is N_SEQ_MAX x N_CTX_SEQ cells: 1.5 GB for SmolLM2-135M, 1.2 GB for Gemma 3 270M (f16).
 MAX_HEADS = 8  # heads cached per model: two prompts a run (one injected, one clean), four runs
-UTF8_EXTRA_TOKENS = 3  # a UTF-8 character has at most 4 bytes: 3 more one-byte tokens finish it
 
 
 class LlamaCppBackend(Scoring, Backend):
@@ -252,7 +250,7 @@ class LlamaCppBackend(Scoring, Backend):
             ids = self.encode(request.prompt)
             if not ids:
                 raise ValueError("empty prompt")
-            need = len(ids) + request.max_new_tokens + UTF8_EXTRA_TOKENS
+            need = len(ids) + hard_cap(request.max_new_tokens, request.room)
             if need > self.max_context:
                 raise RRError(
                     f"{self.name}: the prompt ({len(ids)} tokens) plus {request.max_new_tokens} new "
@@ -369,7 +367,8 @@ class LlamaCppBackend(Scoring, Backend):
         while rows:
             keep = []
             for row, token in zip(rows, next_tokens, strict=True):
-                if self._uncertain(row):  # leave this token to the next writer
+                if row.entropy is not None and row_stop(self._state(row, entropy=row.entropy)):
+                    # leave this token to the next writer
                     yield self._finish(row, "length", fed_all=True)
                     continue
                 row.new.append(token)
@@ -379,8 +378,9 @@ class LlamaCppBackend(Scoring, Backend):
                     delta = self._delta(row)
                     if delta:
                         yield Delta(row.index, delta)
-                if eos or self._at_end(row):
-                    yield self._finish(row, "eos" if eos else "length")
+                stop = row_stop(self._state(row, eos=eos))
+                if stop is not None:
+                    yield self._finish(row, stop)
                 else:
                     keep.append(row)
             rows = keep
@@ -404,30 +404,22 @@ class LlamaCppBackend(Scoring, Backend):
             row.entropy = entropy_nats(logits)
         return sample_token(logits, row.request.sampling, row.rng)
 
-    def _uncertain(self, row: Row) -> bool:
-        """Under the `uncertainty` turn policy: the turn is over before the sampled token."""
-        policy, n = row.request.turn, len(row.new)
-        if policy is None or not policy.needs_entropy or row.entropy is None:
-            return False
-        if n < policy.k_min or n >= row.request.max_new_tokens:
-            return False
-        if incomplete_tail(b"".join(row.pieces)):
-            return False
-        return turn_over(policy, n, "", row.entropy)
-
-    def _at_end(self, row: Row) -> bool:
-        """max_new_tokens reached, and the text does not stop inside a character (soft end); or,
-        under a `sentence` turn policy, the turn's text ends a sentence after K_min tokens."""
-        extra = len(row.new) - row.request.max_new_tokens
-        if extra < 0:
-            policy = row.request.turn
-            if policy is None or policy.kind != "sentence":
-                return False
-            data = b"".join(row.pieces)
-            if incomplete_tail(data):
-                return False
-            return turn_over(policy, len(row.new), data.decode("utf-8", "replace"))
-        return extra >= UTF8_EXTRA_TOKENS or not incomplete_tail(b"".join(row.pieces))
+    @staticmethod
+    def _state(row: Row, eos: bool = False, entropy: float | None = None) -> RowState:
+        """What `row_stop` reads of `row` (rrdemo.backends.row_stop)."""
+        request, data = row.request, b"".join(row.pieces)
+        policy = request.turn
+        sentence = policy is not None and policy.kind == "sentence"
+        return RowState(
+            len(row.new),
+            request.max_new_tokens,
+            request.room,
+            eos,
+            incomplete_tail(data) > 0,
+            policy,
+            data.decode("utf-8", "replace") if sentence else "",
+            entropy,
+        )
 
     def _delta(self, row: Row) -> str:
         data = b"".join(row.pieces)
@@ -441,7 +433,7 @@ class LlamaCppBackend(Scoring, Backend):
     def _finish(self, row: Row, reason: str, fed_all: bool = False) -> Finished:
         generated = row.new[:-1] if reason == "eos" else row.new
         data = b"".join(row.pieces)
-        data = data[: len(data) - incomplete_tail(data)]  # only after UTF8_EXTRA_TOKENS failed
+        data = data[: len(data) - incomplete_tail(data)]  # stopped inside a character: drop it
         with self._lock:
             # Everything but the last sampled token has been fed through the model (all of them
             # when the turn ended before writing another one: `fed_all`).

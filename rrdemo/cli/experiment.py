@@ -5,7 +5,6 @@
     rrdemo experiment --sweep sweep.yaml --out runs/paper.jsonl
 
 Run the same command again after a crash or Ctrl-C: it resumes where it stopped.
-`python -m rrdemo.experiment ...` is the same command.
 
 `python -m rrdemo` imports every command module to build its parser, so the handlers import the
 runner (tasks, models, protocols) only when the command runs.

@@ -14,7 +14,7 @@ from typing import Any
 
 from rrdemo.config import ct_label
 from rrdemo.events import METHODS
-from rrdemo.report.speakers import MixRow, SpeakerRow
+from rrdemo.report.speakers import FinalSpeakerRow, MixRow
 from rrdemo.report.stats import Estimate
 from rrdemo.report.tables import KPoint, MainRow, ScalingPoint, YieldRow
 
@@ -151,7 +151,7 @@ def scaling_tables(points: list[ScalingPoint]) -> tuple[str, str]:
     return "\n\n".join(blocks), csv_text(points)
 
 
-def speaker_tables(rows: list[SpeakerRow]) -> tuple[str, str]:
+def speaker_tables(rows: list[FinalSpeakerRow]) -> tuple[str, str]:
     header = ["Ensemble", "Strength", "K", "Config (ρ)", "Clean-Last", "Corrupt-Last"]
     header += ["Δ (%)", "p-value"]
     body = [

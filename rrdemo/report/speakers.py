@@ -17,7 +17,7 @@ from rrdemo.report.stats import (
 
 # -- final speaker ----------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class SpeakerRow:
+class FinalSpeakerRow:
     """Accuracy of RR trajectories ended by an honest agent (Clean-Last) vs a corrupted agent (Corrupt-Last)."""
 
     ensemble: str
@@ -33,7 +33,7 @@ class SpeakerRow:
     p_value: float  # Fisher's exact test, two-sided; NaN when a group is empty
 
 
-def final_speaker(outcomes: Iterable[Outcome], mixed_only: bool = False) -> list[SpeakerRow]:
+def final_speaker(outcomes: Iterable[Outcome], mixed_only: bool = False) -> list[FinalSpeakerRow]:
     """The final-speaker test over the RR trajectories of each mixed setting (0 < c < N), pooled
     across datasets as in the paper's appendix. `mixed_only` keeps only trajectories that both an
     honest and a corrupted agent wrote: in a single-role trajectory the last speaker is simply
@@ -56,7 +56,7 @@ def final_speaker(outcomes: Iterable[Outcome], mixed_only: bool = False) -> list
         if clean and bad:
             table = [[sum(clean), len(clean) - sum(clean)], [sum(bad), len(bad) - sum(bad)]]
             p = float(fisher_exact(table, alternative="two-sided").pvalue)
-        rows.append(SpeakerRow(*key, len(clean), c_acc, len(bad), b_acc, c_acc - b_acc, p))
+        rows.append(FinalSpeakerRow(*key, len(clean), c_acc, len(bad), b_acc, c_acc - b_acc, p))
     return rows
 
 

@@ -81,7 +81,7 @@ def _check_text(value: str, what: str, limit: int) -> str:
     return value
 
 
-class Setting(Composition):
+class AgentCounts(Composition):
     """rho, the paper's `3c2t` label and the rho band of a row with N (`n_agents`) agents, c
     (`n_corrupted`) of them corrupted."""
 
@@ -94,7 +94,7 @@ class Setting(Composition):
         return self.n_corrupted
 
 
-class ResultRow(Setting, BaseModel):
+class ResultRow(AgentCounts, BaseModel):
     """One ensemble configuration and its measured accuracies (fractions in [0, 1])."""
 
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)

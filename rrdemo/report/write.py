@@ -32,7 +32,7 @@ from rrdemo.report.render import (
     speaker_tables,
     yield_tables,
 )
-from rrdemo.report.speakers import SpeakerRow, final_speaker, speaker_mix
+from rrdemo.report.speakers import FinalSpeakerRow, final_speaker, speaker_mix
 from rrdemo.report.tables import (
     KPoint,
     MainRow,
@@ -140,7 +140,7 @@ def build_report(run: Run, seed: int = 0) -> Report:
 def paper_beside_files(
     rows: list[MainRow],
     scaling: list[ScalingPoint],
-    speaker: list[SpeakerRow],
+    speaker: list[FinalSpeakerRow],
     kpoints: list[KPoint],
 ) -> dict[str, str]:
     """The paper's tables beside this run's analyses (rrdemo/paper): markdown and CSV (in %)."""

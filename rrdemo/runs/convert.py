@@ -27,10 +27,15 @@ from pathlib import Path
 from typing import Any
 
 from rrdemo.config import RunConfig
-from rrdemo.runs.log import LOG_FORMAT, LOG_VERSION, LogWriter, dump_record
+from rrdemo.runs.log import (
+    LOG_FORMAT,
+    LOG_VERSION,
+    RECORD_TYPES,
+    LogWriter,
+    dump_record,
+    same_record,
+)
 from rrdemo.runs.spec import describe_condition, normalize_sweep
-
-ROLE_RENAMES = {"truthful": "honest"}
 
 
 def _is_header(record: Any) -> bool:
@@ -55,15 +60,12 @@ def convert_header(header: dict) -> tuple[dict, dict[str, str]]:
 
 
 def convert_record(record: dict, keys: dict[str, str]) -> dict:
-    """One trajectory or done record in the current format: its condition under its new key,
-    chunk roles renamed."""
-    if record.get("condition") in keys and keys[record["condition"]] != record["condition"]:
-        record = {**record, "condition": keys[record["condition"]]}
-    chunks = record.get("chunks")
-    if isinstance(chunks, list) and any(c.get("role") in ROLE_RENAMES for c in chunks):
-        chunks = [{**c, "role": ROLE_RENAMES.get(c.get("role"), c.get("role"))} for c in chunks]
-        record = {**record, "chunks": chunks}
-    return record
+    """One trajectory or done record as the current writer writes it (`rrdemo.runs.log`: read
+    back into the fold's objects and written again), under its condition's new key; an older
+    honest role ("truthful") reads as honest."""
+    if record.get("type") not in RECORD_TYPES:
+        return record
+    return same_record(record, keys.get(record.get("condition")))
 
 
 def convert_file(path: Path) -> tuple[int, dict[str, str]]:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter, defaultdict
+from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -24,7 +25,13 @@ from rrdemo.config import RunConfig
 from rrdemo.events import AnswerExtracted
 from rrdemo.fold import Fold
 from rrdemo.protocols import Final, _conclude, _tie
-from rrdemo.runs.log import dump_record
+from rrdemo.runs.log import (
+    done_record,
+    dump_record,
+    read_done,
+    read_trajectory,
+    trajectory_record,
+)
 from rrdemo.tasks import get_task
 from rrdemo.tasks.base import Question
 
@@ -81,24 +88,18 @@ def reextract(path: Path) -> tuple[dict[tuple[str, str], Counter], list[dict]]:
             for event in events:
                 fold.apply(event)
                 if isinstance(event, AnswerExtracted):
-                    _count_answer(tally, by_index[event.trajectory], event, task)
-                    by_index[event.trajectory].update(_answer_fields(event))
-            new, old = fold.votes()[method], record["votes"][method]
+                    logged = by_index[event.trajectory]
+                    _count_answer(tally, logged, event, task)
+                    unit, trajectory = read_trajectory(logged)
+                    logged.update(trajectory_record(unit, replace(trajectory, answer=event)))
+            new = done_record(read_done(record)[0], fold.methods.values())["votes"][method]
+            old = record["votes"][method]
             tally["decisions"] += 1
             tally["decision_changed"] += new["answer"] != old["answer"]
             tally["decision_old_correct"] += bool(old["correct"])
             tally["decision_new_correct"] += bool(new["correct"])
             record["votes"][method] = new
     return tallies, records
-
-
-def _answer_fields(event: AnswerExtracted) -> dict:
-    return {
-        "answer": event.answer,
-        "vote_key": event.key,
-        "correct": event.correct,
-        "fooled": event.fooled,
-    }
 
 
 def _count_answer(tally: Counter, record: dict, event: AnswerExtracted, task) -> None:

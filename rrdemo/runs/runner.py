@@ -22,7 +22,7 @@ from tqdm import tqdm
 from rrdemo.fold import Fold
 from rrdemo.protocols import run_question
 from rrdemo.runs.gang import Gang, GangModels
-from rrdemo.runs.log import open_log
+from rrdemo.runs.log import Unit, done_record, open_log, trajectory_record
 from rrdemo.runs.spec import Condition, Plan
 from rrdemo.tasks.base import Question
 
@@ -30,28 +30,18 @@ from rrdemo.tasks.base import Question
 # -- running --------------------------------------------------------------------------------------
 def unit_records(condition: Condition, question: Question, events: Iterable) -> Iterator[dict]:
     """Turn one question's event stream into log records: a trajectory record as each MAJ answer
-    or RR trajectory finishes, then the unit's "done" record with votes and compute
-    (the records are read off `rrdemo.fold`)."""
-    base = {"condition": condition.key, "question_id": question.qid}
+    or RR trajectory finishes, then the unit's "done" record with votes and compute (the fold's
+    objects, written by `rrdemo.runs.log`)."""
     state = Fold()
+
+    def unit() -> Unit:
+        return Unit(condition.key, question.qid, question.gold, state.target)
+
     for event in events:
         finished = state.apply(event)
         if finished is not None:
-            yield {
-                "type": "trajectory",
-                **base,
-                **finished.record(),
-                "gold": question.gold,
-                "target": state.target,
-            }
-    yield {
-        "type": "done",
-        **base,
-        "gold": question.gold,
-        "target": state.target,
-        "votes": state.votes(),
-        "compute": state.compute(),
-    }
+            yield trajectory_record(unit(), finished)
+    yield done_record(unit(), state.methods.values())
 
 
 @dataclass

@@ -7,7 +7,8 @@ import json
 
 import pytest
 
-from bench.cost import BenchOptions, main, run_benchmark
+from bench.cost import main, run_benchmark
+from bench.options import BenchOptions
 from bench.report import TABLE_END, TABLE_START, render_table, write_readme
 
 

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
 from rrdemo.config import AgentSpec, RunConfig, Sampling
 from rrdemo.events import (
     AnswerExtracted,
@@ -93,71 +91,6 @@ def test_apply_returns_each_trajectory_as_its_answer_arrives():
     assert shown.target == "(C)" and shown.started.gold == "(B)"
 
 
-def test_log_records_of_a_trajectory_its_votes_and_compute():
-    shown = fold(_rrmaj_stream())
-    record = shown.methods["RRMaj"].trajectories[0].record()
-    assert record == {
-        "method": "RRMaj",
-        "trajectory": 0,
-        "order": [2, 0, 1],
-        "chunks": [
-            {
-                "turn": 0,
-                "agent": 2,
-                "role": "honest",
-                "model": "m-honest",
-                "text": "The answer",
-                "n_tokens": 2,
-            },
-            {
-                "turn": 1,
-                "agent": 0,
-                "role": "corrupted",
-                "model": "m-bad",
-                "text": " is (B).",
-                "n_tokens": 3,
-            },
-        ],
-        "answer": "(B)",
-        "vote_key": "(b)",
-        "correct": True,
-        "fooled": False,
-        "last_agent": 0,
-        "last_corrupted": True,
-        "n_tokens": 5,
-        "finish_reason": "eos",
-    }
-    assert shown.votes() == {
-        "RRMaj": {
-            "counts": {"(B)": 1, "(C)": 1},
-            "abstained": 0,
-            "answer": "(B)",
-            "key": "b",
-            "correct": True,
-            "fooled": False,
-            "tied": ["(B)", "(C)"],
-        }
-    }
-    assert shown.compute() == {
-        "RRMaj": {
-            "decode_tokens": 8,
-            "prefill_tokens": 40,
-            "wall_s": 0.5,
-            "per_agent": {"m-bad": {"decode_tokens": 6}},
-        }
-    }
-    json.dumps([record, shown.votes(), shown.compute()])  # plain JSON types
-
-
-def test_a_record_needs_the_answer_and_an_unanswered_trajectory_has_no_vote_key():
-    shown = fold(_rrmaj_stream()[:3])
-    with pytest.raises(ValueError, match="no answer"):
-        shown.methods["RRMaj"].trajectories[0].record()
-    shown.apply(_answer("RRMaj", 0, None))
-    assert shown.methods["RRMaj"].trajectories[0].record()["vote_key"] is None
-    assert shown.votes() == {} and shown.compute() == {}  # no method voted or finished yet
-
-
 def test_the_compact_summary_has_no_texts():
     summary = fold(_rrmaj_stream()).methods["RRMaj"].summary()
     assert summary["answers"]["1"] == {
@@ -225,7 +158,7 @@ def test_the_fold_of_a_real_run_matches_its_events():
             )
             assert trajectory.order == started.order
         decision = next(e for e in events if isinstance(e, Decision) and e.method == method)
-        assert record.decision == decision and shown.votes()[method]["answer"] == decision.answer
+        assert record.decision == decision and record.decision_record()["answer"] == decision.answer
     written = [e for e in events if isinstance(e, ChunkWritten) and e.method == "RRMaj"]
     total = sum(tr.total for tr in shown.speakers.trajectories.values())
     assert total == sum(e.n_tokens for e in written)

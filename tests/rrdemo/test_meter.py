@@ -6,11 +6,14 @@ import math
 
 import pytest
 
+from rrdemo.agents import build_agents
 from rrdemo.config import RunConfig, Sampling, homogeneous_agents
-from rrdemo.events import TurnMeasured
+from rrdemo.corruption import make_injection
+from rrdemo.events import ChunkWritten, TurnMeasured
 from rrdemo.fold import fold
 from rrdemo.meter import logit, potential, reading
-from rrdemo.protocols import run_question
+from rrdemo.protocols import majority_vote, round_robin, run_question
+from rrdemo.runs.log import Unit, trajectory_record
 from tests.support.events import event_from_dict
 from tests.support.fakes import QUESTION, FakeBackend, FakePool, FakeTask, obeys_injection
 
@@ -84,7 +87,8 @@ def test_meter_events_round_trip_and_reach_the_log_record():
     events = _run(3, 2)
     measured = [e for e in events if isinstance(e, TurnMeasured)]
     assert all(event_from_dict(e.to_dict()) == e for e in measured)
-    record = fold(events).methods["RRMaj"].trajectories[0].record()
+    unit = Unit("demo:hash", QUESTION.qid, QUESTION.gold, None)
+    record = trajectory_record(unit, fold(events).methods["RRMaj"].trajectories[0])
     assert record["meter"][0]["turn"] == -1
     assert set(record["meter"][1]) == {"turn", "agent", "corrupted", "n_tokens", "readers"}
 
@@ -104,3 +108,24 @@ def test_reading_and_potential():
     assert potential(0.0) == pytest.approx(math.log(2))
     assert potential(50.0) == pytest.approx(math.exp(-50.0))
     assert potential(-50.0) == pytest.approx(50.0)
+
+
+@pytest.mark.parametrize("method", ["MAJ", "RRMaj"])
+def test_the_protocols_know_no_meter_only_the_hook_it_reads_through(method):
+    config = RunConfig(
+        agents=homogeneous_agents("obey", 3, 1), k=3, max_tokens=12, m=2, meter=True, order="fixed"
+    )
+    backend = FakeBackend("obey", obeys_injection, reader=votes_reader)
+    injection = make_injection("strong", "(C)")
+    agents = build_agents(config, FakePool(backend), TASK.prompt(QUESTION), injection)
+    protocol = majority_vote if method == "MAJ" else round_robin
+    called: list[int] = []
+
+    def hook(turn: int):
+        called.append(turn)
+        return iter(())
+
+    events = list(protocol(agents, QUESTION, TASK, config, "(C)", after_turn=hook))
+    turns = sorted({e.turn for e in events if isinstance(e, ChunkWritten)})
+    assert called == [-1, *turns] and turns  # before anything, then after every turn
+    assert not any(isinstance(e, TurnMeasured) for e in events) and not backend.scored

@@ -10,7 +10,7 @@ import pytest
 from rrdemo.errors import RRError
 from rrdemo.fold import fold
 from rrdemo.replay import finished_units, read_unit, recorded_events, replay
-from rrdemo.runs.log import read_log
+from rrdemo.runs.log import done_record, read_done, read_log, read_trajectory, trajectory_record
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets"
 LOGS = sorted(ASSETS.glob("*.jsonl")) + sorted(ASSETS.glob("*/*.jsonl"))
@@ -33,13 +33,9 @@ def test_every_logged_unit_folds_back_to_its_records(path: Path) -> None:
             assert answered == [r["trajectory"] for r in unit.trajectories if r["method"] == method]
         for record in unit.trajectories:
             trajectory = shown.methods[record["method"]].trajectories[record["trajectory"]]
-            logged = {
-                k: v for k, v in record.items() if k not in ("type", "condition", "question_id")
-            }
-            logged.pop("gold"), logged.pop("target")
-            assert trajectory.record() == logged, (key, qid, record["method"])
-        assert shown.votes() == unit.done["votes"]
-        assert shown.compute() == unit.done["compute"]
+            logged = read_trajectory(record)[0]
+            assert trajectory_record(logged, trajectory) == record, (key, qid, record["method"])
+        assert done_record(read_done(unit.done)[0], shown.methods.values()) == unit.done
         assert shown.target == unit.done["target"]
 
 

@@ -23,7 +23,7 @@ from rrdemo.report.paper.beside import (
     rho_text,
 )
 from rrdemo.report.paper.settings import hetero_beside, settings_beside, settings_from_main
-from rrdemo.report.speakers import SpeakerRow
+from rrdemo.report.speakers import FinalSpeakerRow
 from rrdemo.report.tables import KPoint, MainRow, ScalingPoint
 
 
@@ -125,10 +125,10 @@ def scaling_3c2t_beside(points: Sequence[ScalingPoint]) -> BesideTable:
 SPEAKER_COLUMNS = ("Clean-Last", "n clean", "Corrupt-Last", "n corrupt", "Δ", "p-value")
 
 
-def speaker_beside(rows_in: Sequence[SpeakerRow]) -> BesideTable:
+def speaker_beside(rows_in: Sequence[FinalSpeakerRow]) -> BesideTable:
     """tab:app_last_speaker beside the run's final-speaker test, matched on the config (the
     paper pools every dataset and does not state the strength)."""
-    by_config: dict[str, list[SpeakerRow]] = defaultdict(list)
+    by_config: dict[str, list[FinalSpeakerRow]] = defaultdict(list)
     for r in rows_in:
         by_config[r.label].append(r)
     rows = []
@@ -218,7 +218,7 @@ def k_beside(points: Sequence[KPoint]) -> BesideTable:
 def run_beside(
     rows: Sequence[MainRow],
     scaling: Sequence[ScalingPoint],
-    speaker: Sequence[SpeakerRow],
+    speaker: Sequence[FinalSpeakerRow],
     kpoints: Sequence[KPoint],
 ) -> list[BesideTable]:
     """Every paper table beside a run's analyses (what `rrdemo report` shows)."""

@@ -151,7 +151,7 @@ PAPER_DATASET_NAMES: dict[str, str] = {
 
 
 @dataclass(frozen=True)
-class SpeakerRow:
+class PaperSpeakerRow:
     """One config of tab:app_last_speaker for one model: RR trajectories ended by an honest
     (Clean-Last) or a corrupted agent (Corrupt-Last), pooled over datasets; values in %."""
 
@@ -166,15 +166,15 @@ class SpeakerRow:
     p_value: float  # Fisher's exact test, two-sided
 
 
-FINAL_SPEAKER: tuple[SpeakerRow, ...] = (
-    SpeakerRow("Llama-4-Scout-17B", "1c4t", 0.2, 81.12, 1176, 82.69, 260, -1.57, 0.5978),
-    SpeakerRow("Llama-4-Scout-17B", "2c3t", 0.4, 75.75, 870, 78.45, 566, -2.70, 0.2498),
-    SpeakerRow("Llama-4-Scout-17B", "3c2t", 0.6, 71.68, 565, 70.84, 871, 0.84, 0.7657),
-    SpeakerRow("Llama-4-Scout-17B", "4c1t", 0.8, 65.41, 266, 66.50, 1170, -1.09, 0.7738),
-    SpeakerRow("Mistral-3.1-24B", "1c4t", 0.2, 70.39, 1074, 67.60, 250, 2.79, 0.4003),
-    SpeakerRow("Mistral-3.1-24B", "2c3t", 0.4, 57.41, 817, 59.50, 479, -2.09, 0.4841),
-    SpeakerRow("Mistral-3.1-24B", "3c2t", 0.6, 45.62, 548, 45.59, 748, 0.03, 1.0000),
-    SpeakerRow("Mistral-3.1-24B", "4c1t", 0.8, 34.77, 279, 33.33, 1017, 1.44, 0.6681),
+FINAL_SPEAKER: tuple[PaperSpeakerRow, ...] = (
+    PaperSpeakerRow("Llama-4-Scout-17B", "1c4t", 0.2, 81.12, 1176, 82.69, 260, -1.57, 0.5978),
+    PaperSpeakerRow("Llama-4-Scout-17B", "2c3t", 0.4, 75.75, 870, 78.45, 566, -2.70, 0.2498),
+    PaperSpeakerRow("Llama-4-Scout-17B", "3c2t", 0.6, 71.68, 565, 70.84, 871, 0.84, 0.7657),
+    PaperSpeakerRow("Llama-4-Scout-17B", "4c1t", 0.8, 65.41, 266, 66.50, 1170, -1.09, 0.7738),
+    PaperSpeakerRow("Mistral-3.1-24B", "1c4t", 0.2, 70.39, 1074, 67.60, 250, 2.79, 0.4003),
+    PaperSpeakerRow("Mistral-3.1-24B", "2c3t", 0.4, 57.41, 817, 59.50, 479, -2.09, 0.4841),
+    PaperSpeakerRow("Mistral-3.1-24B", "3c2t", 0.6, 45.62, 548, 45.59, 748, 0.03, 1.0000),
+    PaperSpeakerRow("Mistral-3.1-24B", "4c1t", 0.8, 34.77, 279, 33.33, 1017, 1.44, 0.6681),
 )
 
 

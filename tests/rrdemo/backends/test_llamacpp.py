@@ -105,7 +105,7 @@ def test_a_turn_never_ends_inside_a_utf8_character(llama_pool):
     for k in (1, 2, 3):
         text, extended[k] = "", 0
         for _turn in range(6):  # writes Japanese: most characters are two byte-level tokens
-            request = GenerationRequest(("utf8", k), prompt + text, k, GREEDY, 0)
+            request = GenerationRequest(("utf8", k), prompt + text, k, GREEDY, 0, room=100)
             outs = list(backend.generate([request]))
             done = outs[-1]
             assert isinstance(done, Finished)

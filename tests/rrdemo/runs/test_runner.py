@@ -299,7 +299,7 @@ def test_real_model_sweep_logs_and_resumes(tmp_path, real_pool):
 
 def test_module_entry_point_validates_and_exits_2_on_bad_input(tmp_path):
     out = tmp_path / "run.jsonl"
-    base = [sys.executable, "-m", "rrdemo.experiment", "--out", str(out), "--n", "2"]
+    base = [sys.executable, "-m", "rrdemo", "experiment", "--out", str(out), "--n", "2"]
     ok = subprocess.run(
         [*base, "--tasks", "logic3", "--configs", "1c1t", "--k", "4", "--max-tokens", "8",
          "--dry-run"],  # fmt: skip

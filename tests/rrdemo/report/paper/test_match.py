@@ -16,7 +16,7 @@ from rrdemo.report.paper.match import (
     scaling_beside,
     speaker_beside,
 )
-from rrdemo.report.speakers import SpeakerRow
+from rrdemo.report.speakers import FinalSpeakerRow
 from rrdemo.report.tables import KPoint, ScalingPoint
 
 
@@ -79,9 +79,11 @@ def test_3c2t_breakdown_matches_dataset_and_method_only_under_strong() -> None:
 # -- final speaker ------------------------------------------------------------------------------
 def test_final_speaker_matches_the_config_and_keeps_counts_and_p() -> None:
     rows = [
-        SpeakerRow("tiny", "strong", 32, "3c2t", 0.6, 10, 0.5, 30, 0.2, 0.3, 0.07),
-        SpeakerRow("tiny", "strong", 32, "1c2t", 1 / 3, 5, 0.5, 5, 0.5, 0.0, 1.0),  # N = 3
-        SpeakerRow("tiny", "moderate", 32, "4c1t", 0.8, 0, math.nan, 9, 0.1, math.nan, math.nan),
+        FinalSpeakerRow("tiny", "strong", 32, "3c2t", 0.6, 10, 0.5, 30, 0.2, 0.3, 0.07),
+        FinalSpeakerRow("tiny", "strong", 32, "1c2t", 1 / 3, 5, 0.5, 5, 0.5, 0.0, 1.0),  # N = 3
+        FinalSpeakerRow(
+            "tiny", "moderate", 32, "4c1t", 0.8, 0, math.nan, 9, 0.1, math.nan, math.nan
+        ),
     ]
     table = speaker_beside(rows)
     keys = [(r.key, r.source, r.who) for r in table.rows]
@@ -158,7 +160,7 @@ def test_the_m_scaling_hints_draw_m_up_to_40_from_pools_of_50() -> None:
 # -- every table at once ------------------------------------------------------------------------
 def test_run_beside_is_every_table_in_report_order():
     points = [_point("3c2t", "MAJ", 1, 0.1), _point("3c2t", "RRMaj", 1, 0.6, task="gsm8k")]
-    speaker = [SpeakerRow("tiny", "strong", 32, "3c2t", 0.6, 10, 0.5, 30, 0.2, 0.3, 0.07)]
+    speaker = [FinalSpeakerRow("tiny", "strong", 32, "3c2t", 0.6, 10, 0.5, 30, 0.2, 0.3, 0.07)]
     kpoints = [KPoint("tiny", "strong", "2c1t", "logic3", 30, 0.25, 0.1)]
     tables = run_beside([], points, speaker, kpoints)
     assert [t.name for t in tables] == [
