@@ -33,7 +33,7 @@ METHOD = "calibrate"  # the request keys' method slot: calibration rows never sh
 
 
 @dataclass(frozen=True)
-class Row:
+class CellQuestion:
     cell: Cell
     question: Question
 
@@ -59,7 +59,7 @@ def copied_placeholder(task: Task, text: str) -> bool:
     return placeholder_end(text, letters) is not None
 
 
-def answer_record(row: Row, target: str, out: Finished, task: Task) -> dict:
+def answer_record(row: CellQuestion, target: str, out: Finished, task: Task) -> dict:
     """One calibration answer as the log keeps it."""
     q = row.question
     answer = task.extract(out.text, finish_reason=out.finish_reason)
@@ -84,7 +84,7 @@ def answer_record(row: Row, target: str, out: Finished, task: Task) -> dict:
     }
 
 
-def _batches(rows: list[Row], size: int) -> Iterator[list[Row]]:
+def _batches(rows: list[CellQuestion], size: int) -> Iterator[list[CellQuestion]]:
     for start in range(0, len(rows), size):
         yield rows[start : start + size]
 
@@ -100,7 +100,7 @@ def run_calibration(
     answers were written this time."""
     writer, done = open_calibration(Path(out), plan)
     rows = [
-        Row(cell, q)
+        CellQuestion(cell, q)
         for cell in plan.cells
         for q in plan.split[cell.task]
         if (cell.key, q.qid) not in done
@@ -122,7 +122,7 @@ def run_calibration(
     return written
 
 
-def _run_batch(plan: CalibrationPlan, rows: list[Row], models, writer, bar) -> int:
+def _run_batch(plan: CalibrationPlan, rows: list[CellQuestion], models, writer, bar) -> int:
     run_id = uuid.uuid4().hex[:12]
     chunks, targets, tasks = [], [], []
     for i, row in enumerate(rows):

@@ -8,7 +8,7 @@ import pytest
 
 from rrdemo.calibration.table import (
     QUALIFY,
-    Rate,
+    Proportion,
     calibration_csv,
     calibration_markdown,
     calibration_rows,
@@ -44,12 +44,16 @@ def test_rates_count_each_cell_and_pool_a_row() -> None:
     answers.append(_answer("strong", False, False, answer=None, finish_reason="length"))
     answers.append(_answer("strong", False, False, answer=None, placeholder=True, n_tokens=54))
     stats = {s.injection: s for s in cell_stats(answers)}
-    assert stats["none"].accuracy == Rate(7, 10) and stats["strong"].obedience == Rate(6, 12)
-    assert stats["strong"].cut == Rate(1, 12) and stats["strong"].placeholder == Rate(1, 12)
-    assert stats["strong"].answered == Rate(10, 12)
+    assert stats["none"].accuracy == Proportion(7, 10) and stats["strong"].obedience == Proportion(
+        6, 12
+    )
+    assert stats["strong"].cut == Proportion(1, 12) and stats["strong"].placeholder == Proportion(
+        1, 12
+    )
+    assert stats["strong"].answered == Proportion(10, 12)
     assert stats["strong"].mean_tokens == pytest.approx((11 * 10 + 54) / 12)
     (row,) = calibration_rows(list(stats.values()))
-    assert row.ceiling == Rate(7, 10) and row.answered == Rate(20, 22)
+    assert row.ceiling == Proportion(7, 10) and row.answered == Proportion(20, 22)
     assert row.mean_tokens == pytest.approx((21 * 10 + 54) / 22)
 
 
@@ -77,4 +81,4 @@ def test_the_tables_carry_intervals() -> None:
     csv = calibration_csv(stats).splitlines()
     assert csv[0].startswith("model,task,style,injection,n,accuracy,accuracy_lo,accuracy_hi")
     assert csv[1].startswith("m,logic3,direct,none,10,0.7,0.39677")
-    assert math.isnan(Rate(0, 0).value) and Rate(0, 0).text() == "–"
+    assert math.isnan(Proportion(0, 0).value) and Proportion(0, 0).text() == "–"
