@@ -50,3 +50,11 @@ def test_unknown_task_exits_2_with_one_line() -> None:
     assert result.returncode == 2 and result.stdout == ""
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "unknown task 'mmlu'" in lines[0] and "track7" in lines[0]
+
+
+def test_a_boxed_letter_is_read_and_a_copied_placeholder_is_no_answer() -> None:
+    boxed = "Therefore, the original price of the item is \\(\\boxed{E}\\)."
+    result = run_cli("--task", "aqua", "--text", boxed)
+    assert (result.returncode, result.stdout) == (0, "(E)\n")
+    copied = run_cli("--task", "gsm8k", "--text", "First we need packages of 2. The answer is N.")
+    assert (copied.returncode, copied.stdout) == (1, "")
