@@ -21,6 +21,7 @@ from rrdemo.errors import RRError
 from rrdemo.report import adversary as adv
 from rrdemo.report.figures import k_figure, rho_curve_figure, scaling_figure, write_png
 from rrdemo.report.lengths import answer_lengths, lengths_md
+from rrdemo.report.paired import paired_tables
 from rrdemo.report.paper.beside import INTRO, beside_csv, beside_markdown
 from rrdemo.report.paper.match import run_beside
 from rrdemo.report.render import (
@@ -44,7 +45,7 @@ from rrdemo.report.tables import (
     rho_curve,
 )
 from rrdemo.report.theory_fit import fit, fit_records, meter_steps, theory_fit_md
-from rrdemo.runs.log import Run, read_run
+from rrdemo.runs.log import Run, read_log, read_run
 
 
 @dataclass
@@ -72,6 +73,10 @@ def build_report(run: Run, seed: int = 0) -> Report:
     files["asymmetric_yield.md"], files["asymmetric_yield.csv"] = yield_tables(yields)
     files.update(paper_beside_files(rows, scaling, speaker, kpoints))
     files["lengths.md"] = lengths_md(answer_lengths(outcomes))
+    paired = paired_tables(read_log(run.path))
+    files["paired.md"], files["paired.csv"], files["answer_rates.md"], files["answer_rates.csv"] = (
+        paired
+    )
     if run.metered:  # the truth meter's readings: the theory's parameters (docs/theory.md)
         fits = fit(meter_steps(run.metered), seed=seed)
         files["theory_fit.md"] = theory_fit_md(fits, rows)
@@ -104,6 +109,10 @@ def build_report(run: Run, seed: int = 0) -> Report:
             if "adversary_table.md" in files
             else []
         ),
+        "## MAJ and RRMaj on the same questions (the run's own decisions at M = M*: paired "
+        "difference with a bootstrap 95% interval, McNemar's exact test)\n\n" + files["paired.md"],
+        "## What each answer was (MAJ: one agent's answer; RRMaj: one trajectory's)\n\n"
+        + files["answer_rates.md"],
         "## Asymmetric yield\n\n" + files["asymmetric_yield.md"],
         "## M scaling\n\n" + files["m_scaling.md"],
         "## Who wrote the RR trajectories (mixed = an honest and a corrupted agent both wrote; "
