@@ -83,7 +83,7 @@ sweep-qwen15b: setup llama
 evidence: setup
 	$(BIN)/python -m rrdemo report assets/qwen15b/log.jsonl --out assets/qwen15b/report
 	$(BIN)/python -m rrdemo export assets/qwen15b/log.jsonl --submitter rrdemo --source rrdemo --force \
-	  --notes "Qwen2.5-Coder-1.5B-Instruct Q4_K_M, llama.cpp on CPU, assets/qwen15b (partial sweep: see its report)" \
+	  --notes "Qwen2.5-Coder-1.5B-Instruct Q4_K_M, llama.cpp on CPU, assets/qwen15b (partial sweep with the old prompt that showed 'The answer is N.'; see docs/evidence.md)" \
 	  --out assets/qwen15b/submission.json
 
 bench-served: setup llama

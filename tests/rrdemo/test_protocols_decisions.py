@@ -23,6 +23,7 @@ from rrdemo.runs.runner import run_plan
 from rrdemo.runs.spec import Condition, Plan
 from rrdemo.tasks import get_task, load_questions
 from rrdemo.tasks.base import Question
+from rrdemo.tasks.benchmarks import FINAL_FORMAT
 from tests.support.events import event_from_dict
 from tests.support.fakes import FakeBackend, FakePool
 
@@ -152,7 +153,7 @@ def _any_task_script(gold_of: dict[str, str]):
     """The scripted agent for a mixed-task log: the final-answer format follows the prompt."""
 
     def script(prompt: str) -> str:
-        task_name = "math500" if "\\boxed{ANSWER}" in prompt else "other"
+        task_name = "math500" if FINAL_FORMAT["math"] in prompt else "other"
         return scripted(task_name, gold_of)(prompt)
 
     return script
