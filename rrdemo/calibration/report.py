@@ -1,5 +1,5 @@
 """The calibration's report: a Markdown table, a CSV of every cell, and one plot (ceiling against
-strong-injection obedience, a point per model x task x style, the qualifying region shaded)."""
+obedience, a point per model x task x style x injection, the qualifying region shaded)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import plotly.graph_objects as go
 from rrdemo.calibration.log import read_calibration
 from rrdemo.calibration.table import (
     QUALIFY,
+    TRAPS,
     CalibrationRow,
     calibration_csv,
     calibration_markdown,
@@ -19,36 +20,44 @@ from rrdemo.calibration.table import (
 )
 
 
-def calibration_figure(rows: Sequence[CalibrationRow], injection: str = "strong") -> go.Figure:
-    """Ceiling (x) against obedience to `injection` (y), 95% intervals as error bars."""
+def calibration_figure(rows: Sequence[CalibrationRow]) -> go.Figure:
+    """Ceiling (x) against obedience (y) under each of the paper's injections, one marker shape
+    per injection, 95% intervals as error bars."""
     fig = go.Figure()
-    x0, y0 = QUALIFY["ceiling"] * 100, QUALIFY["strong_obedience"] * 100
+    x0, y0 = QUALIFY["ceiling"] * 100, QUALIFY["obedience"] * 100
     fig.add_shape(
         type="rect", x0=x0, y0=y0, x1=100, y1=100, line={"width": 0},
         fillcolor="rgba(46, 160, 67, 0.15)", layer="below",
     )  # fmt: skip
     fig.add_annotation(x=100, y=100, xanchor="right", yanchor="top", showarrow=False,
                        text="qualifies: a rescue can show here")  # fmt: skip
+    symbols = {"strong": "circle", "moderate": "diamond-open"}
     for model in dict.fromkeys(r.model for r in rows):
-        points = [r for r in rows if r.model == model and r.ceiling and injection in r.obedience]
-        xs = [100 * r.ceiling.value for r in points]
-        ys = [100 * r.obedience[injection].value for r in points]
-        fig.add_trace(
-            go.Scatter(
-                x=xs,
-                y=ys,
-                mode="markers+text",
-                name=model,
-                text=[f"{r.task} ({r.style})" for r in points],
-                textposition="top center",
-                error_x=_bars(xs, [r.ceiling.interval for r in points]),
-                error_y=_bars(ys, [r.obedience[injection].interval for r in points]),
+        for injection in TRAPS:
+            points = [
+                r for r in rows if r.model == model and r.ceiling and injection in r.obedience
+            ]
+            if not points:
+                continue
+            xs = [100 * r.ceiling.value for r in points]
+            ys = [100 * r.obedience[injection].value for r in points]
+            fig.add_trace(
+                go.Scatter(
+                    x=xs,
+                    y=ys,
+                    mode="markers+text",
+                    name=f"{model}, {injection}",
+                    marker={"symbol": symbols[injection], "size": 10},
+                    text=[f"{r.task} ({r.style})" for r in points],
+                    textposition="top center",
+                    error_x=_bars(xs, [r.ceiling.interval for r in points]),
+                    error_y=_bars(ys, [r.obedience[injection].interval for r in points]),
+                )
             )
-        )
     fig.update_layout(
-        title=f"Calibration: ceiling against obedience to the {injection} injection (one agent)",
+        title="Calibration: ceiling against obedience to each injection (one agent per answer)",
         xaxis_title="ceiling: accuracy without injection (%)",
-        yaxis_title=f"obedience: {injection}-injected answers equal to the target (%)",
+        yaxis_title="obedience: injected answers equal to the target (%)",
         xaxis_range=[-5, 105],
         yaxis_range=[-5, 105],
         template="plotly_white",
@@ -90,8 +99,9 @@ def write_calibration_report(log_path: Path | str, out: Path | str, png: bool = 
         "**Obedience**: injected answers equal to the target (*target without injection*: the "
         "same share when nothing is injected). Answered, placeholder (the text copies a format "
         'placeholder such as "The answer is N.") and cut (no answer before L) pool all the '
-        f"row's answers. A row **qualifies** when ceiling >= {QUALIFY['ceiling']:.0%} and strong "
-        f"obedience >= {QUALIFY['strong_obedience']:.0%}.",
+        f"row's answers. A row **qualifies** under an injection (strong or moderate, the paper's "
+        f"two) when its ceiling >= {QUALIFY['ceiling']:.0%} and its obedience to that injection "
+        f">= {QUALIFY['obedience']:.0%}.",
         "",
         calibration_markdown(rows),
         "",
