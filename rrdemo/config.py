@@ -8,15 +8,20 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import MISSING, asdict, dataclass, field, fields, replace
-from typing import Any, Literal, get_args
+from typing import Literal, get_args
 
 from rrdemo.errors import RRError
 from rrdemo.limits import ENV as LIMIT_ENV
 from rrdemo.limits import limits
+from rrdemo.settings import (
+    Setting,
+    check_choice,
+    declared,
+    setting,
+)
 from rrdemo.turns import (
     DEFAULT_ENTROPY_THRESHOLD,
     TURN_POLICIES,
@@ -38,57 +43,7 @@ EOS_POLICIES: tuple[str, ...] = get_args(EosPolicy)
 PROMPT_STYLES: tuple[str, ...] = get_args(PromptStyle)
 ADVERSARIES: tuple[str, ...] = get_args(Adversary)
 BACKENDS: tuple[str, ...] = ("transformers", "llamacpp")  # engines that run a local model
-
-# The run settings that take one of a few words: what a message calls each, and its words.
-CHOICES: dict[str, tuple[str, tuple[str, ...]]] = {
-    "strength": ("corruption strength", STRENGTHS),
-    "order": ("speaking order", ORDERS),
-    "eos_policy": ("end-of-sequence policy", EOS_POLICIES),
-    "prompt_style": ("prompt style", PROMPT_STYLES),
-    "adversary": ("adversary strategy", ADVERSARIES),
-    "turn_policy": ("turn policy", TURN_POLICIES),
-}
-
-
-def check_choice(value: Any, what: str, allowed: Iterable[str]) -> None:
-    """RRError naming the allowed words unless `value` is one of them."""
-    allowed = tuple(allowed)
-    if value not in allowed:
-        raise RRError(f"unknown {what} {value!r}; allowed: {', '.join(allowed)}")
-
-
-def whole_number(value: Any, what: str, minimum: int | None = None) -> int:
-    """`value` as an int: a whole number given as an int, a float (a UI number field) or text (a
-    comma list, a YAML string); RRError for anything else, or for a number below `minimum`."""
-    try:
-        if isinstance(value, str) and value.strip().lstrip("+-").isdigit():
-            number = int(value)  # exact: a float would round past 2**53
-        else:
-            number = float(value) if not isinstance(value, bool | int) else value
-    except (TypeError, ValueError):
-        number = math.nan
-    if isinstance(number, bool) or not math.isfinite(number) or number != int(number):
-        raise RRError(f"{what} must be a whole number, got {value!r}")
-    if minimum is not None and number < minimum:
-        raise RRError(f"{what} must be at least {minimum}, got {int(number)}")
-    return int(number)
-
-
-def true_or_false(value: Any, what: str) -> bool:
-    """`value` when it is a boolean; RRError otherwise (a file's `"false"` is text, not false)."""
-    if not isinstance(value, bool):
-        raise RRError(f"{what} must be true or false, got {value!r}")
-    return value
-
-
-def known_keys(mapping: Mapping, allowed: Iterable[str], label: str) -> None:
-    """RRError naming the unknown keys of a file's mapping and the allowed ones."""
-    allowed = tuple(allowed)
-    unknown = [str(k) for k in mapping if k not in allowed]
-    if unknown:
-        raise RRError(
-            f"{label}: unknown setting(s) {', '.join(sorted(unknown))}; allowed: {', '.join(allowed)}"
-        )
+ADAPTIVE: tuple[str, ...] = tuple(p for p in TURN_POLICIES if p != "fixed")  # read K_min
 
 
 @dataclass(frozen=True)
@@ -112,9 +67,17 @@ MAX_SEED = 2**31 - 1  # seeds reach numpy, torch and llama.cpp (32-bit), with ro
 class Sampling:
     """Decoding settings, shared by every agent. temperature 0 means greedy."""
 
-    temperature: float = 0.7  # the paper samples; 0 gives greedy, reproducible without a seed
-    top_p: float = 0.95  # nucleus sampling mass
-    seed: int = 0  # every random choice of a run (sampling, target, agent order) derives from it
+    temperature: float = setting(
+        0.7, "temperature", "sampling temperature; 0 is greedy", beyond=False, arena=False
+    )
+    top_p: float = setting(0.95, "top-p", "nucleus sampling mass", beyond=False, arena=False)
+    seed: int = setting(
+        0,
+        "seed",
+        "every random choice of a run (sampling, target, agent order) derives from it",
+        beyond=False,
+        arena=False,
+    )
 
     def __post_init__(self) -> None:
         if not 0 <= self.temperature <= 5:
@@ -175,41 +138,109 @@ class RunConfig(Composition):
     agents: tuple[
         AgentSpec, ...
     ]  # N agents in seat order; agent i writes turn t when order[t % N] == i
-    strength: Strength = "strong"  # corruption injected into the corrupted agents' prompts
-    custom_template: str | None = (
-        None  # with strength "custom": injection text with a {target} slot
+    # The paper's own settings: their front ends lay them out by hand (sliders, -L, a sweep's M*).
+    strength: Strength = setting(
+        "strong",
+        "corruption strength",
+        "the injection in the corrupted agents' prompts",
+        paper="moderate, strong",
+        beyond=False,
+        sweep="many",
+        many="strengths",
     )
-    k: int = 100  # K: tokens an agent writes per RR turn (the paper's default)
-    m: int | None = (
-        None  # M: RR trajectories voted by RRMaj; None means M = N (the paper's setting)
+    custom_template: str | None = setting(
+        None,
+        "custom template",
+        'with strength "custom": the injection, with a {target} slot',
+        beyond=False,
     )
-    max_tokens: int = 512  # L: new tokens per trajectory (RR) and per answer (MAJ); ours
-    # RR speaking order: a seeded shuffle per trajectory (ours), or seat order ("fixed": the
-    # paper's agent t mod N writes turn t)
-    order: Order = "shuffled"
+    k: int = setting(
+        100,
+        "K",
+        "tokens an agent writes per RR turn",
+        paper=100,
+        beyond=False,
+        sweep="many",
+        many="k",
+    )
+    m: int | None = setting(
+        None,
+        "M",
+        "RR trajectories voted by RRMaj; none: M = N",
+        paper="N",
+        beyond=False,
+        sweep="none",
+    )
+    max_tokens: int = setting(
+        512, "L", "new tokens per trajectory (RR) and per answer (MAJ)", beyond=False
+    )
+    order: Order = setting(
+        "shuffled",
+        "speaking order",
+        "RR speaking order: a seeded shuffle per trajectory, or seat order (fixed: agent t mod N "
+        "writes turn t)",
+        paper="fixed",
+        beyond=False,
+    )
     sampling: Sampling = field(default_factory=Sampling)
-    # What a writer's end-of-sequence does in RR (the paper does not say): "end" closes the
-    # trajectory; "pass" closes only the writer's turn, and the trajectory closes once N writers
-    # in a row pass without adding a token (or at L).
-    eos_policy: EosPolicy = "end"
-    # "direct": the task's prompt as is; "step-by-step": it also asks for numbered reasoning steps
-    # before the final answer (rrdemo.tasks.benchmarks.PROMPT_STYLES).
-    prompt_style: PromptStyle = "direct"
-    # How corrupted agents play (rrdemo.adversary): "static" (the injection only), "contextual"
-    # (also told to argue against the shared text and restate the target), "last-word"
-    # (seated so a corrupted agent writes the last turn of a trajectory that runs to L).
-    adversary: Adversary = "static"
-    # How long an RR turn is (rrdemo.turns, docs/turns.md): "fixed" (K tokens, the paper's rule),
-    # "sentence" (to the first sentence or line end after K_min tokens, at most K) or
-    # "uncertainty" (until the writer's next-token entropy passes `entropy_threshold` nats, after
-    # K_min tokens, at most K). `k_min` None means max(1, K // 4).
-    turn_policy: TurnKind = "fixed"
-    k_min: int | None = None
-    entropy_threshold: float = DEFAULT_ENTROPY_THRESHOLD
-    # The truth meter (rrdemo.meter, docs/theory.md): after every RR turn, and at the same token
-    # counts of every MAJ answer, an honest and a corrupted reader score the gold answer against
-    # the target (docs/theory.md). It costs extra compute.
-    meter: bool = False
+    # Beyond the paper: every front end derives its control from the declaration.
+    eos_policy: EosPolicy = setting(
+        "end",
+        "end-of-sequence policy",
+        "what a writer's end-of-sequence does in RR: end closes the trajectory; pass closes only "
+        "the writer's turn, and the trajectory closes once N writers in a row pass (or at L)",
+        label="End of sequence",
+    )
+    prompt_style: PromptStyle = setting(
+        "direct",
+        "prompt style",
+        "direct: the task's prompt as is; step-by-step: it also asks for numbered reasoning "
+        "steps before the final answer",
+        calibrate="styles",
+    )
+    adversary: Adversary = setting(
+        "static",
+        "adversary strategy",
+        "how corrupted agents play (docs/adversary.md): static, the injection (the paper's); "
+        "contextual, also argue against the shared text and restate the target; last-word, a "
+        "corrupted agent writes the last turn of a trajectory that runs to L",
+        label="Adversary",
+        sweep="many",
+        many="adversaries",
+    )
+    turn_policy: TurnKind = setting(
+        "fixed",
+        "turn policy",
+        "how long an RR turn is (docs/turns.md): fixed, K tokens (the paper's); sentence, to the "
+        "first sentence or line end after K_min tokens, at most K; uncertainty, until the "
+        "writer's next-token entropy passes the threshold, after K_min tokens, at most K",
+        label="Turn length",
+        sweep="many",
+        many="turn_policies",
+    )
+    k_min: int | None = setting(
+        None,
+        "K_min",
+        "fewest tokens of an adaptive turn; none: max(1, K // 4)",
+        minimum=1,
+        arena=False,
+        only_with=("turn_policy", ADAPTIVE),
+    )
+    entropy_threshold: float = setting(
+        DEFAULT_ENTROPY_THRESHOLD,
+        "entropy threshold",
+        "nats; the uncertainty policy's hand-over point",
+        check=lambda nats: validate_turn_settings(None, 1, nats),
+        arena=False,
+        only_with=("turn_policy", ADAPTIVE),
+    )
+    meter: bool = setting(
+        False,
+        "truth meter",
+        "after every RR turn (and at the same token counts of MAJ answers) an honest and a "
+        "corrupted reader score the gold answer against the target: p_gold, p_target and "
+        "z = logit(p_gold) - logit(p_target); costs extra compute (docs/theory.md)",
+    )
 
     def __post_init__(self) -> None:
         n = len(self.agents)
@@ -217,8 +248,9 @@ class RunConfig(Composition):
             raise RRError("N must be at least 1 agent")
         bounds = limits()
         bounds.check("agents", n, "N (agents)")
-        for name, (what, allowed) in CHOICES.items():
-            check_choice(getattr(self, name), what, allowed)
+        for s in declared(type(self)):
+            if s.choices:
+                check_choice(getattr(self, s.name), s.what, s.choices)
         if self.strength == "custom" and (
             not self.custom_template or "{target}" not in self.custom_template
         ):
@@ -281,8 +313,11 @@ class RunConfig(Composition):
             raise RRError(f"not a run config: {exc}") from None
 
     def config_hash(self) -> str:
-        """A short stable name of this exact configuration (sha256 of its canonical JSON)."""
-        blob = json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
+        """A short stable name of this exact configuration (sha256 of the canonical JSON of its
+        fields, less the settings declared outside the hash)."""
+        unhashed = {s.name for s in declared(type(self)) if not s.hashed}
+        named = {k: v for k, v in self.to_dict().items() if k not in unhashed}
+        blob = json.dumps(named, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
     def with_(self, **changes) -> RunConfig:
@@ -293,31 +328,29 @@ def _field_defaults(cls: type) -> dict:
     return {f.name: f.default for f in fields(cls) if f.default is not MISSING}
 
 
-# The settings beyond the paper (docs/adversary.md, docs/turns.md, docs/theory.md) with their
-# defaults (RunConfig's own), which behave as the paper does: the CLI offers a flag for each, and
-# a config's description names one only when it differs from its default.
-BEYOND_PAPER: dict[str, object] = {
-    name: default
-    for name, default in _field_defaults(RunConfig).items()
-    if name
-    in (
-        "eos_policy",
-        "prompt_style",
-        "adversary",
-        "turn_policy",
-        "k_min",
-        "entropy_threshold",
-        "meter",
-    )
-}
+def run_settings() -> tuple[Setting, ...]:
+    """Every declared run setting: `RunConfig`'s, then `Sampling`'s (read when called, so a
+    front end built now knows every field `RunConfig` has)."""
+    return declared(RunConfig) + declared(Sampling)
+
+
+def beyond_paper() -> tuple[Setting, ...]:
+    """The settings beyond the paper (docs/adversary.md, docs/turns.md, docs/theory.md), whose
+    front ends are all derived from their declarations."""
+    return tuple(s for s in run_settings() if s.beyond)
+
+
+# The settings beyond the paper with their defaults, which behave as the paper does: a config's
+# description names one only when it differs from its default.
+BEYOND_PAPER: dict[str, object] = {s.name: s.default for s in beyond_paper()}
 
 
 @dataclass(frozen=True)
 class Defaults(Composition):
     """The run settings a front end starts from, taken from `RunConfig` and `Sampling` themselves.
 
-    Every default of K, L, order, strength, the settings beyond the paper and sampling lives in
-    the two dataclasses above; `EXPERIMENT_DEFAULTS` reads them, and the CLI flags, the experiment sweep
+    Every default of K, L, order, strength, the prompt style and sampling lives in the two
+    dataclasses above (the other settings beyond the paper start from their declarations); `EXPERIMENT_DEFAULTS` reads them, and the CLI flags, the experiment sweep
     and the Arena's controls all start from `EXPERIMENT_DEFAULTS` or `INTERACTIVE_DEFAULTS`, never from
     numbers of their own. `n` and `c` are the ensemble a front end offers first.
     """
@@ -326,10 +359,7 @@ class Defaults(Composition):
     k: int  # K
     max_tokens: int  # L
     order: str
-    eos_policy: str
-    prompt_style: str
-    adversary: str
-    turn_policy: str
+    prompt_style: str  # the one setting beyond the paper a model may need (`MODEL_DEFAULTS`)
     temperature: float
     top_p: float
     seed: int

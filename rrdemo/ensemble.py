@@ -29,22 +29,17 @@ from typing import Any
 from rrdemo.backends.endpoint import Endpoint
 from rrdemo.backends.openai import PROMPT_FORMATS, OpenAIBackend
 from rrdemo.backends.registry import REGISTRY
-from rrdemo.config import (
-    AgentSpec,
-    RunConfig,
-    Sampling,
-    known_keys,
-    true_or_false,
-    whole_number,
-)
+from rrdemo.config import AgentSpec, RunConfig, Sampling, beyond_paper
 from rrdemo.errors import RRError
 from rrdemo.files import read_settings_file
 from rrdemo.limits import limits
+from rrdemo.settings import known_keys, true_or_false, whole_number
 
 # Where an ensemble file's agent runs (its `backend` key): "local", a model this process loads on
 # an engine of `rrdemo.config.BACKENDS`, or "openai", a model an OpenAI-compatible server serves.
 AGENT_KINDS = ("local", "openai")
-RUN_KEYS = ("strength", "custom_template", "k", "m", "max_tokens", "order", "sampling")
+# The run settings a file's `run` names: the paper's, then every setting beyond the paper.
+PAPER_RUN_KEYS = ("strength", "custom_template", "k", "m", "max_tokens", "order", "sampling")
 SAMPLING_KEYS = ("temperature", "top_p", "seed")
 ENDPOINT_KEYS = tuple(f.name for f in fields(Endpoint))
 LOCAL_KEYS = ("model", "corrupted", "revision", "count", "backend")
@@ -199,7 +194,7 @@ def ensemble_from_dict(data: Any, source: str = "<ensemble>") -> Ensemble:
     run = data.get("run") or {}
     if not isinstance(run, Mapping):
         raise RRError(f"{where}: 'run' must be a mapping of run settings")
-    known_keys(run, RUN_KEYS, f"{where}: run")
+    known_keys(run, (*PAPER_RUN_KEYS, *(s.name for s in beyond_paper())), f"{where}: run")
     config = RunConfig(agents=tuple(specs), **_run_settings(run, f"{where}: run"))
     return Ensemble(config, served, source)
 
@@ -278,6 +273,9 @@ def _run_settings(run: Mapping, label: str) -> dict[str, Any]:
             out[key] = whole_number(run[key], f"{label}: {key}", minimum=1)
     if run.get("m") is not None:
         out["m"] = whole_number(run["m"], f"{label}: m", minimum=1)
+    for s in beyond_paper():
+        if s.name in run:
+            out[s.name] = s.parse(run[s.name], label)
     sampling = run.get("sampling")
     if sampling is not None:
         if not isinstance(sampling, Mapping):

@@ -50,11 +50,7 @@ def max_turns(config: RunConfig) -> int:
 
     Under an adaptive turn policy (rrdemo.turns) a turn may stop at K_min tokens: ceil(L / K_min)
     is then an upper bound on the turns, not a promise."""
-    return math.ceil(config.max_tokens / _shortest_turn(config))
-
-
-def _shortest_turn(config: RunConfig) -> int:
-    return config.turn.k_min if config.turn.adaptive else config.k
+    return math.ceil(config.max_tokens / config.turn.shortest)
 
 
 def possible_writers(config: RunConfig, order: Sequence[int]) -> tuple[int, ...]:
@@ -107,7 +103,7 @@ def silence_warning(config: RunConfig, question_ids: Iterable[str] = ("",)) -> s
     s = silent_agents(config, question_ids)
     if not s.any:
         return None
-    n, k, length = config.n, _shortest_turn(config), config.max_tokens
+    n, k, length = config.n, config.turn.shortest, config.max_tokens
     name = "K_min" if config.turn.adaptive else "K"
     why = (
         f"L = {length} allows only ceil(L/{name}) = {s.turns} turns of {name} = {k} tokens, "

@@ -20,8 +20,8 @@ import math
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 
-from rrdemo.config import whole_number
 from rrdemo.errors import RRError
+from rrdemo.settings import whole_number
 
 MAX_K = 1_000_000  # longer turns than any generation budget; keeps the powers finite
 

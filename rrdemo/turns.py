@@ -60,10 +60,15 @@ class TurnPolicy:
     def needs_entropy(self) -> bool:
         return self.kind == "uncertainty"
 
+    @property
+    def shortest(self) -> int:
+        """The fewest tokens a turn that does not end its trajectory can have."""
+        return self.k_min if self.adaptive else self.k_max
+
 
 def validate_turn_settings(k_min: int | None, k: int, threshold: float) -> None:
     """RRError naming what is wrong and what is allowed, for the turn lengths of a run (the
-    policy's name is one of `rrdemo.config.CHOICES`, checked with the other run settings)."""
+    policy's name is one of `TURN_POLICIES`, checked with the other run settings)."""
     if k_min is not None and not 1 <= k_min <= k:
         raise RRError(f"K_min (fewest tokens per turn) must be between 1 and K ({k}), got {k_min}")
     if not (isinstance(threshold, int | float) and math.isfinite(threshold) and threshold > 0):

@@ -9,32 +9,37 @@ helpers follow the controls and shows only the controls the current choices use.
 from __future__ import annotations
 
 import random
-from dataclasses import astuple, dataclass
+from dataclasses import astuple, dataclass, fields
 from html import escape
 
 import gradio as gr
 
 from rrdemo.backends.registry import REGISTRY
 from rrdemo.config import (
-    ADVERSARIES,
-    EOS_POLICIES,
     INTERACTIVE_DEFAULTS,
     MODEL_DEFAULTS,
     ORDERS,
-    PROMPT_STYLES,
     STRENGTHS,
+    ModelDefaults,
     ct_label,
     parse_agents,
     rho_of,
 )
 from rrdemo.corruption import TEMPLATES
 from rrdemo.errors import RRError
+from rrdemo.settings import Setting
 from rrdemo.speakers import silence_warning
 from rrdemo.tasks import get_task, load_questions
-from rrdemo.turns import TURN_POLICIES
 from ui import render
 from ui.choices import SWEEP_TASK_CHOICES
-from ui.state import ARENA_FIELDS, CUSTOM, ArenaRequest, build_run, pick_question
+from ui.state import (
+    ARENA_FIELDS,
+    CUSTOM,
+    ArenaRequest,
+    arena_settings,
+    build_run,
+    pick_question,
+)
 
 MAX_AGENTS_UI = 9
 
@@ -159,53 +164,33 @@ def _protocol(default: ArenaRequest, c: Components) -> None:
         c["temperature"] = gr.Slider(
             0, 1.5, value=default.temperature, step=0.05, label="Temperature"
         )
-    with gr.Row():
-        c["seed"] = gr.Number(value=default.seed, precision=0, label="Seed")
-        c["eos_policy"] = gr.Dropdown(
-            list(EOS_POLICIES),
-            value=default.eos_policy,
-            label="End of sequence: ends the trajectory (end) or the turn (pass)",
-        )
+    c["seed"] = gr.Number(value=default.seed, precision=0, label="Seed")
 
 
-# Settings beyond the paper (docs/adversary.md, docs/turns.md): field, choices, label, what they do.
-_BEYOND_THE_PAPER = (
-    (
-        "adversary",
-        ADVERSARIES,
-        "Adversary",
-        "static: the injection (paper); contextual: argues against the shared text; "
-        "last-word: a corrupted agent writes the last turn",
-    ),
-    (
-        "prompt_style",
-        PROMPT_STYLES,
-        "Prompt style",
-        "direct: the task prompt (paper); step-by-step: asks for reasoning steps before the answer",
-    ),
-    (
-        "turn_policy",
-        TURN_POLICIES,
-        "Turn length",
-        "fixed: K tokens; sentence: to a sentence end; uncertainty: until the writer is unsure "
-        "(both after K/4 tokens, at most K; docs/turns.md)",
-    ),
-)
+def _control(s: Setting, value: object) -> gr.components.Component:
+    """The control of one setting beyond the paper, from its declaration: a dropdown of its
+    words, a checkbox, or a number field."""
+    label = s.label or s.what[:1].upper() + s.what[1:]
+    elem_id = "rr-" + s.name.replace("_", "-")
+    if s.choices:
+        return gr.Dropdown(list(s.choices), value=value, label=label, info=s.help, elem_id=elem_id)
+    if s.type is bool:
+        return gr.Checkbox(value=value, label=label, info=s.help, elem_id=elem_id)
+    precision = 0 if s.type is int else None
+    return gr.Number(value=value, precision=precision, label=label, info=s.help, elem_id=elem_id)
 
 
 def _beyond_the_paper(default: ArenaRequest, c: Components) -> None:
+    """A control per setting beyond the paper (docs/adversary.md, docs/turns.md,
+    docs/theory.md); the declarations give their words, labels and help."""
+    shown = arena_settings()
     with gr.Row():
-        for name, choices, label, info in _BEYOND_THE_PAPER:
-            value = getattr(default, name)
-            c[name] = gr.Dropdown(list(choices), value=value, label=label, info=info)
-    c["meter"] = gr.Checkbox(
-        value=default.meter,
-        label="Truth meter",
-        info="after every turn, honest and corrupted readers score the gold answer against the "
-        "target: a line of z = logit(p_gold) - logit(p_target) under each answer (costs extra "
-        "compute; docs/theory.md)",
-        elem_id="rr-meter",
-    )
+        for s in shown:
+            if s.type is not bool:
+                c[s.name] = _control(s, getattr(default, s.name))
+    for s in shown:
+        if s.type is bool:
+            c[s.name] = _control(s, getattr(default, s.name))
 
 
 def _question(default: ArenaRequest, c: Components) -> tuple[gr.Button, gr.HTML]:
@@ -276,18 +261,27 @@ def _show_what_is_used(c: Components) -> None:
     )
 
 
-def model_settings(model: str, task: str) -> tuple[int, int, str]:
-    """(K, L, prompt style) the front ends start from for `model` on `task`
+# The controls a model's own defaults set (`rrdemo.config.ModelDefaults`): K, L, then the
+# settings beyond the paper it sets (the prompt style).
+MODEL_SETTINGS: tuple[str, ...] = (
+    "k",
+    "max_tokens",
+    *(f.name for f in fields(ModelDefaults) if f.name not in ("k", "max_tokens")),
+)
+
+
+def model_settings(model: str, task: str) -> tuple:
+    """The `MODEL_SETTINGS` the front ends start from for `model` on `task`
     (`rrdemo.config.MODEL_DEFAULTS`: the Qwen models reason step by step)."""
     d = INTERACTIVE_DEFAULTS.for_models([model or ""], task)
-    return d.k, d.max_tokens, d.prompt_style
+    return tuple(getattr(d, name) for name in MODEL_SETTINGS)
 
 
 def _task_length(model: str, task: str, current: int) -> int:
     """L for `task` when the model has its own per-task L; else the user's L stays."""
     if (model or "").strip().lower() not in MODEL_DEFAULTS:
         return current
-    return model_settings(model, task)[1]
+    return INTERACTIVE_DEFAULTS.for_models([model or ""], task).max_tokens
 
 
 def wire_controls(controls: Controls) -> None:
@@ -298,7 +292,7 @@ def wire_controls(controls: Controls) -> None:
     c["model"].input(
         model_settings,
         [c["model"], c["task"]],
-        [c["k"], c["max_tokens"], c["prompt_style"]],
+        [c[name] for name in MODEL_SETTINGS],
         queue=False,
         api_visibility="private",
     )

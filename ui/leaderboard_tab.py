@@ -22,7 +22,6 @@ from leaderboard import hub_sync, present, service
 from leaderboard.db import run_transaction
 from leaderboard.ranking import RHO_BANDS, filter_rows, rank_models
 from rrdemo.backends.hardware import on_space
-from rrdemo.config import whole_number
 from rrdemo.errors import RRError
 from rrdemo.report.submission import (
     ALL_SOURCES,
@@ -32,6 +31,7 @@ from rrdemo.report.submission import (
     SubmissionRejected,
     parse_submission,
 )
+from rrdemo.settings import whole_number
 from ui.queue_limits import client_key
 from ui.uploads import discard
 

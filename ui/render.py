@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from html import escape
 
-from rrdemo.config import BEYOND_PAPER, RunConfig
+from rrdemo.config import RunConfig, beyond_paper
 from rrdemo.events import METHODS, AnswerExtracted, Decision, TurnMeasured
 from rrdemo.fold import FoldedChunk, FoldedTrajectory, MethodRecord, TrajectorySpeakers
 from ui.state import ArenaState
@@ -304,9 +304,9 @@ def setting_text(cfg: RunConfig) -> str:
         f"M = {cfg.resolved_m}, L = {cfg.max_tokens}, {cfg.order} order"
     )
     beyond = [
-        f"{name.replace('_', ' ')} {getattr(cfg, name)}"
-        for name, default in BEYOND_PAPER.items()
-        if getattr(cfg, name) != default
+        f"{s.name.replace('_', ' ')} {getattr(cfg, s.name)}"
+        for s in beyond_paper()
+        if getattr(cfg, s.name) != s.default
     ]
     return text + "".join(f", {item}" for item in beyond)
 

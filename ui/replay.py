@@ -31,7 +31,7 @@ from rrdemo.runs.log import read_log
 from ui import render
 from ui.errors import user_error
 from ui.render import Throttle
-from ui.state import ARENA_FIELDS, ArenaRequest, ArenaState
+from ui.state import ARENA_FIELDS, ArenaRequest, ArenaState, arena_settings
 
 REPLAY_INTERVAL_S = (
     0.25  # a replay's frames: its chunks still grow smoothly, a slow browser keeps up
@@ -71,11 +71,7 @@ def arena_request(unit: RecordedUnit) -> ArenaRequest:
         seed=cfg.sampling.seed,
         task=task,
         question_index=found[0],
-        eos_policy=cfg.eos_policy,
-        adversary=cfg.adversary,
-        prompt_style=cfg.prompt_style,
-        turn_policy=cfg.turn_policy,
-        meter=cfg.meter,
+        **{s.name: getattr(cfg, s.name) for s in arena_settings()},
     )
 
 

@@ -9,28 +9,30 @@ and can dump itself (`summary()` for logs and the API, `dump()` with every text)
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, make_dataclass
 
 from rrdemo.config import (
     INTERACTIVE_DEFAULTS,
     RunConfig,
     Sampling,
+    beyond_paper,
     homogeneous_agents,
     parse_agents,
-    whole_number,
 )
 from rrdemo.errors import RRError
 from rrdemo.events import METHODS, Event, RunStarted
 from rrdemo.fold import Fold, MethodRecord, SpeakerTally
 from rrdemo.limits import limits
+from rrdemo.settings import Setting, whole_number
 from rrdemo.tasks import Question, Task, get_task, load_questions
 
 CUSTOM = "custom"
 
 
 @dataclass(frozen=True)
-class ArenaRequest:
-    """The arena's controls, in the order the UI passes them; defaults: `INTERACTIVE_DEFAULTS`."""
+class PaperControls:
+    """The arena's own controls (ensemble, the paper's settings, question), in the order the UI
+    passes them; defaults: `INTERACTIVE_DEFAULTS`."""
 
     ensemble: str = "same"  # "same": one model for all N agents; "per agent": the `agents` lines
     model: str = "smollm2"
@@ -50,15 +52,23 @@ class ArenaRequest:
     question_index: int = 0
     custom_question: str = ""
     custom_gold: str = ""
-    # Beyond the paper (docs/adversary.md); the defaults are the paper's setting.
-    eos_policy: str = INTERACTIVE_DEFAULTS.eos_policy  # EOS ends the trajectory ("end") or the turn
-    adversary: str = INTERACTIVE_DEFAULTS.adversary  # how corrupted agents play: static, ...
-    prompt_style: str = INTERACTIVE_DEFAULTS.prompt_style  # direct or step-by-step
-    # how long an RR turn is (rrdemo.turns): "fixed" K tokens, "sentence" or "uncertainty"
-    # (adaptive, K_min = max(1, K // 4), at most K)
-    turn_policy: str = INTERACTIVE_DEFAULTS.turn_policy
-    meter: bool = False  # the truth meter (rrdemo.meter): a line of z per turn under each answer
 
+
+def arena_settings() -> tuple[Setting, ...]:
+    """The settings beyond the paper the Arena shows (their declarations say so)."""
+    return tuple(s for s in beyond_paper() if s.arena)
+
+
+def _request_type() -> type:
+    """`PaperControls`, then one field per setting of `arena_settings()` with its declared default."""
+    extra = [(s.name, s.type, field(default=s.default)) for s in arena_settings()]
+    request = make_dataclass("ArenaRequest", extra, bases=(PaperControls,), frozen=True)
+    request.__module__ = __name__  # where pickle and tracebacks find it
+    return request
+
+
+ArenaRequest = _request_type()
+"""The arena's controls as plain values, in the order the UI passes them."""
 
 ARENA_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(ArenaRequest))
 
@@ -87,11 +97,7 @@ def build_config(request: ArenaRequest) -> RunConfig:
         sampling=Sampling(
             temperature=float(request.temperature), seed=whole_number(request.seed, "seed")
         ),
-        eos_policy=request.eos_policy,
-        adversary=request.adversary,
-        prompt_style=request.prompt_style,
-        turn_policy=request.turn_policy,
-        meter=bool(request.meter),
+        **{s.name: s.parse(getattr(request, s.name)) for s in arena_settings()},
     )
 
 

@@ -8,8 +8,9 @@ from typing import Any
 
 from rrdemo.backends.choice import BACKEND_CHOICES
 from rrdemo.backends.registry import resolve
-from rrdemo.config import CHOICES, EXPERIMENT_DEFAULTS, Sampling, check_choice, whole_number
+from rrdemo.config import EXPERIMENT_DEFAULTS, Sampling, run_settings
 from rrdemo.errors import RRError
+from rrdemo.settings import Setting, check_choice, whole_number
 from rrdemo.tasks import GENERATED_TASKS, TASK_NAMES, canonical_name, load_questions
 from rrdemo.tasks.base import Question
 
@@ -65,6 +66,11 @@ class CalibrationPlan:
         return sum(len(self.split[cell.task]) for cell in self.cells)
 
 
+def calibrated(key: str) -> Setting:
+    """The run setting whose values a calibration lists under `key` ("styles": the prompt style)."""
+    return next(s for s in run_settings() if s.calibrate == key)
+
+
 def _words(value: Any, what: str) -> list[str]:
     if isinstance(value, str):
         value = [v.strip() for v in value.split(",") if v.strip()]
@@ -90,9 +96,8 @@ def normalize_calibration(raw: dict[str, Any]) -> dict[str, Any]:
             f"calibrate the paper's tasks ({', '.join(TASK_NAMES)}, or 'all') or generated ones "
             f"({GENERATED_TASKS})"
         )
-    styles = _words(s["styles"], "prompt styles")
-    for style in styles:
-        check_choice(style, *CHOICES["prompt_style"])
+    style = calibrated("styles")
+    styles = [style.parse(v) for v in _words(s["styles"], f"{style.what}s")]
     injections = _words(s["injections"], "injections")
     for injection in injections:
         check_choice(injection, "injection", INJECTIONS)

@@ -19,7 +19,9 @@ from rrdemo.errors import RRError
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the `calibrate` command."""
-    from rrdemo.calibration.plan import DEFAULTS, INJECTIONS
+    from rrdemo.calibration.plan import DEFAULTS, INJECTIONS, calibrated
+
+    style = calibrated("styles")
 
     parser = subparsers.add_parser(
         "calibrate",
@@ -32,7 +34,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--report", metavar="LOG", help="only (re)write the report of a log")
     parser.add_argument("--models", help=f"comma-separated (default {DEFAULTS['models'][0]})")
     parser.add_argument("--tasks", help="comma-separated paper tasks, or all (default all)")
-    parser.add_argument("--styles", help="prompt styles: direct,step-by-step (default direct)")
+    parser.add_argument(
+        "--styles",
+        help=f"{style.what}s: {','.join(style.choices)} (default {','.join(DEFAULTS['styles'])})",
+    )
     parser.add_argument(
         "--injections", help=f"{','.join(INJECTIONS)} (default none,moderate,strong)"
     )

@@ -16,8 +16,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from rrdemo.config import EXPERIMENT_DEFAULTS, ORDERS
+from rrdemo.config import EXPERIMENT_DEFAULTS, ORDERS, beyond_paper
 from rrdemo.errors import RRError
+from rrdemo.settings import add_flags
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -99,41 +100,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="engine of the offline GGUF models (default auto: llama.cpp when installed, else "
         "transformers; hub models always use transformers); part of each logged config",
     )
-    parser.add_argument(
-        "--adversaries",
-        help="adversary strategies to sweep: static,contextual,last-word (default static)",
-    )
-    parser.add_argument(
-        "--turn-policies",
-        "--turn-policy",
-        dest="turn_policies",
-        help="RR turn policies to sweep: fixed,sentence,uncertainty (default fixed; docs/turns.md)",
-    )
-    parser.add_argument(
-        "--k-min", type=int, help="K_min of adaptive turns (default max(1, K // 4))"
-    )
-    parser.add_argument(
-        "--entropy-threshold",
-        type=float,
-        help="nats; the uncertainty policy's hand-over point (default 2.0)",
-    )
-    parser.add_argument(
-        "--eos-policy",
-        choices=("end", "pass"),
-        help="a writer's end-of-sequence ends the RR trajectory (end, default) or only its turn",
-    )
-    parser.add_argument(
-        "--prompt-style",
-        choices=("direct", "step-by-step"),
-        help="step-by-step also asks for numbered reasoning steps (default direct)",
-    )
-    parser.add_argument(
-        "--meter",
-        action="store_true",
-        default=None,
-        help="the truth meter on every run: per-turn p_gold, p_target and z in the log, the "
-        "report's theory_fit.md (docs/theory.md)",
-    )
+    add_flags(parser, beyond_paper(), many=True)
     parser.add_argument(
         "--calibration",
         help="calibration log(s) (rrdemo calibrate), comma-separated: questions are drawn from "
@@ -187,13 +154,6 @@ _SETTINGS = (
     "order",
     "source",
     "backend",
-    "adversaries",
-    "eos_policy",
-    "prompt_style",
-    "turn_policies",
-    "k_min",
-    "entropy_threshold",
-    "meter",
     "calibration",
 )
 
@@ -203,7 +163,8 @@ def sweep_from_args(args: argparse.Namespace) -> dict:
     from rrdemo.runs.spec import load_sweep_file
 
     raw = load_sweep_file(args.sweep) if args.sweep else {}
-    for name in _SETTINGS:
+    beyond = [s.sweep_key for s in beyond_paper() if s.sweep != "none"]
+    for name in (*_SETTINGS, *beyond):
         value = getattr(args, name, None)
         if value is not None:
             raw[name] = value

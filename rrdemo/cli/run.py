@@ -8,15 +8,12 @@ import sys
 from dataclasses import replace
 
 from rrdemo.config import (
-    ADVERSARIES,
-    BEYOND_PAPER,
-    EOS_POLICIES,
     EXPERIMENT_DEFAULTS,
     INTERACTIVE_DEFAULTS,
     ORDERS,
-    PROMPT_STYLES,
     STRENGTHS,
     RunConfig,
+    beyond_paper,
     homogeneous_agents,
     with_corrupted_seats,
 )
@@ -33,8 +30,8 @@ from rrdemo.events import (
     Vote,
 )
 from rrdemo.fold import Fold, SpeakerTally
+from rrdemo.settings import add_flags, given
 from rrdemo.speakers import silence_warning
-from rrdemo.turns import DEFAULT_ENTROPY_THRESHOLD, TURN_POLICIES
 
 # Honest agents in cool colours, corrupted agents in warm ones (ANSI 256-colour codes).
 HONEST_COLOURS = (39, 42, 33, 48, 75, 114, 27, 36)
@@ -100,13 +97,6 @@ def register(subparsers) -> None:
         "--template", help="custom injection text with a {target} slot (implies --strength custom)"
     )
     c.add_argument("--target", help="the wrong answer to push (default: a seeded distractor)")
-    c.add_argument(
-        "--adversary",
-        choices=ADVERSARIES,
-        help="how corrupted agents play: static (the injection), contextual (argue against the "
-        "shared text, restate the target), last-word (a corrupted agent writes the last turn); "
-        f"default {d.adversary}",
-    )
     r = p.add_argument_group(
         "protocol",
         "defaults: rrdemo.config.INTERACTIVE_DEFAULTS (an --ensemble file's own settings win)",
@@ -129,48 +119,11 @@ def register(subparsers) -> None:
         help="RR speaking order: a seeded shuffle per trajectory, or seat order (the paper's "
         f"agent t mod N) (default {d.order})",
     )
-    r.add_argument(
-        "--eos-policy",
-        choices=EOS_POLICIES,
-        help="a writer's end-of-sequence ends the trajectory (end) or only its turn (pass: the "
-        f"trajectory ends when N writers in a row pass, or at L); default {d.eos_policy}",
-    )
-    r.add_argument(
-        "--turn-policy",
-        choices=TURN_POLICIES,
-        help="how long an RR turn is: fixed (K tokens), sentence (to the first sentence or line "
-        "end after K_min tokens, at most K), uncertainty (until the writer's next-token entropy "
-        f"passes the threshold, after K_min tokens, at most K); default {d.turn_policy}; "
-        "docs/turns.md",
-    )
-    r.add_argument(
-        "--k-min",
-        type=int,
-        help="K_min, fewest tokens of an adaptive turn (default max(1, K // 4))",
-    )
-    r.add_argument(
-        "--entropy-threshold",
-        type=float,
-        help=f"nats; the uncertainty policy's hand-over point (default {DEFAULT_ENTROPY_THRESHOLD})",
-    )
-    r.add_argument(
-        "--prompt-style",
-        choices=PROMPT_STYLES,
-        help="step-by-step also asks for numbered reasoning steps before the final answer "
-        f"(default {d.prompt_style})",
-    )
     r.add_argument("--temperature", type=float, help=f"default {d.temperature}")
     r.add_argument("--top-p", type=float, help=f"default {d.top_p}")
     r.add_argument("--seed", type=int, help=f"default {d.seed}")
     r.add_argument("--methods", default="MAJ,RRMaj", help="MAJ, RRMaj or both (default)")
-    r.add_argument(
-        "--meter",
-        action="store_true",
-        default=None,
-        help="the truth meter: after every RR turn (and at the same token counts of MAJ answers) "
-        "honest and corrupted readers score the gold answer against the target; prints "
-        "p_gold, p_target and z = logit(p_gold) - logit(p_target) (docs/theory.md)",
-    )
+    add_flags(p.add_argument_group("beyond the paper"), beyond_paper())
     o = p.add_argument_group("output")
     o.add_argument("--json", action="store_true", help="print every event as a JSON line")
     o.add_argument("--deltas", action="store_true", help="with --json, include token-level deltas")
@@ -178,7 +131,7 @@ def register(subparsers) -> None:
     p.set_defaults(func=handle)
 
 
-_SETTINGS = ("strength", "k", "max_tokens", "order", *BEYOND_PAPER)
+_SETTINGS = ("strength", "k", "max_tokens", "order")
 _SAMPLING = ("temperature", "top_p", "seed")
 
 
@@ -189,11 +142,12 @@ def _config(args) -> tuple[RunConfig, object | None]:
     `INTERACTIVE_DEFAULTS` with what the models need (`Defaults.for_models`); a flag given on
     the command line always wins.
     """
-    given = {name: getattr(args, name) for name in _SETTINGS if getattr(args, name) is not None}
+    chosen = {name: getattr(args, name) for name in _SETTINGS if getattr(args, name) is not None}
+    chosen.update(given(args, beyond_paper()))
     if args.template:
-        given.update(strength="custom", custom_template=args.template)
+        chosen.update(strength="custom", custom_template=args.template)
     if args.m is not None:
-        given["m"] = args.m
+        chosen["m"] = args.m
     sampling_given = {
         name: getattr(args, name) for name in _SAMPLING if getattr(args, name) is not None
     }
@@ -203,7 +157,7 @@ def _config(args) -> tuple[RunConfig, object | None]:
         ensemble = load_ensemble(args.ensemble)
         config = ensemble.config
         sampling = replace(config.sampling, **sampling_given)
-        return config.with_(**given, sampling=sampling), ensemble
+        return config.with_(**chosen, sampling=sampling), ensemble
     models = [m.strip() for m in args.models.split(",") if m.strip()]
     agents = homogeneous_agents(models, args.agents, args.corrupt, revision=args.revision)
     if args.corrupt_seats:
@@ -212,7 +166,7 @@ def _config(args) -> tuple[RunConfig, object | None]:
 
     task = None if args.question is not None else canonical_name(args.task)
     defaults = INTERACTIVE_DEFAULTS.for_models(models, task)
-    return defaults.run_config(agents, **given, **sampling_given), None
+    return defaults.run_config(agents, **chosen, **sampling_given), None
 
 
 def _question(args, seed: int):

@@ -4,8 +4,10 @@ One *condition* is a task and a `RunConfig` (agents, strength, K, L, M = M*). Fo
 the task, the runner (`rrdemo.runs.runner`) produces the condition's pools: M* RR trajectories
 (RRMaj) and M* MAJ answers (answer j from agent j mod N), on the same question, agents, target and
 seed. The analyses later sample M <= M* of them (the pool design of the paper's appendix D).
-A sweep is a dict of the settings in `DEFAULTS`, given on the command line, in a YAML or JSON file
-(`load_sweep_file`) or by the app; `plan_sweep` checks it whole before any model loads.
+A sweep is a dict of the settings in `defaults()`, given on the command line, in a YAML or JSON
+file (`load_sweep_file`) or by the app; `plan_sweep` checks it whole before any model loads. Its
+settings beyond the paper are read off their declarations (`rrdemo.config.beyond_paper`): a
+"many" setting is listed under its plural key and every condition takes one of its values.
 """
 
 from __future__ import annotations
@@ -19,30 +21,32 @@ from typing import Any
 from rrdemo.backends.choice import BACKEND_CHOICES, with_backends
 from rrdemo.backends.registry import resolve
 from rrdemo.config import (
-    ADVERSARIES,
-    BEYOND_PAPER,
-    CHOICES,
     EXPERIMENT_DEFAULTS,
+    STRENGTHS,
     AgentSpec,
     RunConfig,
     Sampling,
-    check_choice,
+    beyond_paper,
     ct_label,
     homogeneous_agents,
-    known_keys,
     parse_agents,
     parse_ct,
-    true_or_false,
-    whole_number,
 )
 from rrdemo.errors import RRError
 from rrdemo.files import read_settings_file
 from rrdemo.limits import Limits, limits
+from rrdemo.settings import (
+    check_choice,
+    known_keys,
+    parse_sweep,
+    sweep_defaults,
+    true_or_false,
+    whole_number,
+)
 from rrdemo.speakers import silence_warning
 from rrdemo.tasks import SOURCES, canonical_name, get_task, load_questions
 from rrdemo.tasks.base import Question, Task
 from rrdemo.tasks.data import sample_questions
-from rrdemo.turns import TURN_POLICIES, validate_turn_settings
 
 # The sweep's settings with their defaults: the paper's (N = 5, K = 100, 128 questions). K, L,
 # order and sampling come from `EXPERIMENT_DEFAULTS` (rrdemo.config, read off `RunConfig`): L = 512 is
@@ -70,32 +74,19 @@ DEFAULTS: dict[str, Any] = {
     # engine of local GGUF models: transformers, llamacpp or auto (rrdemo.backends.choice.choose_backend);
     # the CLI and the app ask for auto
     "backend": "transformers",
-    # the settings beyond the paper (RunConfig's `BEYOND_PAPER`), swept ones as lists
-    "adversaries": [BEYOND_PAPER["adversary"]],  # adversary strategies swept (rrdemo.adversary)
-    "eos_policy": BEYOND_PAPER["eos_policy"],  # what a writer's end-of-sequence does in RR
-    "prompt_style": BEYOND_PAPER["prompt_style"],  # direct | step-by-step
-    "turn_policies": [BEYOND_PAPER["turn_policy"]],  # RR turn policies swept (rrdemo.turns)
-    "k_min": BEYOND_PAPER["k_min"],  # K_min of adaptive turns; None = max(1, K // 4)
-    "entropy_threshold": BEYOND_PAPER["entropy_threshold"],  # nats, the uncertainty hand-over
-    "meter": BEYOND_PAPER["meter"],  # the truth meter on every run (rrdemo.meter)
-    # calibration logs (rrdemo calibrate) whose questions this sweep must not use: its questions
-    # are drawn from the rest of each task (held out), and a log holding one is refused
-    "calibration": [],
 }
+# calibration logs (rrdemo calibrate) whose questions this sweep must not use: its questions are
+# drawn from the rest of each task (held out), and a log holding one is refused
+CALIBRATION: dict[str, Any] = {"calibration": []}
+
+
+def defaults() -> dict[str, Any]:
+    """Every sweep setting with its default: the sweep's own (`DEFAULTS`), then one key per
+    setting beyond the paper (a list under the plural key of a "many" one), then the calibration."""
+    return {**DEFAULTS, **sweep_defaults(beyond_paper()), **CALIBRATION}
 
 
 # -- the sweep ------------------------------------------------------------------------------------
-def _threshold(value: Any) -> float:
-    try:
-        threshold = float(value)
-    except (TypeError, ValueError):
-        raise RRError(
-            f"the entropy threshold must be a positive number of nats, got {value!r}"
-        ) from None
-    validate_turn_settings(None, 1, threshold)
-    return threshold
-
-
 def _as_list(value: Any, what: str, bounds: Limits, limit: str = "sweep_values") -> list:
     """A list setting as a list (a comma-separated string is split), at most `limit` long."""
     if value is None:
@@ -164,13 +155,14 @@ def normalize_sweep(raw: dict[str, Any]) -> dict[str, Any]:
     """Fill defaults, check every value, and return the canonical sweep dict (what the header logs).
 
     Every size is compared with its limit (`rrdemo.limits`) here, before anything is built."""
-    unknown = sorted(set(raw) - set(DEFAULTS))
+    allowed = defaults()
+    unknown = sorted(set(raw) - set(allowed))
     if unknown:
         raise RRError(
-            f"unknown sweep setting(s): {', '.join(unknown)}; allowed: {', '.join(DEFAULTS)}"
+            f"unknown sweep setting(s): {', '.join(unknown)}; allowed: {', '.join(allowed)}"
         )
     bounds = limits()
-    s = {**DEFAULTS, **{k: v for k, v in raw.items() if v is not None}}
+    s = {**allowed, **{k: v for k, v in raw.items() if v is not None}}
     tasks = [canonical_name(t) for t in _as_list(s["tasks"], "tasks", bounds)]
     if not tasks or "custom" in tasks:
         raise RRError(
@@ -178,7 +170,7 @@ def normalize_sweep(raw: dict[str, Any]) -> dict[str, Any]:
         )
     strengths = _as_list(s["strengths"], "strengths", bounds)
     for strength in strengths:
-        check_choice(strength, *CHOICES["strength"])
+        check_choice(strength, "corruption strength", STRENGTHS)
     if not strengths:
         raise RRError("give at least one corruption strength (moderate, strong)")
     ensembles = [
@@ -195,28 +187,8 @@ def normalize_sweep(raw: dict[str, Any]) -> dict[str, Any]:
         bounds.check("tokens", length, what)
     n = whole_number(s["n"], "n (questions per task)", minimum=1)
     bounds.check("questions", n, "n (questions per task)")
-    beyond = {
-        "adversaries": list(dict.fromkeys(_as_list(s["adversaries"], "adversaries", bounds))),
-        "eos_policy": s["eos_policy"],
-        "prompt_style": s["prompt_style"],
-        "turn_policies": list(dict.fromkeys(_as_list(s["turn_policies"], "turn_policies", bounds))),
-        "k_min": None
-        if s["k_min"] is None
-        else whole_number(s["k_min"], "K_min (k_min)", minimum=1),
-        "entropy_threshold": _threshold(s["entropy_threshold"]),
-        "meter": true_or_false(s["meter"], "meter"),
-    }
+    beyond = parse_sweep(beyond_paper(), s, lambda v, what: _as_list(v, what, bounds))
     calibration = [str(p) for p in _as_list(s["calibration"], "calibration logs", bounds)]
-    for policy in beyond["turn_policies"]:
-        check_choice(policy, *CHOICES["turn_policy"])
-    if not beyond["turn_policies"]:
-        raise RRError(f"give at least one turn policy ({', '.join(TURN_POLICIES)})")
-    for name in ("eos_policy", "prompt_style"):
-        check_choice(beyond[name], *CHOICES[name])
-    for adversary in beyond["adversaries"]:
-        check_choice(adversary, *CHOICES["adversary"])
-    if not beyond["adversaries"]:
-        raise RRError(f"give at least one adversary strategy ({', '.join(ADVERSARIES)})")
     check_choice(s["source"], "data source", SOURCES)
     check_choice(s["backend"], "backend", BACKEND_CHOICES)
     models = _as_list(s["models"], "models", bounds)
@@ -249,7 +221,7 @@ def sweep_size(sweep: dict[str, Any]) -> tuple[int, int]:
     """(conditions, units) a normalized sweep plans, counted from its lists before any is built."""
     ensembles = len(sweep["models"]) * len(sweep["configs"]) + len(sweep["ensembles"])
     conditions = len(sweep["tasks"]) * ensembles
-    for name in ("strengths", "k", "adversaries", "turn_policies"):
+    for name in ("strengths", "k", *_swept().values()):
         conditions *= len(sweep[name])
     return conditions, conditions * sweep["n"]
 
@@ -320,8 +292,7 @@ def describe_condition(
         "k": cfg.k,
         "m_star": cfg.resolved_m,
         "max_tokens": cfg.max_tokens,
-        "adversary": cfg.adversary,
-        "turn_policy": cfg.turn_policy,
+        **{s.name: getattr(cfg, s.name) for s in beyond_paper() if s.sweep == "many"},
         "config": cfg.to_dict(),
         "questions": list(question_ids),
     }
@@ -369,16 +340,14 @@ def plan_sweep(
         raise RRError("the sweep has no ensembles: give --configs with --model, or --ensemble")
     sampling = Sampling(sweep["temperature"], sweep["top_p"], sweep["seed"])
     used = calibration_questions(sweep.get("calibration", []))
+    swept = _swept()
     conditions = []
     for name in sweep["tasks"]:
         task = get_task(name)
         questions = tuple(held_out_questions(name, sweep, used.get(name, set())))
         for agents in ensembles:
-            for strength, k, adversary, policy in itertools.product(
-                sweep["strengths"],
-                sweep["k"],
-                sweep["adversaries"],
-                sweep["turn_policies"],
+            for strength, k, *values in itertools.product(
+                sweep["strengths"], sweep["k"], *(sweep[key] for key in swept.values())
             ):
                 config = RunConfig(
                     agents=agents,
@@ -389,11 +358,7 @@ def plan_sweep(
                     max_tokens=sweep["max_tokens"],
                     order=sweep["order"],
                     sampling=sampling,
-                    eos_policy=sweep["eos_policy"],
-                    prompt_style=sweep["prompt_style"],
-                    adversary=adversary,
-                    meter=sweep["meter"],
-                    **_turn_settings(sweep, policy),
+                    **_beyond(sweep, dict(zip(swept, values, strict=True))),
                 )
                 config = with_backends(config, sweep["backend"], served)
                 conditions.append(Condition(task, config, questions, sweep["corrupted_first"]))
@@ -448,15 +413,20 @@ def check_held_out(question_ids: dict[str, Collection[str]], used: dict[str, set
         )
 
 
-def _turn_settings(sweep: dict[str, Any], policy: str) -> dict[str, Any]:
-    """RunConfig turn fields of one swept policy; the fixed rule reads neither K_min nor the
-    threshold, so it keeps their defaults (one config for it, whatever the sweep says of them)."""
-    if policy == "fixed":
-        return {}
+def _swept() -> dict[str, str]:
+    """The settings beyond the paper a sweep lists several values of: name -> sweep key."""
+    return {s.name: s.many for s in beyond_paper() if s.sweep == "many"}
+
+
+def _beyond(sweep: dict[str, Any], chosen: dict[str, Any]) -> dict[str, Any]:
+    """RunConfig's settings beyond the paper for one condition: the swept ones `chosen`, the rest
+    as the sweep says; a setting the condition does not read keeps its default (the fixed turn
+    rule reads neither K_min nor the threshold: one config for it, whatever the sweep says)."""
+    values = {
+        s.name: chosen.get(s.name, sweep.get(s.name)) for s in beyond_paper() if s.sweep != "none"
+    }
     return {
-        "turn_policy": policy,
-        "k_min": sweep["k_min"],
-        "entropy_threshold": sweep["entropy_threshold"],
+        s.name: values[s.name] for s in beyond_paper() if s.name in values and s.applies(values)
     }
 
 
@@ -474,11 +444,11 @@ def plan_warnings(conditions: Sequence[Condition]) -> tuple[str, ...]:
 
 
 def load_sweep_file(path: Path | str) -> dict[str, Any]:
-    """A sweep from a YAML or JSON file whose keys are the settings in `DEFAULTS`."""
+    """A sweep from a YAML or JSON file whose keys are the settings of `defaults()`."""
     path = Path(path)
     data = read_settings_file(path, "sweep file")
     if not isinstance(data, dict):
         raise RRError(
-            f"the sweep file {path} must hold a mapping of settings ({', '.join(DEFAULTS)})"
+            f"the sweep file {path} must hold a mapping of settings ({', '.join(defaults())})"
         )
     return data

@@ -13,13 +13,12 @@ from rrdemo.config import (
     MODEL_DEFAULTS,
     ModelDefaults,
     RunConfig,
-    check_choice,
     homogeneous_agents,
     parse_agents,
-    whole_number,
     with_corrupted_seats,
 )
 from rrdemo.errors import RRError
+from rrdemo.settings import check_choice, whole_number
 
 
 def test_models_without_an_entry_keep_the_front_ends_defaults() -> None:
