@@ -196,6 +196,7 @@ class RunConfig(Composition):
         "prompt style",
         "direct: the task's prompt as is; step-by-step: it also asks for numbered reasoning "
         "steps before the final answer",
+        paper="direct",
         calibrate="styles",
     )
     adversary: Adversary = setting(
@@ -204,6 +205,7 @@ class RunConfig(Composition):
         "how corrupted agents play (docs/adversary.md): static, the injection (the paper's); "
         "contextual, also argue against the shared text and restate the target; last-word, a "
         "corrupted agent writes the last turn of a trajectory that runs to L",
+        paper="static",
         label="Adversary",
         sweep="many",
         many="adversaries",
@@ -214,6 +216,7 @@ class RunConfig(Composition):
         "how long an RR turn is (docs/turns.md): fixed, K tokens (the paper's); sentence, to the "
         "first sentence or line end after K_min tokens, at most K; uncertainty, until the "
         "writer's next-token entropy passes the threshold, after K_min tokens, at most K",
+        paper="fixed",
         label="Turn length",
         sweep="many",
         many="turn_policies",
