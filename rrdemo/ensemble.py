@@ -132,7 +132,8 @@ class Ensemble:
     given: tuple[str, ...] = ()
 
     def sweep_settings(self) -> dict[str, Any]:
-        """The file's `run:` block as sweep settings (rrdemo.runs.spec), only what it gives."""
+        """The file's run as sweep settings (rrdemo.runs.spec): what its `run:` block gives and
+        RunConfig's defaults for the rest (the strong injection alone, where a sweep has both)."""
         cfg = self.config
         values = {
             "strength": [cfg.strength],
@@ -145,7 +146,7 @@ class Ensemble:
             "sampling.top_p": cfg.sampling.top_p,
             "sampling.seed": cfg.sampling.seed,
         }
-        return {RUN_SETTINGS[key]: values[key] for key in self.given}
+        return {RUN_SETTINGS[key]: values[key] for key in RUN_SETTINGS}
 
     @property
     def agents(self) -> tuple[AgentSpec, ...]:

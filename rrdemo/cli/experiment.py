@@ -254,7 +254,7 @@ def served_models(raw: dict, origin: dict[str, str], source: str = "<sweep>") ->
                         f"{entry}: served model {name!r} is also named elsewhere with other "
                         "settings; give one of them another name"
                     )
-            _run_block(raw, origin, ensemble.sweep_settings(), Path(entry).name, by_file)
+            _run_block(raw, origin, ensemble, Path(entry).name, by_file)
             entry = [{"model": a.model, "corrupted": a.corrupted} for a in ensemble.agents]
         seats.append(entry)
     if seats:
@@ -263,12 +263,21 @@ def served_models(raw: dict, origin: dict[str, str], source: str = "<sweep>") ->
 
 
 def _run_block(
-    raw: dict, origin: dict[str, str], settings: dict, name: str, by_file: dict[str, str]
+    raw: dict, origin: dict[str, str], ensemble, name: str, by_file: dict[str, str]
 ) -> None:
-    """An ensemble file's run settings into the sweep: over a sweep file's, under the flags;
-    `by_file` remembers which ensemble file set what, so that two that disagree are refused."""
-    for key, value in settings.items():
-        if origin.get(key) == FLAG:
+    """An ensemble file's run settings into the sweep: over a sweep file's and the sweep's
+    defaults, under the flags. Where the file is silent its RunConfig default replaces only the
+    sweep's default. `by_file` remembers which ensemble file set what: two that disagree are
+    refused."""
+    from rrdemo.ensemble import RUN_SETTINGS
+
+    given = {RUN_SETTINGS[key] for key in ensemble.given}
+    for key, value in ensemble.sweep_settings().items():
+        if origin.get(key) == FLAG or (key not in given and key in origin):
+            continue
+        if key not in given:
+            if key not in by_file:
+                raw[key] = value
             continue
         if key in by_file and raw[key] != value:
             raise RRError(
