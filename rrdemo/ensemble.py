@@ -109,15 +109,13 @@ class ServedAgent:
 
     def build(self) -> OpenAIBackend:
         """The backend for these agents (reads the API key variable now)."""
-        backend = OpenAIBackend(
+        return OpenAIBackend(
             self.name,
             self.endpoint,
             tokenizer=self.tokenizer,
             prompt_format=self.prompt_format,
             max_context=self.max_context,
         )
-        backend.revision = self.revision  # the pool finds a seat by (model, revision)
-        return backend
 
 
 @dataclass(frozen=True)

@@ -96,7 +96,7 @@ class ModelPool:
         backend: str = "transformers",
         dtype: str | None = None,
     ) -> Backend:
-        served = self._backends.get((name, revision, None))  # put() entries answer any engine
+        served = self._put(name, revision)
         if served is not None:
             return served
         info = self._resolve(name)
@@ -142,8 +142,13 @@ class ModelPool:
                 yield self._resolve(spec.model).name
             self.get(spec.model, spec.revision, spec.backend, spec.dtype)
 
+    def _put(self, name: str, revision: str | None) -> Backend | None:
+        """A `put` backend of `name`: it answers any engine and dtype, and a revision-less one
+        any revision (a served model's revision names its weights, not a load)."""
+        return self._backends.get((name, revision, None)) or self._backends.get((name, None, None))
+
     def _has(self, name: str, revision: str | None, backend: str, dtype: str | None) -> bool:
-        if (name, revision, None) in self._backends:
+        if self._put(name, revision) is not None:
             return True
         return (self._resolve(name).name, revision, backend, dtype) in self._backends
 

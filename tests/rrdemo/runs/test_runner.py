@@ -262,7 +262,9 @@ def test_cli_dry_run_lists_the_plan_from_a_sweep_file(tmp_path, capsys):
     out = tmp_path / "run.jsonl"
     assert cli_main(["experiment", "--sweep", str(sweep), "--out", str(out), "--dry-run"]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
-    assert len(lines) == 2 and all(line.startswith("gsm8k\tsmollm2\t1c2t\tstrong") for line in lines)
+    assert len(lines) == 2 and all(
+        line.startswith("gsm8k\tsmollm2\t1c2t\tstrong") for line in lines
+    )
     assert not out.exists()
 
 
