@@ -41,8 +41,15 @@ class ModelSource(Protocol):
         names and hub ids only); nothing is loaded."""
         ...
 
-    def get(self, name: str, revision: str | None = None, backend: str = "transformers") -> Backend:
-        """The backend of model `name` at `revision` on engine `backend`, loaded on first use."""
+    def get(
+        self,
+        name: str,
+        revision: str | None = None,
+        backend: str = "transformers",
+        dtype: str | None = None,
+    ) -> Backend:
+        """The backend of model `name` at `revision` on engine `backend` (transformers weights in
+        `dtype`, None: by hardware), loaded on first use."""
         ...
 
     def ensure(self, specs: Iterable[AgentSpec]) -> Iterator[str]:
@@ -64,8 +71,10 @@ class ModelSource(Protocol):
 
 
 def backend_for(models: ModelSource, spec: AgentSpec) -> Backend:
-    """The backend of the agent `spec`. The engine is named only when it is not the default
-    (transformers), so every model source with `get(name, revision)` serves default agents."""
+    """The backend of the agent `spec`. The engine and dtype are named only when they are not
+    the defaults, so every model source with `get(name, revision)` serves default agents."""
+    if spec.dtype is not None:
+        return models.get(spec.model, spec.revision, backend=spec.backend, dtype=spec.dtype)
     if spec.backend == "transformers":
         return models.get(spec.model, spec.revision)
     return models.get(spec.model, spec.revision, backend=spec.backend)

@@ -44,6 +44,9 @@ PROMPT_STYLES: tuple[str, ...] = get_args(PromptStyle)
 ADVERSARIES: tuple[str, ...] = get_args(Adversary)
 BACKENDS: tuple[str, ...] = ("transformers", "llamacpp")  # engines that run a local model
 ADAPTIVE: tuple[str, ...] = tuple(p for p in TURN_POLICIES if p != "fixed")  # read K_min
+SERVED = "openai"  # AgentSpec.backend of an agent an OpenAI-compatible server answers
+# What transformers may load a model's weights in (AgentSpec.dtype); None picks by hardware
+DTYPES: tuple[str, ...] = ("float32", "bfloat16", "float16")
 
 
 @dataclass(frozen=True)
@@ -53,12 +56,29 @@ class AgentSpec:
     model: str  # registry name ("smollm2"), hub id ("Qwen/Qwen2.5-0.5B-Instruct") or local folder
     corrupted: bool = False
     revision: str | None = None  # hub revision (commit, tag or branch); None = default branch
-    # engine of a local model: "transformers", or "llamacpp" for a GGUF file (see docs/backends.md)
+    # engine of a local model: "transformers", or "llamacpp" for a GGUF file (see docs/backends.md);
+    # SERVED for an agent a server answers (rrdemo.ensemble), so its config is never a local one's
     backend: str = "transformers"
+    # A served agent's weights: the hub id its server runs (its `revision` is that model's), so
+    # results group with local and paper rows of the same model; None for local agents, whose
+    # `model` names their weights.
+    hub_id: str | None = None
+    # The dtype transformers loads the weights in (one of DTYPES); None: bfloat16 (else float16)
+    # on a GPU, float32 on CPU. It changes the text, so a chosen one is part of the hash.
+    dtype: str | None = None
 
     def __post_init__(self) -> None:
-        check_choice(self.backend, "backend", BACKENDS)
+        check_choice(self.backend, "backend", (*BACKENDS, SERVED))
+        if self.dtype is not None:
+            check_choice(self.dtype, "dtype", DTYPES)
+            if self.backend != "transformers":
+                raise RRError(
+                    f"dtype {self.dtype} is a transformers setting; the {self.backend} engine runs "
+                    "a GGUF file as it is quantized (use --backend transformers)"
+                )
 
+
+OPTIONAL_AGENT_FIELDS = ("hub_id", "dtype")  # AgentSpec fields a config names only when set
 
 MAX_SEED = 2**31 - 1  # seeds reach numpy, torch and llama.cpp (32-bit), with room for offsets
 
@@ -302,8 +322,16 @@ class RunConfig(Composition):
 
     # -- logging --------------------------------------------------------------------------------
     def to_dict(self) -> dict:
-        """Every field, in plain JSON types (lists, not tuples), so a logged config reads back equal."""
-        return json.loads(json.dumps(asdict(self)))
+        """Every field, in plain JSON types (lists, not tuples), so a logged config reads back equal.
+
+        An agent's `OPTIONAL_AGENT_FIELDS` are written only when set: a config without them reads,
+        logs and hashes as it did before they existed."""
+        data = json.loads(json.dumps(asdict(self)))
+        for agent in data["agents"]:
+            for name in OPTIONAL_AGENT_FIELDS:
+                if agent[name] is None:
+                    del agent[name]
+        return data
 
     @classmethod
     def from_dict(cls, data: dict) -> RunConfig:

@@ -10,10 +10,15 @@ lazily from the same pool.
     run: {strength: strong, k: 100, max_tokens: 512, sampling: {temperature: 0.7, seed: 0}}
     endpoints:
       vllm: {base_url: "http://10.0.0.5:8000/v1", api_key_env: VLLM_API_KEY,
-             served_model: meta-llama/Llama-3.3-70B-Instruct}
+             served_model: llama70b, hub_id: meta-llama/Llama-3.3-70B-Instruct}
     agents:
       - {model: smollm2, corrupted: true, count: 2}          # local (the default backend)
       - {backend: openai, endpoint: vllm, model: llama70b, count: 3}
+
+`hub_id` (and `revision`) name the weights the server runs: they are part of the served agents'
+seats (`AgentSpec.hub_id`, `.revision`), so exports and the paper tables group served rows with
+local and paper rows of the same model. A sweep file's `endpoints:` go through `served_endpoints`:
+each endpoint serves a model named after it, which the sweep's `models:` may name.
 
 API keys are never in the file: `api_key_env` names the environment variable that holds one, read
 when the backend is built, and kept out of configs, hashes, events and logs.
@@ -29,7 +34,7 @@ from typing import Any
 from rrdemo.backends.endpoint import Endpoint
 from rrdemo.backends.openai import PROMPT_FORMATS, OpenAIBackend
 from rrdemo.backends.registry import REGISTRY
-from rrdemo.config import AgentSpec, RunConfig, Sampling, beyond_paper
+from rrdemo.config import SERVED, AgentSpec, RunConfig, Sampling, beyond_paper
 from rrdemo.errors import RRError
 from rrdemo.files import read_settings_file
 from rrdemo.limits import limits
@@ -41,17 +46,30 @@ AGENT_KINDS = ("local", "openai")
 # The run settings a file's `run` names: the paper's, then every setting beyond the paper.
 PAPER_RUN_KEYS = ("strength", "custom_template", "k", "m", "max_tokens", "order", "sampling")
 SAMPLING_KEYS = ("temperature", "top_p", "seed")
+# a paper `run:` key (sampling's as "sampling.KEY") -> the sweep setting it is
+# (rrdemo.runs.spec.DEFAULTS); the settings beyond the paper come from their declarations
+PAPER_RUN_SETTINGS = {
+    "strength": "strengths",
+    "custom_template": "custom_template",
+    "k": "k",
+    "m": "m_star",
+    "max_tokens": "max_tokens",
+    "order": "order",
+    "sampling.temperature": "temperature",
+    "sampling.top_p": "top_p",
+    "sampling.seed": "seed",
+}
 ENDPOINT_KEYS = tuple(f.name for f in fields(Endpoint))
-LOCAL_KEYS = ("model", "corrupted", "revision", "count", "backend")
+LOCAL_KEYS = ("model", "corrupted", "revision", "count", "backend", "dtype")
+# what an endpoint (or a served agent inline) may say besides the connection settings
+SERVED_MODEL_KEYS = ("tokenizer", "prompt_format", "max_context", "hub_id", "revision")
 SERVED_KEYS = (
     "model",
     "corrupted",
     "count",
     "backend",
     "endpoint",
-    "tokenizer",
-    "prompt_format",
-    "max_context",
+    *SERVED_MODEL_KEYS,
     *ENDPOINT_KEYS,
 )
 TOP_KEYS = ("agents", "endpoints", "run")
@@ -68,6 +86,21 @@ class ServedAgent:
     tokenizer: str | None
     prompt_format: str = "auto"
     max_context: int | None = None
+    hub_id: str | None = None  # the weights the server runs (hub id), for results
+    revision: str | None = None  # their hub revision (commit, tag or branch)
+
+    def describe(self) -> str:
+        """Where the model is served and which weights it is (for the CLI's plan)."""
+        weights = (
+            f"weights {self.hub_id}" + (f" at revision {self.revision}" if self.revision else "")
+            if self.hub_id
+            else "weights not named (add hub_id: to export its results)"
+        )
+        return f"{self.name}: {self.endpoint.served_model!r} at {self.endpoint.url}, {weights}"
+
+    def seat(self, corrupted: bool = False) -> AgentSpec:
+        """One seat of this served model, naming its weights when the file does."""
+        return AgentSpec(self.name, corrupted, self.revision, SERVED, self.hub_id)
 
     def build(self) -> OpenAIBackend:
         """The backend for these agents (reads the API key variable now)."""
@@ -87,6 +120,32 @@ class Ensemble:
     config: RunConfig
     served: Mapping[str, ServedAgent]  # by model name; local agents need no entry
     source: str = "<ensemble>"
+    # the run settings the file's `run:` block gives, by `run_sweep_keys()` name (sampling's as
+    # "sampling.temperature"); the rest of `config` is RunConfig's defaults
+    given: tuple[str, ...] = ()
+
+    def sweep_settings(self) -> dict[str, Any]:
+        """The file's run as sweep settings (rrdemo.runs.spec): what its `run:` block gives and
+        RunConfig's defaults for the rest (the strong injection alone, where a sweep has both);
+        a setting a sweep lists several values of, as a list of its one value."""
+        cfg = self.config
+        keys = run_sweep_keys()
+        values = {
+            "strength": [cfg.strength],
+            "custom_template": cfg.custom_template,
+            "k": [cfg.k],
+            "m": cfg.m,
+            "max_tokens": cfg.max_tokens,
+            "order": cfg.order,
+            "sampling.temperature": cfg.sampling.temperature,
+            "sampling.top_p": cfg.sampling.top_p,
+            "sampling.seed": cfg.sampling.seed,
+        }
+        for s in beyond_paper():
+            if s.name in keys:
+                value = getattr(cfg, s.name)
+                values[s.name] = [value] if s.sweep == "many" else value
+        return {keys[key]: values[key] for key in keys}
 
     @property
     def agents(self) -> tuple[AgentSpec, ...]:
@@ -137,14 +196,7 @@ def ensemble_from_dict(data: Any, source: str = "<ensemble>") -> Ensemble:
     if not isinstance(data, Mapping):
         raise RRError(f"{where}: an ensemble must be a mapping with an 'agents' list")
     known_keys(data, TOP_KEYS, f"{where}")
-    endpoints = data.get("endpoints") or {}
-    if not isinstance(endpoints, Mapping):
-        raise RRError(f"{where}: 'endpoints' must map names to endpoint settings")
-    for name, settings in endpoints.items():
-        if not isinstance(settings, Mapping):
-            raise RRError(f"{where}: endpoint {name!r} must be a mapping of settings")
-        allowed = (*ENDPOINT_KEYS, "tokenizer", "prompt_format", "max_context")
-        known_keys(settings, allowed, f"{where}: endpoint {name!r}")
+    endpoints = _endpoints(data.get("endpoints"), where)
     agents_raw = data.get("agents")
     if not isinstance(agents_raw, list) or not agents_raw:
         raise RRError(f"{where}: 'agents' must be a non-empty list of agents")
@@ -168,13 +220,12 @@ def ensemble_from_dict(data: Any, source: str = "<ensemble>") -> Ensemble:
         if backend == "local":
             known_keys(raw, LOCAL_KEYS, label)
             model = _text(raw.get("model"), f"{label}: model")
-            revision = raw.get("revision")
-            if revision is not None:
-                revision = _text(revision, f"{label}: revision")
+            revision = _optional_text(raw.get("revision"), f"{label}: revision")
+            dtype = _optional_text(raw.get("dtype"), f"{label}: dtype")
             if model in served:
                 raise RRError(f"{label}: {model!r} is already the name of a served agent")
             local_names.add(model)
-            specs += [AgentSpec(model, corrupted, revision)] * count
+            specs += [AgentSpec(model, corrupted, revision, dtype=dtype)] * count
             continue
         known_keys(raw, SERVED_KEYS, label)
         agent = _served_agent(raw, endpoints, label)
@@ -189,14 +240,50 @@ def ensemble_from_dict(data: Any, source: str = "<ensemble>") -> Ensemble:
                 "agents with different endpoints need different `model:` names"
             )
         served[agent.name] = agent
-        specs += [AgentSpec(agent.name, corrupted)] * count
+        specs += [agent.seat(corrupted)] * count
 
     run = data.get("run") or {}
     if not isinstance(run, Mapping):
         raise RRError(f"{where}: 'run' must be a mapping of run settings")
     known_keys(run, (*PAPER_RUN_KEYS, *(s.name for s in beyond_paper())), f"{where}: run")
     config = RunConfig(agents=tuple(specs), **_run_settings(run, f"{where}: run"))
-    return Ensemble(config, served, source)
+    given = [key for key in run_sweep_keys() if key in run]
+    if isinstance(run.get("sampling"), Mapping):
+        given += [f"sampling.{key}" for key in SAMPLING_KEYS if key in run["sampling"]]
+    return Ensemble(config, served, source, tuple(given))
+
+
+def run_sweep_keys() -> dict[str, str]:
+    """Each `run:` key a sweep can take over (sampling's as "sampling.KEY") -> its sweep setting:
+    the paper's (`PAPER_RUN_SETTINGS`), then every setting beyond the paper a sweep sets, under
+    its sweep key (read when called, off the declarations)."""
+    beyond = {s.name: s.sweep_key for s in beyond_paper() if s.sweep != "none"}
+    return {**PAPER_RUN_SETTINGS, **beyond}
+
+
+def served_endpoints(endpoints: Any, source: str = "<sweep>") -> dict[str, ServedAgent]:
+    """A sweep file's `endpoints:`, each the served model named after it (what `models:` and an
+    explicit ensemble's seats may name), validated as an ensemble file's endpoints are."""
+    where = Path(source).name
+    endpoints = _endpoints(endpoints, where)
+    return {
+        str(name): _served_agent(
+            {"endpoint": name, "model": str(name)}, endpoints, f"{where}: endpoint {name!r}"
+        )
+        for name in endpoints
+    }
+
+
+def _endpoints(endpoints: Any, where: str) -> Mapping:
+    """A file's `endpoints:` mapping, each endpoint's keys checked."""
+    endpoints = endpoints or {}
+    if not isinstance(endpoints, Mapping):
+        raise RRError(f"{where}: 'endpoints' must map names to endpoint settings")
+    for name, settings in endpoints.items():
+        if not isinstance(settings, Mapping):
+            raise RRError(f"{where}: endpoint {name!r} must be a mapping of settings")
+        known_keys(settings, (*ENDPOINT_KEYS, *SERVED_MODEL_KEYS), f"{where}: endpoint {name!r}")
+    return endpoints
 
 
 def _served_agent(raw: Mapping, endpoints: Mapping, label: str) -> ServedAgent:
@@ -234,9 +321,13 @@ def _served_agent(raw: Mapping, endpoints: Mapping, label: str) -> ServedAgent:
         endpoint = Endpoint(**kwargs)
     except RRError as exc:
         raise RRError(f"{label}: {exc}") from None
+    hub_id = _optional_text(settings.get("hub_id"), f"{label}: hub_id")
+    revision = _optional_text(settings.get("revision"), f"{label}: revision")
+    if revision is not None and hub_id is None:
+        raise RRError(f"{label}: revision needs hub_id, the hub id of the model the server runs")
     tokenizer = settings.get("tokenizer", _UNSET)
     if tokenizer is _UNSET:
-        tokenizer = _default_tokenizer(name, served_model)
+        tokenizer = _default_tokenizer(name, served_model, hub_id)
     elif tokenizer is not None:
         tokenizer = _text(tokenizer, f"{label}: tokenizer")
     prompt_format = settings.get("prompt_format", "auto")
@@ -251,13 +342,14 @@ def _served_agent(raw: Mapping, endpoints: Mapping, label: str) -> ServedAgent:
         max_context = whole_number(max_context, f"{label}: max_context", minimum=1)
         if tokenizer is None:
             raise RRError(f"{label}: max_context needs a tokenizer to count prompt tokens")
-    return ServedAgent(name, endpoint, tokenizer, prompt_format, max_context)
+    return ServedAgent(name, endpoint, tokenizer, prompt_format, max_context, hub_id, revision)
 
 
-def _default_tokenizer(name: str, served_model: str) -> str | None:
+def _default_tokenizer(name: str, served_model: str, hub_id: str | None) -> str | None:
     """Where the chat template comes from when the file does not say: a registry model, a hub
-    id (org/name) or an existing folder among the agent's names; otherwise the completion format."""
-    for candidate in (name, served_model):
+    id (org/name) or an existing folder among the agent's names and its weights' hub id;
+    otherwise the completion format."""
+    for candidate in filter(None, (name, served_model, hub_id)):
         if candidate in REGISTRY or "/" in candidate.strip("/") or Path(candidate).is_dir():
             return candidate
     return None
@@ -295,6 +387,10 @@ def _text(value: Any, label: str) -> str:
     if not isinstance(value, str) or not value.strip():
         raise RRError(f"{label} must be a non-empty text, got {value!r}")
     return value.strip()
+
+
+def _optional_text(value: Any, label: str) -> str | None:
+    return None if value is None else _text(value, label)
 
 
 def _number(value: Any, label: str) -> float:

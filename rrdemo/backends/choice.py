@@ -8,7 +8,7 @@ from functools import cache
 
 from rrdemo.backends.llamacpp_native import available
 from rrdemo.backends.registry import REGISTRY, gguf_available, resolve
-from rrdemo.config import BACKENDS, RunConfig, check_choice
+from rrdemo.config import BACKENDS, SERVED, RunConfig, check_choice
 from rrdemo.errors import RRError
 
 log = logging.getLogger(__name__)
@@ -57,11 +57,19 @@ def choose_backend(
 
 def with_backends(config: RunConfig, requested: str = DEFAULT_BACKEND, served=()) -> RunConfig:
     """`config` with every local agent's engine chosen (`choose_backend`); agents named in
-    `served` (answered by servers) keep theirs."""
+    `served` (answered by servers) keep theirs. An agent with a dtype is a transformers agent
+    under "auto" (llama.cpp runs a GGUF file as it is quantized)."""
     agents = tuple(
         a
-        if a.model in served
-        else replace(a, backend=choose_backend(a.model, requested, a.revision))
+        if a.model in served or a.backend == SERVED
+        else replace(
+            a,
+            backend=choose_backend(
+                a.model,
+                "transformers" if a.dtype and requested == "auto" else requested,
+                a.revision,
+            ),
+        )
         for a in config.agents
     )
     return config.with_(agents=agents)

@@ -33,39 +33,51 @@ log = logging.getLogger(__name__)
 SHIPPED, HUB, LOCAL = "shipped file", "hub", "local folder"
 
 
-def _device_dtype() -> tuple[str, str]:
+def placement(device_map: str | None = None, dtype: str | None = None) -> tuple[str, str]:
+    """(device_map, dtype) a transformers model loads with: the ones given, else every layer on
+    one device ("cuda" or "cpu"; "auto", spread over all of them, when several GPUs are
+    visible) in bfloat16 (else float16) on a GPU, float32 on CPU (`choose_device_dtype`)."""
     import torch
 
     cuda = torch.cuda.is_available()
-    return choose_device_dtype(cuda, cuda and torch.cuda.is_bf16_supported())
+    device, default = choose_device_dtype(cuda, cuda and torch.cuda.is_bf16_supported())
+    if device_map is None:
+        device_map = "auto" if torch.cuda.device_count() > 1 else device
+    return device_map, dtype or default
 
 
-def _torch_dtype(name: str):
+def _placed(model, device_map: str, dtype: str):
+    """A model loaded on CPU in float32 (a GGUF file) moved to `device_map` in `dtype`; "auto"
+    (several devices) dispatches it with accelerate."""
     import torch
 
-    return getattr(torch, name)
+    model = model.to(dtype=getattr(torch, dtype))
+    if device_map in ("auto", "balanced", "sequential"):
+        from accelerate import dispatch_model, infer_auto_device_map
+
+        return dispatch_model(model, infer_auto_device_map(model))
+    return model.to(device_map)
 
 
-def _load_shipped(info: ModelInfo, gguf: Path | None):
+def _load_shipped(info: ModelInfo, gguf: Path | None, device_map: str, dtype: str):
     """Load a shipped GGUF once, save the dequantized copy, and load that copy on later starts.
 
     Returns None when neither the converted copy nor the shipped file exists.
     """
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    device, dtype = _device_dtype()
     if info.gguf:  # a user's own file: load it as it is (no converted copy)
         own = Path(info.gguf)
         tokenizer = AutoTokenizer.from_pretrained(own.parent, gguf_file=own.name)
         model = AutoModelForCausalLM.from_pretrained(
             own.parent, gguf_file=own.name, dtype="float32"
         )
-        return model.to(device=device, dtype=_torch_dtype(dtype)), tokenizer
+        return _placed(model, device_map, dtype), tokenizer
     converted = cache_dir() / "models" / info.name
     if (converted / "config.json").exists():
         tokenizer = AutoTokenizer.from_pretrained(converted)
-        model = AutoModelForCausalLM.from_pretrained(converted, dtype=dtype)
-        return model.to(device), tokenizer
+        model = AutoModelForCausalLM.from_pretrained(converted, dtype=dtype, device_map=device_map)
+        return model, tokenizer
     if gguf is None:
         return None
     tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
@@ -80,7 +92,7 @@ def _load_shipped(info: ModelInfo, gguf: Path | None):
     tokenizer.save_pretrained(tmp)
     if not converted.exists():  # another process may have finished first; both copies are equal
         tmp.replace(converted)
-    return model.to(device=device, dtype=_torch_dtype(dtype)), tokenizer
+    return _placed(model, device_map, dtype), tokenizer
 
 
 # What a hub-only load fetches: configs, tokenizers, chat templates and safetensors weights.
@@ -105,15 +117,18 @@ def _hub_snapshot(info: ModelInfo, revision: str | None) -> str:
         ) from None
 
 
-def _load_pretrained(info: ModelInfo, revision: str | None, source: str):
+def _load_pretrained(
+    info: ModelInfo, revision: str | None, source: str, device_map: str, dtype: str
+):
     """`from_pretrained` of a hub id (downloaded or from the HF cache) or a local folder."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    device, dtype = _device_dtype()
     where = _hub_snapshot(info, revision) if info.hub_only else info.hub_id
     try:
         tokenizer = AutoTokenizer.from_pretrained(where, revision=revision)
-        model = AutoModelForCausalLM.from_pretrained(where, revision=revision, dtype=dtype)
+        model = AutoModelForCausalLM.from_pretrained(
+            where, revision=revision, dtype=dtype, device_map=device_map
+        )
     except OSError as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         shipped = ", ".join(n for n, i in REGISTRY.items() if i.offline)
@@ -130,7 +145,7 @@ def _load_pretrained(info: ModelInfo, revision: str | None, source: str):
             + (f" at revision {revision!r}" if revision else "")
             + f": {first}. Models with a shipped file: {shipped}"
         ) from None
-    return model.to(device), tokenizer
+    return model, tokenizer
 
 
 def _hub_gguf(info: ModelInfo) -> Path | None:
@@ -199,31 +214,42 @@ def load_backend(
     backend: str = "transformers",
     *,
     public: bool = False,
+    device_map: str | None = None,
+    dtype: str | None = None,
 ) -> Backend:
     """Load one model with the engine `backend` (use a `ModelPool` to share it).
 
     A registry entry with a shipped file loads from it (or its converted copy) when installed,
     else from the hub by its `hub_id`; a folder loads as a local folder. `backend.loaded_from`
     says which ("shipped file" | "hub" | "local folder"). The llamacpp engine runs GGUF files only.
-    `public` (names typed in the web app) allows only what `public_model` allows.
+    `public` (names typed in the web app) allows only what `public_model` allows. transformers
+    models load with `placement(device_map, dtype)`: a dtype changes the text, so it comes from
+    the agent's config (`AgentSpec.dtype`); where the layers sit does not, so the device map is a
+    loading option (`ModelPool(device_map=...)`, `--device-map`).
     """
     info = public_model(name) if public else resolve(name)
     if backend == "llamacpp":
+        if dtype is not None:
+            raise RRError(f"dtype {dtype} is a transformers setting; llama.cpp runs {name} as is")
         return _load_llamacpp(info, revision)
     check_choice(backend, "backend", BACKENDS)
     from rrdemo.backends.hf import TransformersBackend  # torch loads here, not at import
 
+    device_map, dtype = placement(device_map, dtype)
     loaded = None
     if info.gguf:
-        loaded, source = _load_shipped(info, Path(info.gguf)), LOCAL
+        loaded, source = _load_shipped(info, Path(info.gguf), device_map, dtype), LOCAL
     elif info.offline and revision is None and os.environ.get("RRDEMO_OFFLINE_FROM_HUB") != "1":
-        loaded = _load_shipped(info, shipped_gguf(info))
+        loaded = _load_shipped(info, shipped_gguf(info), device_map, dtype)
         source = SHIPPED
     if loaded is None:
         source = LOCAL if not info.hub_only and Path(info.hub_id or "").is_dir() else HUB
-        loaded = _load_pretrained(info, revision, source)
+        loaded = _load_pretrained(info, revision, source, device_map, dtype)
     model, tokenizer = loaded
-    log.info("model %s loaded from: %s (%s)", info.name, source, model.device)
+    log.info(
+        "model %s loaded from: %s (device map %s, %s, first layer on %s)",
+        *(info.name, source, device_map, dtype, model.device),
+    )
     backend = TransformersBackend(
         info.name,
         model,

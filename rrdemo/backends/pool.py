@@ -12,7 +12,7 @@ import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
-from typing import Literal
+from typing import Any, Literal
 
 from rrdemo.backends.base import Backend
 from rrdemo.backends.choice import BACKEND_CHOICES
@@ -44,7 +44,7 @@ def default_max_models() -> int:
 
 
 class ModelPool:
-    """Loads each distinct (model, revision, engine) once and hands the same backend to every agent
+    """Loads each distinct (model, revision, engine, dtype) once and hands the same backend to every agent
     using it. `preferred_backend` is the engine new runs ask for ("auto" picks llama.cpp for GGUF
     models when installed); `get` loads what each agent's spec names. `public` pools (the web
     app's) admit registry names and hub ids only; `max_models` bounds what stays loaded
@@ -61,10 +61,13 @@ class ModelPool:
         public: bool = False,
         max_models: int | None = None,
         hub: HubLimits | None | Literal["env"] = "env",
+        device_map: str | None = None,
     ) -> None:
         check_choice(preferred_backend, "backend", BACKEND_CHOICES)
         self._loader = loader
-        self._options = {"public": True} if public else {}
+        self._options: dict[str, Any] = {"public": True} if public else {}
+        if device_map is not None:  # where transformers puts every model this pool loads
+            self._options["device_map"] = device_map
         self.preferred_backend = preferred_backend
         self.public = public
         self.max_models = max_models if max_models is not None else default_max_models()
@@ -86,12 +89,18 @@ class ModelPool:
         if self.hub is not None and info.name not in self.loaded():
             self.hub.admit(info)
 
-    def get(self, name: str, revision: str | None = None, backend: str = "transformers") -> Backend:
-        served = self._backends.get((name, revision, None))  # put() entries answer any engine
+    def get(
+        self,
+        name: str,
+        revision: str | None = None,
+        backend: str = "transformers",
+        dtype: str | None = None,
+    ) -> Backend:
+        served = self._put(name, revision)
         if served is not None:
             return served
         info = self._resolve(name)
-        key = (info.name, revision, backend)
+        key = (info.name, revision, backend, dtype)
         with self._lock:
             if key in self._backends:
                 self._backends.move_to_end(key)
@@ -111,10 +120,11 @@ class ModelPool:
             return loaded
 
     def _load(self, key: tuple) -> Backend:
-        name, revision, backend = key
+        name, revision, backend, dtype = key
+        options = {**self._options, **({"dtype": dtype} if dtype else {})}
         if backend == "transformers":  # the loader's default engine (custom loaders)
-            return self._loader(name, revision, **self._options)
-        return self._loader(name, revision, backend=backend, **self._options)
+            return self._loader(name, revision, **options)
+        return self._loader(name, revision, backend=backend, **options)
 
     def _make_room(self) -> None:
         """Unload least recently used models until one more fits under `max_models`. A run still
@@ -127,15 +137,20 @@ class ModelPool:
         """Load every distinct (model, revision, engine) the agents `specs` name, yielding each
         model's name just before a load (none for what is loaded already). An unknown name fails
         with the list of known models."""
-        for spec in {(s.model, s.revision, s.backend): s for s in specs}.values():
-            if not self._has(spec.model, spec.revision, spec.backend):
+        for spec in {(s.model, s.revision, s.backend, s.dtype): s for s in specs}.values():
+            if not self._has(spec.model, spec.revision, spec.backend, spec.dtype):
                 yield self._resolve(spec.model).name
-            self.get(spec.model, spec.revision, spec.backend)
+            self.get(spec.model, spec.revision, spec.backend, spec.dtype)
 
-    def _has(self, name: str, revision: str | None, backend: str) -> bool:
-        if (name, revision, None) in self._backends:
+    def _put(self, name: str, revision: str | None) -> Backend | None:
+        """A `put` backend of `name`: it answers any engine and dtype, and a revision-less one
+        any revision (a served model's revision names its weights, not a load)."""
+        return self._backends.get((name, revision, None)) or self._backends.get((name, None, None))
+
+    def _has(self, name: str, revision: str | None, backend: str, dtype: str | None) -> bool:
+        if self._put(name, revision) is not None:
             return True
-        return (self._resolve(name).name, revision, backend) in self._backends
+        return (self._resolve(name).name, revision, backend, dtype) in self._backends
 
     def loaded(self) -> list[str]:
         return [key[0] for key in self._backends]

@@ -16,7 +16,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from rrdemo.config import EXPERIMENT_DEFAULTS, ORDERS, beyond_paper
+from rrdemo.config import DTYPES, EXPERIMENT_DEFAULTS, ORDERS, beyond_paper
 from rrdemo.errors import RRError
 from rrdemo.settings import add_flags
 
@@ -107,7 +107,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "the rest of each task, and a log holding one of theirs is refused",
     )
     parser.add_argument(
-        "--dry-run", action="store_true", help="validate and print the plan; run nothing"
+        "--dtype",
+        choices=DTYPES,
+        help="dtype of local models on transformers (default: bfloat16 on a GPU, float32 on "
+        "CPU); part of each logged config",
+    )
+    parser.add_argument(
+        "--device-map",
+        help="where transformers puts a model's layers: auto spreads one over every GPU (the "
+        "default when there are several), or cpu, cuda, cuda:1 (default: the one device); "
+        "not part of the logged config",
+    )
+    parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="validate and print the plan (conditions, models, a token estimate); run nothing",
+    )
+    parser.add_argument(
+        "--tokens-per-second",
+        type=float,
+        help="decoding throughput to turn the dry run's token estimate into a time",
     )
     parser.add_argument(
         "--workers",
@@ -155,37 +174,99 @@ _SETTINGS = (
     "source",
     "backend",
     "calibration",
+    "dtype",
 )
+FLAG = "flag"  # where a setting given on the command line came from
 
 
-def sweep_from_args(args: argparse.Namespace) -> dict:
-    """The sweep file's settings overridden by the options given on the command line."""
+def sweep_from_args(args: argparse.Namespace, origin: dict[str, str] | None = None) -> dict:
+    """The sweep file's settings overridden by the options given on the command line; `origin`,
+    when given, gets where each setting came from ("flag", "FILE")."""
     from rrdemo.runs.spec import load_sweep_file
 
+    origin = {} if origin is None else origin
     raw = load_sweep_file(args.sweep) if args.sweep else {}
+    origin.update(dict.fromkeys(raw, Path(args.sweep).name if args.sweep else ""))
     beyond = [s.sweep_key for s in beyond_paper() if s.sweep != "none"]
     for name in (*_SETTINGS, *beyond):
         value = getattr(args, name, None)
         if value is not None:
-            raw[name] = value
+            raw[name], origin[name] = value, FLAG
     raw.setdefault("backend", "auto")  # the command line's default engine: the faster one on CPU
     return raw
 
 
-def _ensemble_files(raw: dict) -> list:
-    """Replace `--ensemble FILE` entries by their seats; return the loaded files (served agents)."""
-    from rrdemo.ensemble import load_ensemble
+def served_models(raw: dict, origin: dict[str, str], source: str = "<sweep>") -> dict:
+    """The served models of a sweep, by name (`rrdemo.ensemble.ServedAgent`): its file's
+    `endpoints:` and its ensemble files' served agents. Each ensemble FILE entry becomes its
+    seats, and its `run:` block its settings unless a flag gives them (two files that disagree
+    on one are refused); `origin` says which file gave which."""
+    from rrdemo.ensemble import load_ensemble, served_endpoints
 
-    files, seats = [], []
+    served = served_endpoints(raw.pop("endpoints", None), source)
+    origin.pop("endpoints", None)
+    seats, by_file = [], {}
     for entry in raw.get("ensembles") or []:
         if isinstance(entry, str) and entry.lower().endswith((".yaml", ".yml", ".json")):
             ensemble = load_ensemble(entry)
-            files.append(ensemble)
+            for name, agent in ensemble.served.items():
+                if served.setdefault(name, agent) != agent:
+                    raise RRError(
+                        f"{entry}: served model {name!r} is also named elsewhere with other "
+                        "settings; give one of them another name"
+                    )
+            _run_block(raw, origin, ensemble, Path(entry).name, by_file)
             entry = [{"model": a.model, "corrupted": a.corrupted} for a in ensemble.agents]
         seats.append(entry)
-    if files:
+    if seats:
         raw["ensembles"] = seats
-    return files
+    return served
+
+
+def _run_block(
+    raw: dict, origin: dict[str, str], ensemble, name: str, by_file: dict[str, str]
+) -> None:
+    """An ensemble file's run settings into the sweep: over a sweep file's and the sweep's
+    defaults, under the flags. Where the file is silent its RunConfig default replaces only the
+    sweep's default. `by_file` remembers which ensemble file set what: two that disagree are
+    refused."""
+    from rrdemo.ensemble import run_sweep_keys
+
+    keys = run_sweep_keys()
+    given = {keys[key] for key in ensemble.given}
+    for key, value in ensemble.sweep_settings().items():
+        if origin.get(key) == FLAG or (key not in given and key in origin):
+            continue
+        if key not in given:
+            if key not in by_file:
+                raw[key] = value
+            continue
+        if key in by_file and raw[key] != value:
+            raise RRError(
+                f"{name} sets {key} to {value!r} but {by_file[key]} to {raw[key]!r}; make them "
+                "agree or give it on the command line"
+            )
+        raw[key], origin[key], by_file[key] = value, name, name
+
+
+def settings_text(sweep: dict, origin: dict[str, str]) -> str:
+    """The sweep's settings and where each came from (a flag, a file, the default): the main
+    ones always, the others when something set them."""
+    main = ("tasks", "models", "configs", "strengths", "k", "m_star", "max_tokens", "n", "seed")
+    main += ("temperature", "top_p", "order", "backend")
+    lines = []
+    for key, value in sweep.items():
+        if key not in main and key not in origin:
+            continue
+        if key in ("models", "configs") and not value:
+            continue
+        where = origin.get(key) or "default"
+        where = f"file {where}" if where not in (FLAG, "default") else where
+        shown = ",".join(map(str, value)) if isinstance(value, list) else value
+        if key == "ensembles":
+            shown = f"{len(value)} explicit"
+        lines.append(f"  {key:<18} {'N' if shown is None else shown!s:<24} {where}")
+    return "settings (value, from):\n" + "\n".join(lines)
 
 
 def parse_shard(text: str) -> tuple[int, int]:
@@ -205,10 +286,10 @@ def handler(args: argparse.Namespace) -> int:
     from rrdemo.runs.runner import run_plan
     from rrdemo.runs.spec import calibration_questions, check_held_out, plan_sweep
 
-    raw = sweep_from_args(args)
-    ensemble_files = _ensemble_files(raw)
-    served = {name for e in ensemble_files for name in e.served}
-    plan = plan_sweep(raw, served=served)
+    origin: dict[str, str] = {}
+    raw = sweep_from_args(args, origin)
+    served = served_models(raw, origin, args.sweep or "<sweep>")
+    plan = plan_sweep(raw, served={name: agent.seat() for name, agent in served.items()})
     out = Path(args.out)
     if args.workers < 1:
         raise RRError(f"--workers must be a whole number of at least 1, got {args.workers}")
@@ -229,21 +310,23 @@ def handler(args: argparse.Namespace) -> int:
         + (f", {done} already in {out}" if done else ""),
         file=sys.stderr,
     )
+    print(settings_text(plan.sweep, origin), file=sys.stderr)
+    for agent in served.values():
+        print(f"served: {agent.describe()}", file=sys.stderr)
     for warning in plan.warnings:
         print(f"warning: {warning}", file=sys.stderr)
+    if args.tokens_per_second is not None and not args.tokens_per_second > 0:
+        raise RRError(
+            f"--tokens-per-second must be a positive number, got {args.tokens_per_second}"
+        )
     if args.dry_run:
-        for c in plan.conditions:
-            cfg = c.config
-            print(
-                f"{c.task.name}\t{cfg.label}\t{cfg.strength}\tK={cfg.k}\tM*={cfg.resolved_m}\t"
-                f"L={cfg.max_tokens}\t{len(c.questions)} questions\t{c.key}"
-            )
+        _print_plan(plan, served, args.tokens_per_second)
         return 0
     from rrdemo.backends.pool import ModelPool
 
-    pool = ModelPool()
-    for ensemble in ensemble_files:  # served agents answer through their servers
-        ensemble.register(pool)
+    pool = ModelPool(**({"device_map": args.device_map} if args.device_map else {}))
+    for agent in served.values():  # served agents answer through their servers
+        pool.put(agent.build())
     try:
         summary = run_plan(
             plan, out, pool, progress=not args.quiet, workers=args.workers, shard=shard
@@ -257,3 +340,21 @@ def handler(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     return 0
+
+
+def _print_plan(plan, served: dict, tokens_per_second: float | None) -> None:
+    """One line per condition (task, models, label, strength, K, M*, L, questions, key), then
+    the token estimate."""
+    from rrdemo.runs.estimate import estimate_plan, local_counters
+    from rrdemo.runs.spec import ensemble_name
+
+    for c in plan.conditions:
+        cfg = c.config
+        models = ensemble_name(cfg.agents, c.corrupted_first)
+        print(
+            f"{c.task.name}\t{models}\t{cfg.label}\t{cfg.strength}\tK={cfg.k}\t"
+            f"M*={cfg.resolved_m}\tL={cfg.max_tokens}\t{len(c.questions)} questions\t{c.key}"
+        )
+    tokenizers = {name: agent.tokenizer for name, agent in served.items()}
+    estimate = estimate_plan(plan, local_counters(tokenizers))
+    print(estimate.describe(tokens_per_second), file=sys.stderr)

@@ -33,6 +33,7 @@ import rrdemo
 from rrdemo.config import ADVERSARIES, STRENGTHS, Composition
 from rrdemo.errors import RRError
 from rrdemo.report.adversary import main_table_by_adversary
+from rrdemo.report.models import UnnamedWeights, result_model
 from rrdemo.runs.log import read_run
 from rrdemo.tasks import TASK_NAMES
 
@@ -395,8 +396,10 @@ def build_submission(
 ) -> Submission:
     """The submission of an experiment log (rows name their adversary strategy).
 
-    One result row per condition at M = N (MAJ and RRMaj accuracy with 95% intervals); raises
-    `SubmissionRejected` when the run cannot be one (a task that is not a benchmark, say).
+    One result row per condition at M = N (MAJ and RRMaj accuracy with 95% intervals); agents
+    are named by their weights (`rrdemo.report.models.result_model`: a served agent by its
+    hub_id). Raises `SubmissionRejected` when the run cannot be one (a task that is not a
+    benchmark, a served agent that does not name its weights).
     """
     run = read_run(log_path)
     lookup = {
@@ -414,11 +417,15 @@ def build_submission(
                 + (adversary,)
             ]
             agents = cond["config"]["agents"]
+            try:
+                models = [result_model(a) for a in agents]
+            except UnnamedWeights as exc:
+                raise SubmissionRejected([f"{row.ensemble} ({row.task}): {exc}"]) from None
             results.append(
                 {
-                    "model": agents[0]["model"],
+                    "model": models[0],
                     "model_revision": agents[0].get("revision"),
-                    "agent_models": [a["model"] for a in agents],
+                    "agent_models": models,
                     "corrupted_agents": [i for i, a in enumerate(agents) if a["corrupted"]],
                     "dataset": row.task,
                     "strength": row.strength,

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ from rrdemo.errors import RRError
 from rrdemo.report import adversary as adv
 from rrdemo.report.figures import k_figure, rho_curve_figure, scaling_figure, write_png
 from rrdemo.report.lengths import answer_lengths, lengths_md
+from rrdemo.report.models import served_weights
 from rrdemo.report.paired import paired_tables
 from rrdemo.report.paper.beside import INTRO, beside_csv, beside_markdown
 from rrdemo.report.paper.match import run_beside
@@ -71,7 +73,8 @@ def build_report(run: Run, seed: int = 0) -> Report:
     files["speaker_mix.md"], files["speaker_mix.csv"] = mix_tables(mix)
     files["k_ablation.md"], files["k_ablation.csv"] = k_tables(kpoints)
     files["asymmetric_yield.md"], files["asymmetric_yield.csv"] = yield_tables(yields)
-    files.update(paper_beside_files(rows, scaling, speaker, kpoints))
+    weights = served_weights(c["config"] for c in run.conditions.values())
+    files.update(paper_beside_files(rows, scaling, speaker, kpoints, weights))
     files["lengths.md"] = lengths_md(answer_lengths(outcomes))
     paired = paired_tables(read_log(run.path))
     files["paired.md"], files["paired.csv"], files["answer_rates.md"], files["answer_rates.csv"] = (
@@ -151,9 +154,11 @@ def paper_beside_files(
     scaling: list[ScalingPoint],
     speaker: list[FinalSpeakerRow],
     kpoints: list[KPoint],
+    weights: Mapping[str, str] | None = None,
 ) -> dict[str, str]:
-    """The paper's tables beside this run's analyses (rrdemo/paper): markdown and CSV (in %)."""
-    tables = run_beside(rows, scaling, speaker, kpoints)
+    """The paper's tables beside this run's analyses (rrdemo/paper): markdown and CSV (in %);
+    `weights` maps served models to the hub ids they serve (`served_weights`)."""
+    tables = run_beside(rows, scaling, speaker, kpoints, weights or {})
     markdown = "\n\n".join([INTRO, *(beside_markdown(t) for t in tables)])
     return {"paper_beside.md": markdown, "paper_beside.csv": beside_csv(tables)}
 

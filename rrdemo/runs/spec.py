@@ -13,14 +13,15 @@ settings beyond the paper are read off their declarations (`rrdemo.config.beyond
 from __future__ import annotations
 
 import itertools
-from collections.abc import Collection, Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from rrdemo.backends.choice import BACKEND_CHOICES, with_backends
 from rrdemo.backends.registry import resolve
 from rrdemo.config import (
+    DTYPES,
     EXPERIMENT_DEFAULTS,
     STRENGTHS,
     AgentSpec,
@@ -74,6 +75,8 @@ DEFAULTS: dict[str, Any] = {
     # engine of local GGUF models: transformers, llamacpp or auto (rrdemo.backends.choice.choose_backend);
     # the CLI and the app ask for auto
     "backend": "transformers",
+    # the dtype transformers loads local models in (rrdemo.config.DTYPES); None: by hardware
+    "dtype": None,
 }
 # calibration logs (rrdemo calibrate) whose questions this sweep must not use: its questions are
 # drawn from the rest of each task (held out), and a log holding one is refused
@@ -214,7 +217,13 @@ def normalize_sweep(raw: dict[str, Any]) -> dict[str, Any]:
         **beyond,
         # named only when given, so a sweep without one reads as it always did (committed logs)
         **({"calibration": calibration} if calibration else {}),
+        **({"dtype": _dtype(s["dtype"])} if s["dtype"] is not None else {}),
     }
+
+
+def _dtype(value: Any) -> str:
+    check_choice(value, "dtype", DTYPES)
+    return value
 
 
 def sweep_size(sweep: dict[str, Any]) -> tuple[int, int]:
@@ -312,13 +321,17 @@ class Plan:
 
 
 def plan_sweep(
-    raw: dict[str, Any], served: Collection[str] = (), units_limit: str = "units"
+    raw: dict[str, Any],
+    served: Collection[str] | Mapping[str, AgentSpec] = (),
+    units_limit: str = "units",
 ) -> Plan:
     """Validate a sweep (unknown task, n larger than the set, a config that does not add up, a
     size over its limit, ...) and expand it into conditions. Loads question data, never models.
-    `served` names models answered by servers of an ensemble file (not in the model registry);
-    `units_limit` is the limit (`rrdemo.limits.Limits` field) on the sweep's units: the web app
-    asks for its own, "web_units"."""
+    `served` names models answered by servers (an ensemble file's or a sweep file's endpoints;
+    not in the model registry), which `models` and explicit ensembles may name; as a mapping, each
+    name's seat (`rrdemo.ensemble.ServedAgent.seat`: the hub id and revision it serves) gives its
+    agents theirs. `units_limit` is the limit (`rrdemo.limits.Limits` field) on the sweep's units:
+    the web app asks for its own, "web_units"."""
     sweep = normalize_sweep(raw)
     bounds = limits()
     conditions_count, units = sweep_size(sweep)
@@ -327,7 +340,8 @@ def plan_sweep(
         bounds.check(name, units, "the number of the sweep's question runs (condition x question)")
     ensembles: list[tuple[AgentSpec, ...]] = []
     for model in sweep["models"]:
-        resolve(model)
+        if model not in served:
+            resolve(model)
         for label in sweep["configs"]:
             c, t = parse_ct(label)
             ensembles.append(homogeneous_agents(model, c + t, c, sweep["corrupted_first"]))
@@ -338,6 +352,7 @@ def plan_sweep(
         ensembles.append(tuple(AgentSpec(a["model"], a["corrupted"]) for a in agents))
     if not ensembles:
         raise RRError("the sweep has no ensembles: give --configs with --model, or --ensemble")
+    ensembles = [_seated(agents, served, sweep.get("dtype")) for agents in ensembles]
     sampling = Sampling(sweep["temperature"], sweep["top_p"], sweep["seed"])
     used = calibration_questions(sweep.get("calibration", []))
     swept = _swept()
@@ -366,6 +381,21 @@ def plan_sweep(
     if len(set(keys)) != len(keys):
         raise RRError("the sweep lists the same condition twice; remove the repeated config")
     return Plan(sweep, tuple(conditions), plan_warnings(conditions))
+
+
+def _seated(
+    agents: tuple[AgentSpec, ...], served: Collection[str] | Mapping[str, AgentSpec], dtype
+) -> tuple[AgentSpec, ...]:
+    """Served seats as their server's seat says (hub id, revision); local ones in `dtype`."""
+    seats = served if isinstance(served, Mapping) else {}
+    return tuple(
+        replace(seats[a.model], corrupted=a.corrupted)
+        if a.model in seats
+        else a
+        if a.model in served or dtype is None
+        else replace(a, dtype=dtype)
+        for a in agents
+    )
 
 
 def calibration_questions(paths: Sequence[str]) -> dict[str, set[str]]:

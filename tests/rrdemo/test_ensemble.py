@@ -234,3 +234,32 @@ def test_bad_files(tmp_path):
     other.write_text("x = 1")
     with pytest.raises(RRError, match=r"\.yaml, \.yml or \.json"):
         load_ensemble(other)
+
+
+def test_served_seats_name_their_weights_and_are_never_local_configs() -> None:
+    served = {"backend": "openai", "base_url": "http://h/v1", "model": "smollm2@h"}
+    named = ensemble_from_dict(
+        {"agents": [{**served, "hub_id": "HuggingFaceTB/SmolLM2-135M-Instruct", "revision": "r1"}]}
+    )
+    [seat] = named.config.agents
+    assert (seat.backend, seat.hub_id, seat.revision) == (
+        "openai",
+        "HuggingFaceTB/SmolLM2-135M-Instruct",
+        "r1",
+    )
+    assert named.config.to_dict()["agents"][0]["hub_id"] == seat.hub_id  # logged and hashed
+    assert (
+        "weights HuggingFaceTB/SmolLM2-135M-Instruct at revision r1"
+        in named.served["smollm2@h"].describe()
+    )
+    with pytest.raises(RRError, match="revision needs hub_id"):
+        ensemble_from_dict({"agents": [{**served, "revision": "r1"}]})
+
+
+def test_a_run_block_gives_only_what_it_says_and_runconfig_defaults_otherwise() -> None:
+    ensemble = ensemble_from_dict(
+        {"run": {"k": 8, "sampling": {"seed": 3}}, "agents": [{"model": "smollm2"}]}
+    )
+    assert ensemble.given == ("k", "sampling.seed")
+    settings = ensemble.sweep_settings()
+    assert (settings["k"], settings["seed"], settings["strengths"]) == ([8], 3, ["strong"])

@@ -133,7 +133,9 @@ def test_the_docs_table_of_settings_is_the_declarations() -> None:
 # knows it. A fresh process, so that every module imports the extended RunConfig.
 THROWAWAY = r"""
 import json
+import tempfile
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
 import rrdemo.config as config
@@ -152,7 +154,7 @@ config.RunConfig = WithTone
 import gradio as gr
 
 from rrdemo.cli import build_parser
-from rrdemo.cli.experiment import sweep_from_args
+from rrdemo.cli.experiment import served_models, sweep_from_args
 from rrdemo.cli.run import _config
 from rrdemo.ensemble import ensemble_from_dict
 from rrdemo.errors import RRError
@@ -176,6 +178,12 @@ except RRError as exc:
     found["sweep refuses"] = str(exc)
 ensemble = ensemble_from_dict({"agents": [{"model": "smollm2"}], "run": {"tone": "loud"}}, "f")
 found["ensemble file"] = ensemble.config.tone
+with tempfile.TemporaryDirectory() as folder:
+    path = Path(folder, "f.yaml")
+    path.write_text('{"run": {"tone": "loud"}, "agents": [{"model": "smollm2"}]}')
+    raw = {"ensembles": [str(path)]}
+    served_models(raw, {})
+found["ensemble file's run"] = normalize_sweep(raw)["tones"]
 with gr.Blocks():
     controls = build_controls(ArenaRequest())
 control = controls.fields["tone"]
@@ -199,6 +207,7 @@ def test_a_new_setting_reaches_every_front_end_from_its_declaration_alone() -> N
         "conditions": ["loud", "plain"],
         "sweep refuses": "unknown tone 'quiet'; allowed: plain, loud",
         "ensemble file": "loud",
+        "ensemble file's run": ["loud"],
         "arena control": ["Dropdown", "plain", "Tone"],
         "arena inputs": True,
         "arena run": "loud",

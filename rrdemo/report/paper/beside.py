@@ -14,13 +14,15 @@ from __future__ import annotations
 import csv
 import io
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 from rrdemo.report.paper import tables as paper
 
 PAPER, RUN = "paper", "this run"
+EMPTY: Mapping[str, str] = MappingProxyType({})  # no served models (the default `weights`)
 INTRO = (
     'Lines marked "paper" are the paper\'s printed numbers (each table named by its LaTeX label); '
     'lines marked "this run" are yours, matched on the keys each paper table has (dataset, '
@@ -78,14 +80,18 @@ def is_heterogeneous(ensemble: str) -> bool:
     return len(set(_seats(ensemble))) > 1
 
 
-def model_note(run_ensembles: Iterable[str], paper_models: Sequence[str] | None) -> str:
+def model_note(
+    run_ensembles: Iterable[str],
+    paper_models: Sequence[str] | None,
+    weights: Mapping[str, str] = EMPTY,
+) -> str:
     """A line saying that the run's models are not the paper's, or "" when they all are.
 
     `paper_models` are the paper's names (keys of tables.MODEL_IDS); None when the paper does
-    not name the model behind the table.
+    not name the model behind the table. `weights` maps served models to the hub ids they serve.
     """
     names = sorted(set(run_ensembles))
-    seats = {s.lower() for e in names for s in _seats(e)}
+    seats = {weights.get(s, s).lower() for e in names for s in _seats(e)}
     if paper_models is None:
         return (
             f"This run used {', '.join(names)}; the paper does not name the model(s) behind "

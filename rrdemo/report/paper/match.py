@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from rrdemo.events import METHODS
 from rrdemo.report.paper import tables as paper
 from rrdemo.report.paper.beside import (
+    EMPTY,
     PAPER,
     RUN,
     BesideRow,
@@ -28,7 +29,9 @@ from rrdemo.report.tables import KPoint, MainRow, ScalingPoint
 
 
 # -- M scaling ----------------------------------------------------------------------------------
-def scaling_beside(points: Sequence[ScalingPoint]) -> BesideTable:
+def scaling_beside(
+    points: Sequence[ScalingPoint], weights: Mapping[str, str] = EMPTY
+) -> BesideTable:
     """tab:app_ablation_scaling beside the run's M scaling (mean over its datasets), matched on
     strength, config and method; columns are the paper's M values and the run's."""
     run: dict[tuple[str, str, str], dict[tuple[str, int], dict[int, float]]] = defaultdict(
@@ -56,7 +59,7 @@ def scaling_beside(points: Sequence[ScalingPoint]) -> BesideTable:
             rows.append(BesideRow(key, RUN, f"{ensemble}, K={k}", tuple(pct_at(values, ms))))
     ensembles = {p.ensemble for p in points}
     if rows:
-        note = model_note(ensembles, None) + " The run's mean is over its own datasets."
+        note = model_note(ensembles, None, weights) + " The run's mean is over its own datasets."
     else:
         note = no_match_note(
             "3c2t and 4c1t (strong and moderate) at M = 1, 5, 10, 20, 30, 40, drawn from pools"
@@ -76,7 +79,9 @@ def scaling_beside(points: Sequence[ScalingPoint]) -> BesideTable:
     )
 
 
-def scaling_3c2t_beside(points: Sequence[ScalingPoint]) -> BesideTable:
+def scaling_3c2t_beside(
+    points: Sequence[ScalingPoint], weights: Mapping[str, str] = EMPTY
+) -> BesideTable:
     """tab:app_ablation_per_dataset (3c2t, strong, M = 1 and 40) beside the run's 3c2t strong
     M scaling per dataset (and its mean over datasets beside the paper's Average line)."""
     run: dict[tuple[str, str], dict[tuple[str, int], dict[int, float]]] = defaultdict(
@@ -101,7 +106,7 @@ def scaling_3c2t_beside(points: Sequence[ScalingPoint]) -> BesideTable:
                 rows.append(BesideRow(key, RUN, f"{ensemble}, K={k}", tuple(pct_at(values, ms))))
     ensembles = {p.ensemble for p in points}
     if rows:
-        note = model_note(ensembles, None)
+        note = model_note(ensembles, None, weights)
     else:
         note = no_match_note(
             "3c2t under the strong injection on each dataset, at M = 1 and M = 40 (pools of"
@@ -125,7 +130,9 @@ def scaling_3c2t_beside(points: Sequence[ScalingPoint]) -> BesideTable:
 SPEAKER_COLUMNS = ("Clean-Last", "n clean", "Corrupt-Last", "n corrupt", "Δ", "p-value")
 
 
-def speaker_beside(rows_in: Sequence[FinalSpeakerRow]) -> BesideTable:
+def speaker_beside(
+    rows_in: Sequence[FinalSpeakerRow], weights: Mapping[str, str] = EMPTY
+) -> BesideTable:
     """tab:app_last_speaker beside the run's final-speaker test, matched on the config (the
     paper pools every dataset and does not state the strength)."""
     by_config: dict[str, list[FinalSpeakerRow]] = defaultdict(list)
@@ -152,7 +159,7 @@ def speaker_beside(rows_in: Sequence[FinalSpeakerRow]) -> BesideTable:
             rows.append(BesideRow(key, RUN, f"{s.ensemble}, {s.strength}, K={s.k}", values))
     paper_models = list(dict.fromkeys(r.model for r in paper.FINAL_SPEAKER))
     if rows:
-        note = model_note({r.ensemble for r in rows_in}, paper_models)
+        note = model_note({r.ensemble for r in rows_in}, paper_models, weights)
     else:
         note = no_match_note(
             "1c4t, 2c3t, 3c2t and 4c1t (N = 5)",
@@ -173,7 +180,7 @@ def speaker_beside(rows_in: Sequence[FinalSpeakerRow]) -> BesideTable:
 
 
 # -- K ablation ---------------------------------------------------------------------------------
-def k_beside(points: Sequence[KPoint]) -> BesideTable:
+def k_beside(points: Sequence[KPoint], weights: Mapping[str, str] = EMPTY) -> BesideTable:
     """tab:app_k_ablation (2c1t, RRMaj per K) beside the run's RRMaj per K, matched on the config
     and the dataset (the paper's AVG beside the run's mean over its datasets)."""
     run: dict[tuple[str, str], dict[tuple[str, str], dict[int, float]]] = defaultdict(
@@ -194,7 +201,7 @@ def k_beside(points: Sequence[KPoint]) -> BesideTable:
         for (ensemble, strength), values in sorted(run[key].items()):
             rows.append(BesideRow(key, RUN, f"{ensemble}, {strength}", tuple(pct_at(values, ks))))
     if rows:
-        note = model_note({p.ensemble for p in points}, [paper.K_ABLATION_MODEL])
+        note = model_note({p.ensemble for p in points}, [paper.K_ABLATION_MODEL], weights)
     else:
         note = no_match_note(
             "2c1t (N = M = 3, agent t mod N writes turn t, trajectories run to EOS with a 4,096"
@@ -220,14 +227,16 @@ def run_beside(
     scaling: Sequence[ScalingPoint],
     speaker: Sequence[FinalSpeakerRow],
     kpoints: Sequence[KPoint],
+    weights: Mapping[str, str] = EMPTY,
 ) -> list[BesideTable]:
-    """Every paper table beside a run's analyses (what `rrdemo report` shows)."""
+    """Every paper table beside a run's analyses (what `rrdemo report` shows); `weights` maps
+    served models to the hub ids they serve, so a served paper model counts as the paper's."""
     settings = settings_from_main(rows)
     return [
-        settings_beside(settings, ("main",)),
-        scaling_beside(scaling),
-        scaling_3c2t_beside(scaling),
-        speaker_beside(speaker),
-        k_beside(kpoints),
-        hetero_beside(settings),
+        settings_beside(settings, ("main",), weights),
+        scaling_beside(scaling, weights),
+        scaling_3c2t_beside(scaling, weights),
+        speaker_beside(speaker, weights),
+        k_beside(kpoints, weights),
+        hetero_beside(settings, weights),
     ]

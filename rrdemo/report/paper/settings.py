@@ -4,13 +4,14 @@ breakdown, the K ablation and the heterogeneous ensembles. Pure functions, rows 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from rrdemo.config import Composition
 from rrdemo.events import METHODS
 from rrdemo.report.paper import tables as paper
 from rrdemo.report.paper.beside import (
+    EMPTY,
     PAPER,
     RUN,
     BesideRow,
@@ -65,7 +66,9 @@ def settings_from_main(rows: Sequence[MainRow]) -> list[SettingResult]:
 VOTE_COLUMNS = (*METHODS, "Δ")
 
 
-def hetero_beside(results: Sequence[SettingResult]) -> BesideTable:
+def hetero_beside(
+    results: Sequence[SettingResult], weights: Mapping[str, str] = EMPTY
+) -> BesideTable:
     """tab:app_hetero_n3/n5/diverse beside the run's heterogeneous ensembles, matched on N, the
     config and the strength (the paper's are strong); the run's values are its mean over its
     datasets, the paper's over GSM8K, Logic3 and Track3."""
@@ -94,7 +97,7 @@ def hetero_beside(results: Sequence[SettingResult]) -> BesideTable:
             rows.append(BesideRow(key, RUN, f"{ensemble}, K={k} (mean over {tasks})", values))
     if rows:
         ensembles = {r.ensemble for r in results if is_heterogeneous(r.ensemble)}
-        note = model_note(ensembles, ["Llama-3.3-70B", "Llama-3-8B"]) + (
+        note = model_note(ensembles, ["Llama-3.3-70B", "Llama-3-8B"], weights) + (
             " The paper's seats are 70B anchors (Llama-3.3-70B) and 8B models (Llama-3-8B); "
             "which of them are corrupted is in each paper line."
         )
@@ -168,7 +171,9 @@ PAPER_SOURCES = tuple(SOURCES)
 
 
 def settings_beside(
-    results: Sequence[SettingResult], sources: Sequence[str] = PAPER_SOURCES
+    results: Sequence[SettingResult],
+    sources: Sequence[str] = PAPER_SOURCES,
+    weights: Mapping[str, str] = EMPTY,
 ) -> BesideTable:
     """Each condition of a run (dataset, config, strength) beside the paper's lines for it: the
     main tables (N = 5; 5 models), the 3c2t per-dataset breakdown (M = 1 and 40) and the K
@@ -184,7 +189,7 @@ def settings_beside(
     if rows:
         models = sorted({row.who.split(" (")[0] for row in rows if row.source == PAPER})
         named = [m for m in models if m in paper.MODEL_IDS]
-        note = model_note(ensembles, named or None)
+        note = model_note(ensembles, named or None, weights)
         ks = sorted({r.k for r in results})
         if "main" in sources and ks != [100]:
             shown = ", ".join(str(k) for k in ks)

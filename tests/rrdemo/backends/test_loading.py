@@ -89,3 +89,25 @@ def test_without_parts_or_network_a_qwen_model_says_how_to_get_it(
     monkeypatch.setenv("RRDEMO_OFFLINE_FROM_HUB", "1")
     with pytest.raises(RRError, match=r"Qwen2\.5-Coder-1\.5B-Instruct-GGUF.*requirements-offline"):
         loading._load_llamacpp(registry.resolve("qwen2.5-coder-1.5b"), None)
+
+
+def test_placement_is_one_device_by_hardware_unless_told() -> None:
+    assert loading.placement() == ("cpu", "float32")  # no GPU here
+    assert loading.placement("auto", "bfloat16") == ("auto", "bfloat16")
+
+
+@pytest.mark.slow
+def test_a_dtype_and_a_device_map_are_honoured_and_pooled_apart() -> None:
+    """The single-device path: weights in the agent's dtype on the device map's device; a pool
+    keeps one backend per (model, revision, engine, dtype), all on its device map."""
+    import torch
+
+    _converted()
+    pool = ModelPool(device_map="cpu")
+    half = pool.get("smollm2", dtype="bfloat16")
+    assert half.model.dtype == torch.bfloat16 and half.model.device.type == "cpu"
+    full = pool.get("smollm2")
+    assert full.model.dtype == torch.float32 and full is not half
+    assert pool.get("smollm2", dtype="bfloat16") is half
+    with pytest.raises(RRError, match="transformers setting"):
+        loading.load_backend("smollm2", backend="llamacpp", dtype="float16")

@@ -99,6 +99,15 @@ def test_a_served_backend_answers_every_engine_and_says_where_it_is() -> None:
     assert pool.sources() == {"my-server": "served / built in"}
 
 
+def test_a_served_seat_naming_its_weights_revision_finds_its_server() -> None:
+    pool = ModelPool(loader=lambda *a, **k: pytest.fail("a served model must not load"))
+    served = FakeBackend("llama70b", lambda prompt: "x")
+    pool.put(served)
+    seat = AgentSpec("llama70b", revision="abc", backend="openai", hub_id="org/weights")
+    assert pool.get(seat.model, seat.revision, seat.backend) is served
+    assert list(pool.ensure([seat])) == []
+
+
 def test_an_unknown_engine_is_refused() -> None:
     with pytest.raises(RRError, match="unknown backend 'vllm'"):
         ModelPool(preferred_backend="vllm")

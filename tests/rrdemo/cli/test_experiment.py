@@ -3,6 +3,8 @@ before anything is built."""
 
 from __future__ import annotations
 
+import os
+import re
 import resource
 import subprocess
 import sys
@@ -90,3 +92,155 @@ def test_a_huge_label_exits_2_at_once_under_a_memory_limit(tmp_path):
         "is allowed (RRDEMO_MAX_AGENTS)"
     ]
     assert time.monotonic() - started < 30 and not out.exists()
+
+
+SERVED_RUN = """
+run: {k: 8, max_tokens: 64, strength: moderate}
+agents:
+  - {model: smollm2, corrupted: true}
+  - backend: openai
+    model: smollm2@llama
+    base_url: http://127.0.0.1:9/v1
+    served_model: smollm2-q4
+    tokenizer: smollm2
+    hub_id: HuggingFaceTB/SmolLM2-135M-Instruct
+    count: 2
+"""
+
+
+def _conditions(stdout: str) -> list[list[str]]:
+    return [line.split("\t") for line in stdout.splitlines() if line.strip()]
+
+
+def test_an_ensemble_file_is_the_run_from_a_folder_outside_the_repo(tmp_path):
+    """The file's `run:` block is what runs (K 8, L 64, moderate only), nothing else is added,
+    and the plan names the models, where each setting came from and what it will cost."""
+    (tmp_path / "f.yaml").write_text(SERVED_RUN)
+    done = subprocess.run(
+        [sys.executable, "-m", "rrdemo", "experiment", "--ensemble", "f.yaml", "--n", "2",
+         "--dry-run", "--tokens-per-second", "10", "--out", "r.jsonl"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    [condition] = _conditions(done.stdout)
+    assert condition[1:8] == [
+        "smollm2*,smollm2@llama,smollm2@llama",
+        "1c2t",
+        "moderate",
+        "K=8",
+        "M*=3",
+        "L=64",
+        "2 questions",
+    ]
+    settings = dict(
+        line.split(maxsplit=1) for line in done.stderr.splitlines() if line.startswith("  ")
+    )
+    assert settings["k"].split() == ["8", "file", "f.yaml"]
+    assert settings["max_tokens"].split() == ["64", "file", "f.yaml"]
+    assert settings["strengths"].split() == ["moderate", "file", "f.yaml"]
+    assert settings["n"].split() == ["2", "flag"] and settings["seed"].split() == ["0", "default"]
+    assert "weights HuggingFaceTB/SmolLM2-135M-Instruct" in done.stderr
+    # 2 questions x (MAJ + RRMaj) x M* = 3 texts of at most L = 64 tokens
+    assert "decode at most 768 tokens" in done.stderr
+    assert "at 10 tokens/s about 77 s of decoding" in done.stderr
+    assert not (tmp_path / "r.jsonl").exists()
+
+
+def _dry_run(tmp_path, capsys, *args: str) -> tuple[int, str, str]:
+    code = main(["experiment", *args, "--dry-run", "--out", str(tmp_path / "r.jsonl")])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_flags_override_the_file_and_the_plan_says_so(tmp_path, capsys):
+    path = tmp_path / "f.yaml"
+    path.write_text(SERVED_RUN)
+    code, out, err = _dry_run(tmp_path, capsys, "--ensemble", str(path), "--k", "4", "--n", "1")
+    assert code == 0, err
+    [condition] = _conditions(out)
+    assert condition[4:7] == ["K=4", "M*=3", "L=64"]
+    assert any(line.split() == ["k", "4", "flag"] for line in err.splitlines())
+
+
+def test_two_ensemble_files_that_disagree_on_a_setting_are_refused(tmp_path, capsys):
+    (tmp_path / "a.yaml").write_text("run: {k: 8}\nagents: [{model: smollm2, count: 2}]")
+    (tmp_path / "b.yaml").write_text("run: {k: 16}\nagents: [{model: smollm2, corrupted: true}]")
+    files = ["--ensemble", str(tmp_path / "a.yaml"), "--ensemble", str(tmp_path / "b.yaml")]
+    code, _, err = _dry_run(tmp_path, capsys, *files)
+    assert code == 2 and "b.yaml sets k to [16] but a.yaml to [8]" in err
+    code, out, err = _dry_run(tmp_path, capsys, *files, "--k", "4", "--n", "1")
+    assert code == 0, err
+    # neither file names a strength: each runs RunConfig's, the strong injection alone
+    assert [c[3:5] for c in _conditions(out)] == [["strong", "K=4"]] * 2
+
+
+def served_sweep_block() -> str:
+    """The YAML block of docs/serving.md that sweeps the paper's configs over an endpoint."""
+    text = (ROOT / "docs" / "serving.md").read_text()
+    blocks = re.findall(r"^```yaml\n(.*?)^```", text, re.S | re.M)
+    return next(b for b in blocks if "configs:" in b and "endpoints:" in b)
+
+
+def test_the_served_sweep_of_docs_serving_dry_runs_as_written(tmp_path, capsys):
+    path = tmp_path / "sweep_served.yaml"
+    path.write_text(served_sweep_block())
+    code, out, err = _dry_run(tmp_path, capsys, "--sweep", str(path))
+    assert code == 0, err
+    conditions = _conditions(out)
+    assert {c[1] for c in conditions} == {"llama70b"}
+    assert len({c[2] for c in conditions}) >= 3
+    assert "served: llama70b: 'llama70b' at http://GPU-HOST:8000/v1" in err
+    assert "estimate:" in err
+
+
+def test_a_served_model_in_a_sweep_carries_its_weights(tmp_path):
+    from rrdemo.cli.experiment import served_models
+    from rrdemo.runs.spec import plan_sweep
+
+    raw = {
+        "models": ["box", "smollm2"],
+        "configs": ["1c2t"],
+        "strengths": ["strong"],
+        "k": 8,
+        "max_tokens": 8,
+        "n": 1,
+        "endpoints": {
+            "box": {"base_url": "http://h/v1", "hub_id": "org/weights", "revision": "abc"}
+        },
+    }
+    served = served_models(raw, {})
+    plan = plan_sweep(raw, served={name: agent.seat() for name, agent in served.items()})
+    box, local = (c.config.agents for c in plan.conditions)
+    assert [(a.model, a.backend, a.hub_id, a.revision, a.corrupted) for a in box] == [
+        ("box", "openai", "org/weights", "abc", True),
+        *[("box", "openai", "org/weights", "abc", False)] * 2,
+    ]
+    assert all(a.hub_id is None and a.backend != "openai" for a in local)
+    assert "hub_id" not in plan.conditions[1].config.to_dict()["agents"][0]  # hashes as before
+
+
+def test_settings_beyond_the_paper_in_a_run_block_are_the_run_and_flags_override(tmp_path, capsys):
+    """A `run:` block's settings beyond the paper (read off their declarations) set the sweep as
+    the paper's do: the condition is the one their flags give, each shown with its file."""
+    agents = "agents: [{model: smollm2, corrupted: true}, {model: smollm2, count: 2}]"
+    path, bare = tmp_path / "f.yaml", tmp_path / "bare.yaml"
+    path.write_text(f"run: {{k: 8, turn_policy: sentence, k_min: 2, eos_policy: pass}}\n{agents}")
+    bare.write_text(agents)
+    code, out, err = _dry_run(tmp_path, capsys, "--ensemble", str(path), "--n", "1")
+    assert code == 0, err
+    settings = dict(line.split(maxsplit=1) for line in err.splitlines() if line.startswith("  "))
+    assert settings["turn_policies"].split() == ["sentence", "file", "f.yaml"]
+    assert settings["eos_policy"].split() == ["pass", "file", "f.yaml"]
+    assert settings["k_min"].split() == ["2", "file", "f.yaml"]
+    flags = ["--k", "8", "--turn-policies", "sentence", "--k-min", "2", "--eos-policy", "pass"]
+    code, flagged, err = _dry_run(tmp_path, capsys, "--ensemble", str(bare), "--n", "1", *flags)
+    assert code == 0, err
+    assert _conditions(out) == _conditions(flagged)  # same config, same condition key
+    many = ["--turn-policies", "fixed,sentence"]
+    code, out, err = _dry_run(tmp_path, capsys, "--ensemble", str(path), "--n", "1", *many)
+    assert code == 0, err
+    assert len(_conditions(out)) == 2
+    assert ["turn_policies", "fixed,sentence", "flag"] in [
+        line.split() for line in err.splitlines()
+    ]

@@ -262,7 +262,9 @@ def test_cli_dry_run_lists_the_plan_from_a_sweep_file(tmp_path, capsys):
     out = tmp_path / "run.jsonl"
     assert cli_main(["experiment", "--sweep", str(sweep), "--out", str(out), "--dry-run"]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
-    assert len(lines) == 2 and all(line.startswith("gsm8k\t1c2t\tstrong") for line in lines)
+    assert len(lines) == 2 and all(
+        line.startswith("gsm8k\tsmollm2\t1c2t\tstrong") for line in lines
+    )
     assert not out.exists()
 
 
@@ -306,7 +308,7 @@ def test_module_entry_point_validates_and_exits_2_on_bad_input(tmp_path):
         cwd=ROOT, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert ok.returncode == 0, ok.stderr
-    assert ok.stdout.startswith("logic3\t1c1t\t")
+    assert ok.stdout.startswith("logic3\tsmollm2\t1c1t\t")
     bad = subprocess.run(
         [*base, "--tasks", "nosuchtask"], cwd=ROOT, capture_output=True, text=True, timeout=120
     )

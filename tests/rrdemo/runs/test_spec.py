@@ -186,3 +186,16 @@ def test_a_settings_file_that_does_not_parse_names_its_line(tmp_path, name, text
     with pytest.raises(RRError) as refused:
         load_ensemble(ensemble)
     assert where in str(refused.value)
+
+
+def test_a_dtype_is_part_of_each_local_agents_config_only_when_given() -> None:
+    raw = {"tasks": "logic3", "configs": "1c2t", "strengths": "strong", "n": 1, "backend": "auto"}
+    plain = plan_sweep(raw)
+    assert "dtype" not in plain.sweep  # a sweep without one reads (and resumes) as before
+    assert "dtype" not in plain.conditions[0].config.to_dict()["agents"][0]
+    half = plan_sweep({**raw, "dtype": "bfloat16"})
+    agents = half.conditions[0].config.agents
+    assert {(a.dtype, a.backend) for a in agents} == {("bfloat16", "transformers")}
+    assert half.conditions[0].key != plain.conditions[0].key  # it changes the text: hashed
+    with pytest.raises(RRError, match="unknown dtype 'fp8'; allowed: float32, bfloat16"):
+        plan_sweep({**raw, "dtype": "fp8"})

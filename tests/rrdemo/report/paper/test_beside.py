@@ -29,6 +29,12 @@ def test_model_note_is_empty_only_for_the_papers_own_models() -> None:
     assert "does not name" in model_note(["smollm2"], None)
 
 
+def test_a_served_paper_model_counts_as_the_papers() -> None:
+    served = {"llama70b": paper.MODEL_IDS["Llama-3.3-70B"]}
+    assert model_note(["llama70b"], ["Llama-3.3-70B"], served) == ""
+    assert model_note(["llama70b"], ["Llama-3.3-70B"]).startswith("This run used llama70b")
+
+
 def test_markdown_and_csv_carry_every_line() -> None:
     table = k_beside([KPoint("tiny", "strong", "2c1t", "all", 150, 0.5, 0.1)])
     text = beside_markdown(table)

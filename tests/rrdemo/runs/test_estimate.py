@@ -1,0 +1,33 @@
+"""A sweep's cost before it runs: tokens per unit from N, M*, K, L and the prompts' length."""
+
+from __future__ import annotations
+
+from rrdemo.runs.estimate import Estimate, estimate_plan, local_counters, rough_count, unit_tokens
+from rrdemo.runs.spec import plan_sweep
+
+
+def _plan(**settings):
+    raw = {"tasks": "logic3", "configs": "1c2t", "strengths": "strong", "n": 2}
+    return plan_sweep({**raw, **settings})
+
+
+def test_a_unit_decodes_at_most_two_pools_of_l_and_prefills_its_speakers_prompts() -> None:
+    [condition] = _plan(k=8, max_tokens=64).conditions  # N = M* = 3, 8 turns: all 3 speak
+    assert unit_tokens(condition, 100) == (3 * 100 + 3 * 3 * (100 + 64), 2 * 3 * 64)
+    [short] = _plan(k=8, max_tokens=8).conditions  # one turn: one speaker per trajectory
+    assert unit_tokens(short, 100) == (3 * 100 + 3 * 1 * (100 + 8), 2 * 3 * 8)
+
+
+def test_the_plan_estimate_counts_every_question_with_the_counter_it_is_given() -> None:
+    plan = _plan(k=8, max_tokens=64)
+    estimate = estimate_plan(plan, lambda model: (lambda text: 100, "a fake"))
+    assert estimate == Estimate(2, 2 * (300 + 9 * 164), 2 * 384, ("a fake",))
+    assert "at 10 tokens/s about 77 s" in estimate.describe(10)
+    assert "give --tokens-per-second" in estimate.describe()
+
+
+def test_without_a_local_tokenizer_prompts_are_counted_roughly(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("RRDEMO_CACHE_DIR", str(tmp_path))  # no converted copy
+    count, way = local_counters({})("smollm2")
+    assert count is rough_count and "rough" in way
+    assert rough_count("x" * 40) == 10
