@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 export HF_HUB_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: setup run test test-fast lint format bench bench-served experiment-small sweep-qwen15b evidence browser warm llama llama-optional clean
+.PHONY: setup run test test-fast lint format bench bench-served experiment-small calibrate-qwen15b calibrate-qwen15b-arith evidence-run evidence browser warm llama llama-optional clean
 
 setup: $(STAMP)
 
@@ -73,12 +73,27 @@ experiment-small: setup warm llama-optional
 	  --strengths strong --k 16 --m-star 5 --max-tokens 128 --n 8 --seed 0 --out runs/experiment_small.jsonl
 	$(BIN)/python -m rrdemo report runs/experiment_small.jsonl --out runs/experiment_small_report
 
-# The evidence sweep on Qwen2.5-Coder-1.5B (assets/qwen15b/sweep.yaml: 600 units, about 4 minutes
-# each on one CPU core). Resumable: run it again and it goes on where it stopped. On a shared 2-core
-# machine give it one core: RRDEMO_LLAMA_THREADS=1 taskset -c 0 make sweep-qwen15b
-sweep-qwen15b: setup llama
-	$(BIN)/python -m rrdemo experiment --sweep assets/qwen15b/sweep.yaml --out assets/qwen15b/log.jsonl
+# Calibration of the 1.5B (docs/evidence.md): the six paper tasks and the generated arithmetic,
+# one agent per answer, 20 questions per cell; resumable. On 2 cores run the two on one core each:
+# RRDEMO_LLAMA_THREADS=1 taskset -c 0 make calibrate-qwen15b (the tasks) and -c 1 ... (arith).
+calibrate-qwen15b: setup llama
+	$(BIN)/python -m rrdemo calibrate --models qwen2.5-coder-1.5b --tasks all --n 20 \
+	  --max-tokens 512 --batch 16 --out assets/calibration/qwen15b.jsonl
+calibrate-qwen15b-arith: setup llama
+	$(BIN)/python -m rrdemo calibrate --models qwen2.5-coder-1.5b --tasks arith2,arith4,arith6 \
+	  --n 20 --max-tokens 512 --batch 16 --out assets/calibration/qwen15b_arith.jsonl
 
+# The evidence run on the cell the calibration chose (assets/evidence/sweep.yaml: held-out
+# questions, meter on; 400 units, about a minute each on one core). Resumable. Two cores:
+# RRDEMO_LLAMA_THREADS=1 taskset -c 0 make evidence-run SHARD=1/2 (and -c 1 ... SHARD=2/2), then
+# rrdemo merge-logs.
+SHARD ?=
+evidence-run: setup llama
+	$(BIN)/python -m rrdemo experiment --sweep assets/evidence/sweep.yaml \
+	  $(if $(SHARD),--shard $(SHARD) --out assets/evidence/log-$(subst /,-of-,$(SHARD)).jsonl,--out assets/evidence/log.jsonl)
+
+# The old 1.5B sweep (assets/qwen15b) ran with the old prompt; it is kept as recorded and cannot
+# be resumed under today's prompts.
 # The sweep's report and its leaderboard rows (source "rrdemo", seeded into every board).
 evidence: setup
 	$(BIN)/python -m rrdemo report assets/qwen15b/log.jsonl --out assets/qwen15b/report

@@ -29,7 +29,7 @@ def calibration_figure(rows: Sequence[CalibrationRow]) -> go.Figure:
         type="rect", x0=x0, y0=y0, x1=100, y1=100, line={"width": 0},
         fillcolor="rgba(46, 160, 67, 0.15)", layer="below",
     )  # fmt: skip
-    fig.add_annotation(x=100, y=100, xanchor="right", yanchor="top", showarrow=False,
+    fig.add_annotation(x=100, y=y0, xanchor="right", yanchor="bottom", showarrow=False,
                        text="qualifies: a rescue can show here")  # fmt: skip
     symbols = {"strong": "circle", "moderate": "diamond-open"}
     for model in dict.fromkeys(r.model for r in rows):
