@@ -10,6 +10,7 @@ from rrdemo.backends.choice import BACKEND_CHOICES
 from rrdemo.backends.registry import resolve
 from rrdemo.config import EXPERIMENT_DEFAULTS, Sampling, run_settings
 from rrdemo.errors import RRError
+from rrdemo.limits import limits
 from rrdemo.settings import Setting, check_choice, whole_number
 from rrdemo.tasks import GENERATED_TASKS, TASK_NAMES, canonical_name, load_questions
 from rrdemo.tasks.base import Question
@@ -78,6 +79,7 @@ def _words(value: Any, what: str) -> list[str]:
         raise RRError(f"{what} must be a list or a comma-separated string, got {value!r}")
     if not value:
         raise RRError(f"give at least one of {what}")
+    limits().check("sweep_values", len(value), f"the number of {what}")
     return list(dict.fromkeys(value))
 
 
@@ -109,23 +111,40 @@ def normalize_calibration(raw: dict[str, Any]) -> dict[str, Any]:
         resolve(model)
     check_choice(s["source"], "data source", ("auto", "offline", "hub"))
     check_choice(s["backend"], "backend", BACKEND_CHOICES)
+    bound = limits()
+    n = whole_number(s["n"], "n (questions per task)", minimum=1)
+    bound.check("questions", n, "n (questions per task)")
+    max_tokens = whole_number(s["max_tokens"], "L (max_tokens)", minimum=1)
+    bound.check("tokens", max_tokens, "L (max_tokens)")
+    if template is not None:
+        bound.check("template_chars", len(str(template)), "the custom template's length")
+    cells = len(models) * len(tasks) * len(styles) * len(injections)
+    bound.check("conditions", cells, "the number of cells")
+    bound.check("units", cells * n, "the number of answers")
     settings = {
         "models": models,
         "tasks": list(dict.fromkeys(tasks)),
         "styles": styles,
         "injections": injections,
         "custom_template": template if "custom" in injections else None,
-        "n": whole_number(s["n"], "n (questions per task)", minimum=1),
+        "n": n,
         "split_seed": whole_number(s["split_seed"], "split seed", minimum=0),
-        "max_tokens": whole_number(s["max_tokens"], "L (max_tokens)", minimum=1),
-        "temperature": float(s["temperature"]),
-        "top_p": float(s["top_p"]),
+        "max_tokens": max_tokens,
+        "temperature": _number(s["temperature"], "temperature"),
+        "top_p": _number(s["top_p"], "top-p"),
         "seed": whole_number(s["seed"], "seed", minimum=0),
         "source": s["source"],
         "backend": s["backend"],
     }
     Sampling(settings["temperature"], settings["top_p"], settings["seed"])  # checks them
     return settings
+
+
+def _number(value: Any, what: str) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise RRError(f"{what} must be a number, got {value!r}") from None
 
 
 def calibration_split(task: str, n: int, split_seed: int, source: str = "auto") -> list[Question]:

@@ -37,12 +37,16 @@ def test_the_split_is_the_same_for_the_same_seed_and_moves_with_it() -> None:
         ({"injections": "custom"}, "needs --custom-template with a {target} slot"),
         ({"styles": "chatty"}, "unknown prompt style 'chatty'"),
         ({"tasks": "custom"}, "calibrate the paper's tasks"),
-        ({"tasks": "logic3", "n": 100000}, "asked for 100000 questions but this set has only"),
+        ({"tasks": "logic3", "n": 5000}, "asked for 5000 questions but this set has only"),
         ({"n": "many"}, "n (questions per task) must be a whole number"),
         ({"max_tokens": 0}, "L (max_tokens) must be at least 1"),
         ({"temperature": 9}, "temperature must be between 0 and 5"),
         ({"models": "no-such-model"}, "no-such-model"),
         ({"injections": []}, "give at least one of injections"),
+        ({"n": 10**9}, "n (questions per task) is 1000000000; at most 10000 is allowed"),
+        ({"max_tokens": 10**9}, "L (max_tokens) is 1000000000; at most 32768 is allowed"),
+        ({"tasks": ",".join(["logic3"] * 33)}, "the number of tasks is 33; at most 32"),
+        ({"temperature": "warm"}, "temperature must be a number, got 'warm'"),
     ],
 )
 def test_bad_settings_are_refused_with_what_is_allowed(raw: dict, words: str) -> None:
