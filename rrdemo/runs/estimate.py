@@ -26,7 +26,7 @@ Counter = Callable[[str], int]
 
 
 @dataclass(frozen=True)
-class Estimate:
+class TokenEstimate:
     """A sweep's tokens (upper bounds of decode, the local engines' prefill) and its time."""
 
     units: int
@@ -63,7 +63,7 @@ def unit_tokens(condition: Condition, prompt_tokens: float) -> tuple[float, int]
     return maj + rrmaj, 2 * m * length
 
 
-def estimate_plan(plan: Plan, counter_for: Callable[[str], tuple[Counter, str]]) -> Estimate:
+def estimate_plan(plan: Plan, counter_for: Callable[[str], tuple[Counter, str]]) -> TokenEstimate:
     """The plan's tokens; `counter_for(model)` gives a prompt counter and what it is (a phrase)."""
     prefill = decode = 0.0
     ways: dict[str, None] = {}
@@ -76,7 +76,7 @@ def estimate_plan(plan: Plan, counter_for: Callable[[str], tuple[Counter, str]])
             unit_prefill, unit_decode = unit_tokens(condition, count(text))
             prefill += unit_prefill
             decode += unit_decode
-    return Estimate(plan.n_units, round(prefill), round(decode), tuple(ways))
+    return TokenEstimate(plan.n_units, round(prefill), round(decode), tuple(ways))
 
 
 def rough_count(text: str) -> int:

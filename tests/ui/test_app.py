@@ -121,7 +121,7 @@ def test_a_last_word_run_shows_a_corrupted_writer_of_the_last_turn(client) -> No
                 "custom_question": "How many? " + "word " * 9000,
                 "custom_gold": "3",
             },
-            "too long",
+            "at most 20000 is allowed (RRDEMO_MAX_QUESTION_CHARS)",
         ),
         ({"task": "custom", "custom_question": "What is 2 + 2?"}, "give the correct answer"),
         ({"task": "logic3", "question_index": 99999}, "does not exist"),

@@ -274,19 +274,27 @@ def test_llamacpp_gives_each_case_its_turn_length(forced_llamacpp, case):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("engine", ["transformers", pytest.param("llamacpp", marks=needs_llama)])
-def test_the_reported_run_stays_within_l_on_both_engines(real_pool, engine):
-    """Greedy RRMaj, 2 agents, M = 1, K = 8, L = 20: the last turn's K-th token opens '≈' with
-    no room left of L; its bytes are dropped and the trajectory is 20 tokens (llama.cpp wrote 21)."""
+@needs_llama
+@pytest.mark.parametrize("length", [20, 21, 22, 24])
+def test_the_reported_run_stays_within_l_and_the_engines_agree(real_pool, length):
+    """The reported setting (greedy RRMaj, 2 agents, M = 1, K = 8) around L = 20: on both engines
+    the turns add up to exactly L and are the same turns with the same text (llama.cpp wrote 21
+    tokens at L = 20). Which L cuts inside a character depends on what the prompt makes the model
+    write; the cut itself is in the scripted table above, through both engines."""
     from rrdemo.protocols import run_question
     from rrdemo.tasks import get_task
 
     task = get_task("custom")
     question = task.question("Copy this line exactly: 12 × 3 ≈ 3 and 7 × 8 ≈ 56", gold="36")
-    config = RunConfig(
-        agents=(AgentSpec("smollm2", backend=engine),) * 2, k=8, max_tokens=20, m=1, sampling=GREEDY
-    )
-    events = list(run_question(config, question, task, real_pool, methods=("RRMaj",)))
-    chunks = [e for e in events if e.kind == "chunk_written"]
-    assert [c.n_tokens for c in chunks] == [8, 8, 4]
-    assert "".join(c.text for c in chunks).endswith("7 × 8 ")  # '≈' cut by L, dropped
+    seen = {}
+    for engine in ("transformers", "llamacpp"):
+        config = RunConfig(
+            agents=(AgentSpec("smollm2", backend=engine),) * 2, k=8, max_tokens=length, m=1,
+            sampling=GREEDY,
+        )  # fmt: skip
+        events = list(run_question(config, question, task, real_pool, methods=("RRMaj",)))
+        chunks = [e for e in events if e.kind == "chunk_written"]
+        seen[engine] = ([c.n_tokens for c in chunks], "".join(c.text for c in chunks))
+        assert sum(seen[engine][0]) <= length
+    assert seen["transformers"] == seen["llamacpp"]
+    assert sum(seen["llamacpp"][0]) == length  # the text runs on past L: the cap is what stops it

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from rrdemo.runs.estimate import Estimate, estimate_plan, local_counters, rough_count, unit_tokens
+from rrdemo.runs.estimate import (
+    TokenEstimate,
+    estimate_plan,
+    local_counters,
+    rough_count,
+    unit_tokens,
+)
 from rrdemo.runs.spec import plan_sweep
 
 
@@ -21,7 +27,7 @@ def test_a_unit_decodes_at_most_two_pools_of_l_and_prefills_its_speakers_prompts
 def test_the_plan_estimate_counts_every_question_with_the_counter_it_is_given() -> None:
     plan = _plan(k=8, max_tokens=64)
     estimate = estimate_plan(plan, lambda model: (lambda text: 100, "a fake"))
-    assert estimate == Estimate(2, 2 * (300 + 9 * 164), 2 * 384, ("a fake",))
+    assert estimate == TokenEstimate(2, 2 * (300 + 9 * 164), 2 * 384, ("a fake",))
     assert "at 10 tokens/s about 77 s" in estimate.describe(10)
     assert "give --tokens-per-second" in estimate.describe()
 
