@@ -13,6 +13,7 @@ from __future__ import annotations
 import queue
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -208,7 +209,8 @@ def run_sweep(
         pool.admit(model)
     plan = plan_sweep(settings, units_limit="web_units")  # sizes checked before anything is built
     folder = data_dir() / "experiments"
-    path = folder / f"sweep-{time.strftime('%Y%m%d-%H%M%S')}-{threading.get_ident() % 10000}.jsonl"
+    # dated for people, and unique: two sweeps started within a second never share a log
+    path = folder / f"sweep-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:8]}.jsonl"
     finished: queue.Queue = queue.Queue()
 
     def on_unit(i: int) -> None:

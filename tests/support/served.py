@@ -13,6 +13,17 @@ import pytest
 from leaderboard import hub_sync
 
 TOKEN = "sesame"  # the admin token of a served app
+# HTTP timeout of test clients: httpx's and gradio_client's default of 5 s is shorter than what a
+# request to an app in this process can take on a loaded 2-core machine.
+HTTP_TIMEOUT_S = 60.0
+
+
+def app_client(url: str, **options):
+    """A quiet `gradio_client.Client` with the tests' HTTP timeout (its streams get gradio's
+    heartbeat every 15 s, well within it); `options` go to the Client."""
+    from gradio_client import Client
+
+    return Client(url, verbose=False, httpx_kwargs={"timeout": HTTP_TIMEOUT_S}, **options)
 
 
 def free_port() -> int:

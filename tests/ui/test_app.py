@@ -16,7 +16,7 @@ import pytest
 from rrdemo.events import AnswerExtracted, Decision
 from rrdemo.fold import fold
 from rrdemo.protocols import run_question
-from tests.support.served import free_port, served_app
+from tests.support.served import app_client, free_port, served_app
 from ui.state import ARENA_FIELDS, ArenaRequest, build_run
 
 SMALL = ArenaRequest(
@@ -37,9 +37,7 @@ def server(real_pool, tmp_path_factory) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def client(server):
-    from gradio_client import Client
-
-    return Client(server, verbose=False, download_files=False)
+    return app_client(server, download_files=False)
 
 
 def _error_text(excinfo: pytest.ExceptionInfo) -> str:

@@ -50,6 +50,19 @@ def test_sweep_reports_progress_and_accuracy_by_rho() -> None:
     assert len(fig.data) == 2  # MAJ and RRMaj for one task, strength and K
 
 
+def test_two_sweeps_in_one_second_from_one_thread_write_two_logs(monkeypatch) -> None:
+    """A sweep's log is its own, however fast the next sweep starts (the clock is held still)."""
+    import ui.experiments_tab as tab
+
+    monkeypatch.setattr(tab.time, "strftime", lambda _: "20260101-000000")
+    pool = FakePool(FakeBackend("smollm2", obeys_injection))
+    first = list(run_sweep(_settings(), pool, threading.Event(), every=0.05))
+    second = list(run_sweep(_settings(configs="2c1t"), pool, threading.Event(), every=0.05))
+    assert first[-1][2] != second[-1][2]
+    assert list(results_frame(second[-1][2])["setting"]) == ["2c1t"]
+    assert list(results_frame(first[-1][2])["setting"]) == ["0c3t", "2c1t"]
+
+
 def test_stop_ends_the_sweep_after_the_current_question() -> None:
     pool = FakePool(FakeBackend("smollm2", obeys_injection))
     stop = threading.Event()

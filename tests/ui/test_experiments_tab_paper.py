@@ -13,6 +13,7 @@ import pytest
 from rrdemo.report.paper.beside import PAPER, RUN
 from rrdemo.report.paper.main_tables import main_lines
 from tests.support.fakes import FakeBackend, FakePool, obeys_injection
+from tests.support.served import app_client
 from ui.experiments_tab import (
     PAPER_COLUMNS,
     build_experiments_tab,
@@ -67,8 +68,6 @@ def test_a_sweep_the_paper_has_nothing_for_says_so() -> None:
 @contextlib.contextmanager
 def _served_tab():
     """The Experiments tab alone, on a real gradio server over scripted agents: a client."""
-    from gradio_client import Client
-
     pool = FakePool(FakeBackend("smollm2", obeys_injection))
     with gr.Blocks() as demo:
         build_experiments_tab(pool)
@@ -77,7 +76,7 @@ def _served_tab():
         port = s.getsockname()[1]
     demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
     try:
-        yield Client(f"http://127.0.0.1:{port}/", verbose=False, download_files=False)
+        yield app_client(f"http://127.0.0.1:{port}/", download_files=False)
     finally:
         demo.close()
 

@@ -21,6 +21,7 @@ from leaderboard.service import MAX_SUBMISSION_ID, board_rows  # noqa: E402
 from rrdemo.errors import RRError  # noqa: E402
 from rrdemo.report.submission import MAX_FILE_BYTES  # noqa: E402
 from tests.support.samples import encode, result_row, submission  # noqa: E402
+from tests.support.served import app_client  # noqa: E402
 from ui.leaderboard_tab import (  # noqa: E402
     _submission_number,
     download,
@@ -155,7 +156,7 @@ def client(monkeypatch: pytest.MonkeyPatch) -> Iterator[object]:
     port = _free_port()
     demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=port, quiet=True)
     try:
-        yield gradio_client.Client(f"http://127.0.0.1:{port}/", verbose=False)
+        yield app_client(f"http://127.0.0.1:{port}/")
     finally:
         demo.close()
         store.factory.kw["bind"].dispose()

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from rrdemo.gallery import cached_log, load_gallery
-from tests.support.served import served_app
+from tests.support.served import app_client, served_app
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets"
 
@@ -24,10 +24,8 @@ def fresh_pool():
 
 @pytest.fixture(scope="module")
 def client(fresh_pool, tmp_path_factory) -> Iterator:
-    from gradio_client import Client
-
     with served_app(fresh_pool, tmp_path_factory.mktemp("app")) as url:
-        yield Client(url, verbose=False, download_files=False)
+        yield app_client(url, download_files=False)
 
 
 def test_a_gallery_replay_streams_the_recorded_run(client, fresh_pool) -> None:

@@ -23,7 +23,14 @@ from leaderboard.db import run_transaction
 from rrdemo.backends.pool import ModelPool
 from tests.support.fakes import fake_pool
 from tests.support.samples import db_checksum
-from tests.support.served import TOKEN, ServedApp, rss_bytes, serve_app
+from tests.support.served import (
+    HTTP_TIMEOUT_S,
+    TOKEN,
+    ServedApp,
+    app_client,
+    rss_bytes,
+    serve_app,
+)
 from ui.state import ARENA_FIELDS, ArenaRequest
 
 TINY = ArenaRequest(model="smollm2", n=3, c=1, k=8, m=0, max_tokens=16, task="logic3")
@@ -38,9 +45,7 @@ def served(tmp_path_factory) -> Iterator[ServedApp]:
 
 @pytest.fixture(scope="module")
 def client(served: ServedApp):
-    from gradio_client import Client
-
-    return Client(served.url, verbose=False, download_files=False)
+    return app_client(served.url, download_files=False)
 
 
 def _run_args(request: ArenaRequest) -> list:
@@ -62,7 +67,7 @@ def _upload(url: str, name: str, content: bytes):
     import httpx
 
     files = [("files", (name, content, "application/octet-stream"))]
-    return httpx.post(url + "gradio_api/upload", files=files, timeout=60)
+    return httpx.post(url + "gradio_api/upload", files=files, timeout=HTTP_TIMEOUT_S)
 
 
 def _raw_call(url: str, api: str, raw_json: str) -> str:
@@ -71,9 +76,11 @@ def _raw_call(url: str, api: str, raw_json: str) -> str:
     import httpx
 
     headers = {"content-type": "application/json"}
-    posted = httpx.post(f"{url}gradio_api/call/{api}", content=raw_json, headers=headers)
+    posted = httpx.post(
+        f"{url}gradio_api/call/{api}", content=raw_json, headers=headers, timeout=HTTP_TIMEOUT_S
+    )
     event = posted.json()["event_id"]
-    return httpx.get(f"{url}gradio_api/call/{api}/{event}", timeout=60).text
+    return httpx.get(f"{url}gradio_api/call/{api}/{event}", timeout=HTTP_TIMEOUT_S).text
 
 
 def _model_names(served: ServedApp, uploaded: str) -> dict[str, str]:
@@ -153,14 +160,17 @@ def test_uploads_have_a_per_client_budget_and_a_count(served: ServedApp, monkeyp
     import httpx
 
     monkeypatch.setenv("RRDEMO_PROXY_HOPS", "1")
+
+    def upload(files: list, headers: dict) -> httpx.Response:
+        return httpx.post(
+            served.url + "gradio_api/upload", files=files, headers=headers, timeout=HTTP_TIMEOUT_S
+        )
+
     files = [("files", (f"f{i}.json", b"{}" * 100, "application/json")) for i in range(5)]
     headers = {"X-Forwarded-For": "10.5.0.1"}
-    codes = [
-        httpx.post(served.url + "gradio_api/upload", files=files, headers=headers).status_code
-        for _ in range(21)
-    ]
+    codes = [upload(files, headers).status_code for _ in range(21)]
     assert codes[:20] == [200] * 20
-    refused = httpx.post(served.url + "gradio_api/upload", files=files, headers=headers)
+    refused = upload(files, headers)
     assert (
         refused.status_code == 429
         and "Too many uploads: at most 20 per 10 minutes" in (refused.json()["detail"])
@@ -168,15 +178,10 @@ def test_uploads_have_a_per_client_budget_and_a_count(served: ServedApp, monkeyp
     # Bytes count too: 1.9 MB files, each under the per-file limit, stop at the 20 MB budget.
     big = [("files", ("big.json", b" " * 1_900_000, "application/json"))]
     other = {"X-Forwarded-For": "10.5.0.2"}
-    sent = [
-        httpx.post(served.url + "gradio_api/upload", files=big, headers=other).status_code
-        for _ in range(12)
-    ]
+    sent = [upload(big, other).status_code for _ in range(12)]
     assert sent.count(200) == 11 and sent[-1] == 429
     # Someone else still uploads.
-    ok = httpx.post(
-        served.url + "gradio_api/upload", files=files, headers={"X-Forwarded-For": "10.5.0.3"}
-    )
+    ok = upload(files, {"X-Forwarded-For": "10.5.0.3"})
     assert ok.status_code == 200
 
 
@@ -236,12 +241,10 @@ def test_pending_is_private_and_token_guessing_is_paused(client, served: ServedA
     assert all("token is wrong" in r for r in replies[:4])
     assert "Too many wrong admin tokens" in replies[4]  # this client's right one waits too
     # ... but only this client's: the admin, from another address, is not locked out.
-    from gradio_client import Client
-
     with pytest.MonkeyPatch.context() as env:
         env.setenv("RRDEMO_PROXY_HOPS", "1")
-        admin = Client(
-            served.url, verbose=False, download_files=False, headers={"X-Forwarded-For": "10.4.0.1"}
+        admin = app_client(
+            served.url, download_files=False, headers={"X-Forwarded-For": "10.4.0.1"}
         )
         reply, _ = admin.predict(TOKEN, None, "", api_name="/leaderboard_pending")
         assert "submissions wait for approval" in reply
@@ -271,16 +274,13 @@ def _until(condition, seconds: float = 60) -> bool:
 def test_one_visitor_cannot_fill_the_queue_and_cheap_reads_still_answer(
     slow_app, monkeypatch
 ) -> None:
-    from gradio_client import Client
-
     from ui.queue_limits import GENERATION_PER_CLIENT, GENERATION_TOTAL
 
     monkeypatch.setenv("RRDEMO_PROXY_HOPS", "1")  # as on a Space: the proxy names each visitor
     request = replace(TINY, model="obey", n=3, c=1, max_tokens=64)
     clients = [
-        Client(
+        app_client(
             slow_app.url,
-            verbose=False,
             download_files=False,
             headers={"X-Forwarded-For": f"10.1.0.{i}"},
         )
@@ -317,7 +317,10 @@ def _post_run(url: str, request: ArenaRequest, address: str):
 
     headers = {"X-Forwarded-For": address}
     return httpx.post(
-        url + "gradio_api/call/run", json={"data": _run_args(request)}, headers=headers
+        url + "gradio_api/call/run",
+        json={"data": _run_args(request)},
+        headers=headers,
+        timeout=HTTP_TIMEOUT_S,
     )
 
 
@@ -325,7 +328,9 @@ def _leave(url: str, event_id: str) -> None:
     """Open the run's stream, read its first message, and hang up."""
     import httpx
 
-    with httpx.stream("GET", f"{url}gradio_api/call/run/{event_id}", timeout=60) as stream:
+    with httpx.stream(
+        "GET", f"{url}gradio_api/call/run/{event_id}", timeout=HTTP_TIMEOUT_S
+    ) as stream:
         for line in stream.iter_lines():
             if line.startswith("event:") and "heartbeat" not in line:
                 break
@@ -358,11 +363,9 @@ def test_the_raw_api_is_held_to_the_same_per_client_limit_and_leaving_cancels(
 
 
 def test_a_run_past_the_time_limit_stops_with_a_message(slow_app, monkeypatch) -> None:
-    from gradio_client import Client
-
     monkeypatch.setenv("RRDEMO_RUN_SECONDS", "2")  # read when a run starts
     assert _until(lambda: _waiting_or_running(slow_app) == 0, 120)
-    client = Client(slow_app.url, verbose=False, download_files=False)
+    client = app_client(slow_app.url, download_files=False)
     request = replace(TINY, model="obey", n=3, c=1, max_tokens=64)
     started = time.monotonic()
     message = _refusal(lambda: client.predict(*_run_args(request), api_name="/run"))

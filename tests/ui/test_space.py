@@ -26,6 +26,7 @@ from rrdemo.paths import cache_dir
 from rrdemo.tasks import data as task_data
 from tests.support import spacevenv
 from tests.support.localhub import LocalHub, parquet_bytes, serve
+from tests.support.served import app_client
 from ui.state import ARENA_FIELDS, ArenaRequest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -177,10 +178,8 @@ def test_requirements_venv_has_no_offline_packages(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_space_runs_the_default_arena_from_the_hub(space) -> None:
-    from gradio_client import Client
-
     url, hub, log = space
-    client = Client(url, verbose=False, download_files=False)
+    client = app_client(url, download_files=False)
     status, verdict, *_ = client.predict(*[getattr(RUN, f) for f in ARENA_FIELDS], api_name="/run")
     assert status.startswith("**Done**"), status
     assert "smollm2 loaded from: hub" in status

@@ -45,8 +45,8 @@ def test_waiting_ends_as_soon_as_the_model_list_answers():
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         start = time.monotonic()
-        wait_until_ready(f"http://127.0.0.1:{server.server_address[1]}/v1/", timeout_s=10)
-        assert time.monotonic() - start < 2
+        wait_until_ready(f"http://127.0.0.1:{server.server_address[1]}/v1/", timeout_s=60)
+        assert time.monotonic() - start < 10  # the first answer ends it, long before the timeout
     finally:
         server.shutdown()
         server.server_close()

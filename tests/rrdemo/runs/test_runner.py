@@ -117,12 +117,22 @@ def test_a_crash_then_resume_runs_each_unit_exactly_once(tmp_path):
     assert log.read_bytes() == before
 
 
+# A run whose agents hang a few calls into the second unit: the parent kills it there, mid-unit,
+# however slowly it polls (a run left going could otherwise finish before the kill).
 _CHILD = """
-import sys
+import sys, time
+from pathlib import Path
 sys.path.insert(0, {root!r})
-from tests.support.fakes import fake_plan, fake_pool
+from tests.support.fakes import FakeBackend, FakePool, fake_plan, obeys_injection
 from rrdemo.runs.runner import run_plan
-run_plan(fake_plan(), {log!r}, fake_pool(delay=0.02), progress=False)
+log, later = Path({log!r}), [0]
+def script(prompt):
+    if b'"type":"done"' in log.read_bytes():
+        later[0] += 1
+        if later[0] > 3:
+            time.sleep(600)
+    return obeys_injection(prompt)
+run_plan(fake_plan(), log, FakePool(FakeBackend("obey", script)), progress=False)
 """
 
 
@@ -140,10 +150,12 @@ def test_a_killed_process_resumes_with_nothing_lost_or_duplicated(tmp_path):
             pytest.fail("the child run wrote no finished unit in 60 s")
         os.kill(child.pid, signal.SIGKILL)
     finally:
+        if child.poll() is None:
+            child.kill()
         child.wait(timeout=30)
     assert child.returncode == -signal.SIGKILL
     killed_at = read_log(log)
-    assert len(killed_at.done) < plan.n_units
+    assert len(killed_at.done) == 1 < plan.n_units  # killed inside the second unit
     run_plan(plan, log, fake_pool(), progress=False)
     assert_exactly_once(log, plan)
 
