@@ -49,7 +49,9 @@ FILLER = " the cat sat on a warm mat near the door and looked at the rain outsid
 
 def setting(model: str, max_tokens: int):
     """(config, question, task): the equal-budget run of `model` with its own defaults."""
-    from rrdemo.config import MODEL_DEFAULTS, RunConfig, Sampling, homogeneous_agents
+    from rrdemo.config import RunConfig, Sampling
+    from rrdemo.defaults import MODEL_DEFAULTS
+    from rrdemo.seats import homogeneous_agents
     from ui.state import ArenaRequest, build_run
 
     prepared = build_run(ArenaRequest(model=model, question_index=0))

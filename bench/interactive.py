@@ -41,7 +41,7 @@ TARGET_S = 1.5
 
 def arena_run(model: str, index: int, max_tokens: int | None):
     """(config, question, task, target) as the Arena prepares question `index` for `model`."""
-    from rrdemo.config import INTERACTIVE_DEFAULTS
+    from rrdemo.defaults import INTERACTIVE_DEFAULTS
     from ui.state import ArenaRequest, build_run
 
     own = INTERACTIVE_DEFAULTS.for_models([model], "logic3")

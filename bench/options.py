@@ -46,7 +46,8 @@ class BenchOptions:
 
     def config(self, n: int | None = None, c: int | None = None):
         """The RunConfig measured (N and c overridable for the memory probe)."""
-        from rrdemo.config import RunConfig, Sampling, homogeneous_agents
+        from rrdemo.config import RunConfig, Sampling
+        from rrdemo.seats import homogeneous_agents
 
         n = self.n if n is None else n
         c = self.c if c is None else c

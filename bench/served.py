@@ -32,10 +32,11 @@ from rrdemo.backends.endpoint import Endpoint
 from rrdemo.backends.llamacpp_server import launch_llama_cpp_server
 from rrdemo.backends.openai import OpenAIBackend
 from rrdemo.backends.pool import ModelPool
-from rrdemo.config import RunConfig, Sampling, homogeneous_agents
+from rrdemo.config import RunConfig, Sampling
 from rrdemo.errors import RRError
 from rrdemo.events import METHODS, ChunkWritten, ComputeUsed, Decision
 from rrdemo.protocols import run_question
+from rrdemo.seats import homogeneous_agents
 from rrdemo.tasks import get_task
 from rrdemo.tasks.base import Question
 

@@ -19,9 +19,10 @@ from pathlib import Path
 
 from rrdemo.backends.choice import with_backends
 from rrdemo.backends.pool import ModelPool
-from rrdemo.config import INTERACTIVE_DEFAULTS, homogeneous_agents
+from rrdemo.defaults import INTERACTIVE_DEFAULTS
 from rrdemo.events import AnswerExtracted
 from rrdemo.protocols import run_question
+from rrdemo.seats import homogeneous_agents
 from rrdemo.tasks import get_task, load_questions
 
 CANDIDATES = (256, 384, 512, 768, 1024)

@@ -1,5 +1,5 @@
 """How often an honest agent writes in RR trajectories, per setting (the numbers behind the
-interactive defaults in `rrdemo.config.INTERACTIVE_DEFAULTS` and docs/app.md, "Defaults").
+interactive defaults in `rrdemo.defaults.INTERACTIVE_DEFAULTS` and docs/app.md, "Defaults").
 
     python -m tools.speaker_share logic3 20 '{"k": 8}' '{"k": 4}' '{"k": 8, "eos_policy": "pass"}'
 
@@ -15,10 +15,11 @@ import time
 
 from rrdemo.backends.choice import with_backends
 from rrdemo.backends.pool import ModelPool
-from rrdemo.config import INTERACTIVE_DEFAULTS, homogeneous_agents
+from rrdemo.defaults import INTERACTIVE_DEFAULTS
 from rrdemo.events import Decision
 from rrdemo.fold import fold
 from rrdemo.protocols import run_question
+from rrdemo.seats import homogeneous_agents
 from rrdemo.tasks import get_task, load_questions
 
 

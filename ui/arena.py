@@ -20,11 +20,11 @@ from rrdemo.agents import ModelSource
 from rrdemo.backends.choice import with_backends
 from rrdemo.backends.hardware import gpu_duration, on_gpu
 from rrdemo.backends.registry import DEFAULT_MODEL, resolve
-from rrdemo.config import parse_agents
 from rrdemo.errors import RRError
 from rrdemo.gallery import Gallery, load_gallery
 from rrdemo.protocols import run_question
 from rrdemo.report.paper.tables import models_text
+from rrdemo.seats import parse_agents
 from ui import render
 from ui.arena_controls import build_controls, wire_controls
 from ui.errors import user_error

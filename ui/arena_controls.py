@@ -15,18 +15,11 @@ from html import escape
 import gradio as gr
 
 from rrdemo.backends.registry import REGISTRY
-from rrdemo.config import (
-    INTERACTIVE_DEFAULTS,
-    MODEL_DEFAULTS,
-    ORDERS,
-    STRENGTHS,
-    ModelDefaults,
-    ct_label,
-    parse_agents,
-    rho_of,
-)
+from rrdemo.config import ORDERS, STRENGTHS, ct_label, rho_of
 from rrdemo.corruption import TEMPLATES
+from rrdemo.defaults import INTERACTIVE_DEFAULTS, MODEL_DEFAULTS, ModelDefaults
 from rrdemo.errors import RRError
+from rrdemo.seats import parse_agents
 from rrdemo.settings import Setting
 from rrdemo.speakers import silence_warning
 from rrdemo.tasks import get_task, load_questions
@@ -272,7 +265,7 @@ MODEL_SETTINGS: tuple[str, ...] = (
 
 def model_settings(model: str, task: str) -> tuple:
     """The `MODEL_SETTINGS` the front ends start from for `model` on `task`
-    (`rrdemo.config.MODEL_DEFAULTS`: the Qwen models reason step by step)."""
+    (`rrdemo.defaults.MODEL_DEFAULTS`: the Qwen models reason step by step)."""
     d = INTERACTIVE_DEFAULTS.for_models([model or ""], task)
     return tuple(getattr(d, name) for name in MODEL_SETTINGS)
 

@@ -11,18 +11,13 @@ from __future__ import annotations
 import time
 from dataclasses import asdict, dataclass, field, fields, make_dataclass
 
-from rrdemo.config import (
-    INTERACTIVE_DEFAULTS,
-    RunConfig,
-    Sampling,
-    beyond_paper,
-    homogeneous_agents,
-    parse_agents,
-)
+from rrdemo.config import RunConfig, Sampling, beyond_paper
+from rrdemo.defaults import INTERACTIVE_DEFAULTS
 from rrdemo.errors import RRError
 from rrdemo.events import METHODS, Event, RunStarted
 from rrdemo.fold import Fold, MethodRecord, SpeakerTally
 from rrdemo.limits import limits
+from rrdemo.seats import homogeneous_agents, parse_agents
 from rrdemo.settings import Setting, whole_number
 from rrdemo.tasks import Question, Task, get_task, load_questions
 

@@ -8,7 +8,8 @@ from typing import Any
 
 from rrdemo.backends.choice import BACKEND_CHOICES
 from rrdemo.backends.registry import resolve
-from rrdemo.config import EXPERIMENT_DEFAULTS, Sampling, run_settings
+from rrdemo.config import Sampling, run_settings
+from rrdemo.defaults import EXPERIMENT_DEFAULTS
 from rrdemo.errors import RRError
 from rrdemo.limits import limits
 from rrdemo.settings import Setting, check_choice, whole_number

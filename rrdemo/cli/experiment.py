@@ -16,7 +16,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from rrdemo.config import DTYPES, EXPERIMENT_DEFAULTS, ORDERS, beyond_paper
+from rrdemo.config import DTYPES, ORDERS, beyond_paper
+from rrdemo.defaults import EXPERIMENT_DEFAULTS
 from rrdemo.errors import RRError
 from rrdemo.settings import add_flags
 

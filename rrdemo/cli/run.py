@@ -7,16 +7,8 @@ import os
 import sys
 from dataclasses import replace
 
-from rrdemo.config import (
-    EXPERIMENT_DEFAULTS,
-    INTERACTIVE_DEFAULTS,
-    ORDERS,
-    STRENGTHS,
-    RunConfig,
-    beyond_paper,
-    homogeneous_agents,
-    with_corrupted_seats,
-)
+from rrdemo.config import ORDERS, STRENGTHS, RunConfig, beyond_paper
+from rrdemo.defaults import EXPERIMENT_DEFAULTS, INTERACTIVE_DEFAULTS
 from rrdemo.errors import RRError
 from rrdemo.events import (
     METHODS,
@@ -30,6 +22,7 @@ from rrdemo.events import (
     Vote,
 )
 from rrdemo.fold import Fold, SpeakerTally
+from rrdemo.seats import homogeneous_agents, with_corrupted_seats
 from rrdemo.settings import add_flags, given
 from rrdemo.speakers import silence_warning
 
@@ -99,7 +92,7 @@ def register(subparsers) -> None:
     c.add_argument("--target", help="the wrong answer to push (default: a seeded distractor)")
     r = p.add_argument_group(
         "protocol",
-        "defaults: rrdemo.config.INTERACTIVE_DEFAULTS (an --ensemble file's own settings win)",
+        "defaults: rrdemo.defaults.INTERACTIVE_DEFAULTS (an --ensemble file's own settings win)",
     )
     r.add_argument(
         "--k",

@@ -20,22 +20,12 @@ from typing import Any
 
 from rrdemo.backends.choice import BACKEND_CHOICES, with_backends
 from rrdemo.backends.registry import resolve
-from rrdemo.config import (
-    DTYPES,
-    EXPERIMENT_DEFAULTS,
-    STRENGTHS,
-    AgentSpec,
-    RunConfig,
-    Sampling,
-    beyond_paper,
-    ct_label,
-    homogeneous_agents,
-    parse_agents,
-    parse_ct,
-)
+from rrdemo.config import DTYPES, STRENGTHS, AgentSpec, RunConfig, Sampling, beyond_paper, ct_label
+from rrdemo.defaults import EXPERIMENT_DEFAULTS
 from rrdemo.errors import RRError
 from rrdemo.files import read_settings_file
 from rrdemo.limits import Limits, limits
+from rrdemo.seats import homogeneous_agents, parse_agents, parse_ct
 from rrdemo.settings import (
     check_choice,
     known_keys,

@@ -10,11 +10,12 @@ from pathlib import Path
 import pytest
 
 from rrdemo.adversary import CONTEXTUAL_TEXT, STRATEGIES, get_strategy, last_turn
-from rrdemo.config import ADVERSARIES, RunConfig, Sampling, homogeneous_agents
+from rrdemo.config import ADVERSARIES, RunConfig, Sampling
 from rrdemo.errors import RRError
 from rrdemo.protocols import run_question
 from rrdemo.runs.runner import run_plan
 from rrdemo.runs.spec import Condition, Plan, normalize_sweep, plan_sweep
+from rrdemo.seats import homogeneous_agents
 from rrdemo.tasks.benchmarks import PROMPT_STYLES
 from tests.support.fakes import QUESTION, FakeBackend, FakePool, FakeTask, obeys_injection
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from rrdemo.adversary import CONTEXTUAL_TEXT
-from rrdemo.config import RunConfig, Sampling, homogeneous_agents
+from rrdemo.config import RunConfig, Sampling
 from rrdemo.protocols import run_question
+from rrdemo.seats import homogeneous_agents
 from rrdemo.tasks import get_task, load_questions
 
 pytestmark = pytest.mark.slow

@@ -6,9 +6,10 @@ import pytest
 
 from rrdemo.agents import Agent
 from rrdemo.chunks import ChunkRequest, ComputeCounter, write_chunks
-from rrdemo.config import AgentSpec, RunConfig, Sampling, homogeneous_agents
+from rrdemo.config import AgentSpec, RunConfig, Sampling
 from rrdemo.errors import RRError
 from rrdemo.events import ChunkWritten, TokenDelta
+from rrdemo.seats import homogeneous_agents
 from rrdemo.voting import derive_seed
 from tests.support.fakes import FakeBackend
 

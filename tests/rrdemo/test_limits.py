@@ -11,11 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from rrdemo.config import AgentSpec, RunConfig, homogeneous_agents, parse_agents
+from rrdemo.config import AgentSpec, RunConfig
 from rrdemo.ensemble import ensemble_from_dict
 from rrdemo.errors import RRError
 from rrdemo.limits import ENV, Limits, limits
 from rrdemo.runs.spec import plan_sweep
+from rrdemo.seats import homogeneous_agents, parse_agents
 from rrdemo.tasks.custom import custom_task
 
 ROOT = Path(__file__).resolve().parents[2]

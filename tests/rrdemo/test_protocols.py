@@ -7,10 +7,11 @@ import re
 
 import pytest
 
-from rrdemo.config import AgentSpec, RunConfig, Sampling, homogeneous_agents, parse_ct
+from rrdemo.config import AgentSpec, RunConfig, Sampling
 from rrdemo.corruption import TEMPLATES, make_injection
 from rrdemo.errors import RRError
 from rrdemo.protocols import run_question
+from rrdemo.seats import homogeneous_agents, parse_ct
 from rrdemo.voting import plurality
 from tests.support.events import event_from_dict
 from tests.support.fakes import QUESTION, FakeBackend, FakePool, FakeTask, obeys_injection

@@ -14,13 +14,14 @@ from dataclasses import replace
 
 import pytest
 
-from rrdemo.config import RunConfig, Sampling, homogeneous_agents
+from rrdemo.config import RunConfig, Sampling
 from rrdemo.events import AnswerExtracted, Decision, Vote
 from rrdemo.protocols import run_question
 from rrdemo.report.tables import vote_rates
 from rrdemo.runs.log import read_log
 from rrdemo.runs.runner import run_plan
 from rrdemo.runs.spec import Condition, Plan
+from rrdemo.seats import homogeneous_agents
 from rrdemo.tasks import get_task, load_questions
 from rrdemo.tasks.base import Question
 from rrdemo.tasks.benchmarks import FINAL_FORMAT

@@ -12,10 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from rrdemo.config import RunConfig, homogeneous_agents, run_settings
+from rrdemo.config import RunConfig, run_settings
 from rrdemo.ensemble import ensemble_from_dict
 from rrdemo.errors import RRError
 from rrdemo.runs.spec import normalize_sweep
+from rrdemo.seats import homogeneous_agents
 from rrdemo.settings import check_choice, markdown_table, setting, whole_number
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -9,18 +9,13 @@ import pytest
 from rrdemo.cli import build_parser, main
 from rrdemo.cli.run import _config as cli_config
 from rrdemo.cli.run import speaker_summary
-from rrdemo.config import (
-    ADVERSARIES,
-    EXPERIMENT_DEFAULTS,
-    INTERACTIVE_DEFAULTS,
-    RunConfig,
-    Sampling,
-    homogeneous_agents,
-)
+from rrdemo.config import ADVERSARIES, RunConfig, Sampling
+from rrdemo.defaults import EXPERIMENT_DEFAULTS, INTERACTIVE_DEFAULTS
 from rrdemo.events import ChunkWritten, TrajectoryStarted
 from rrdemo.fold import SpeakerTally, fold
 from rrdemo.protocols import run_question
 from rrdemo.runs.spec import DEFAULTS, normalize_sweep, plan_sweep
+from rrdemo.seats import homogeneous_agents
 from rrdemo.speakers import (
     possible_writers,
     silence_warning,

@@ -7,10 +7,11 @@ import pytest
 from rrdemo.backends.base import GenerationRequest
 from rrdemo.cli import build_parser
 from rrdemo.cli.run import _config as run_cli_config
-from rrdemo.config import RunConfig, Sampling, homogeneous_agents
+from rrdemo.config import RunConfig, Sampling
 from rrdemo.errors import RRError
 from rrdemo.protocols import run_question
 from rrdemo.runs.spec import normalize_sweep, plan_sweep
+from rrdemo.seats import homogeneous_agents
 from rrdemo.speakers import max_turns, silence_warning
 from rrdemo.turns import TurnPolicy, default_k_min, is_sentence_end, turn_over
 from tests.support.fakes import QUESTION, FakeBackend, FakePool, FakeTask

@@ -6,8 +6,9 @@ import pytest
 
 from rrdemo.backends.base import Finished, GenerationRequest
 from rrdemo.backends.llamacpp_native import available
-from rrdemo.config import RunConfig, Sampling, homogeneous_agents
+from rrdemo.config import RunConfig, Sampling
 from rrdemo.protocols import run_question
+from rrdemo.seats import homogeneous_agents
 from rrdemo.tasks import get_task, load_questions
 from rrdemo.turns import TurnPolicy, is_sentence_end
 

@@ -16,9 +16,10 @@ from rrdemo.backends.base import (
     GenerationRequest,
     ScoreRequest,
 )
-from rrdemo.config import AgentSpec, RunConfig, Sampling, homogeneous_agents
+from rrdemo.config import AgentSpec, RunConfig, Sampling
 from rrdemo.runs.runner import run_plan
 from rrdemo.runs.spec import Condition, Plan
+from rrdemo.seats import homogeneous_agents
 from rrdemo.tasks.base import Question
 from rrdemo.turns import turn_over
 

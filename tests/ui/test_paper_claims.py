@@ -13,6 +13,7 @@ from pathlib import Path
 
 import rrdemo.config
 import rrdemo.corruption
+import rrdemo.defaults
 import rrdemo.theory
 from rrdemo.cli import experiment as experiment_cli
 from rrdemo.cli import theory as theory_cli
@@ -97,6 +98,6 @@ def test_the_defaults_say_which_settings_are_the_papers() -> None:
     """K = 100 and M = N are the paper's; L, the shuffled order and the temperature are ours."""
     assert "designated agent $i = t \\bmod N$" in PAPER
     assert not hasattr(rrdemo.config, "PAPER_DEFAULTS")
-    assert rrdemo.config.EXPERIMENT_DEFAULTS.k == 100
+    assert rrdemo.defaults.EXPERIMENT_DEFAULTS.k == 100
     order_help = _help(experiment_cli.register, "experiment", "--order")
     assert "seat order (the paper's agent t mod N)" in order_help

@@ -7,18 +7,11 @@ from dataclasses import astuple, replace
 
 import pytest
 
-from rrdemo.config import (
-    ADVERSARIES,
-    BEYOND_PAPER,
-    PROMPT_STYLES,
-    AgentSpec,
-    RunConfig,
-    Sampling,
-    parse_agents,
-)
+from rrdemo.config import ADVERSARIES, BEYOND_PAPER, PROMPT_STYLES, AgentSpec, RunConfig, Sampling
 from rrdemo.errors import RRError
 from rrdemo.events import ChunkWritten, Decision, TokenDelta
 from rrdemo.protocols import run_question
+from rrdemo.seats import parse_agents
 from rrdemo.speakers import trajectory_order
 from rrdemo.tasks import get_task, load_questions
 from tests.support.fakes import QUESTION, FakeBackend, FakePool, FakeTask, obeys_injection

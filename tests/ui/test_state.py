@@ -1,5 +1,5 @@
 def test_picking_a_model_that_reasons_sets_its_k_l_and_prompt_style() -> None:
-    from rrdemo.config import INTERACTIVE_DEFAULTS, MODEL_DEFAULTS
+    from rrdemo.defaults import INTERACTIVE_DEFAULTS, MODEL_DEFAULTS
     from ui.arena_controls import _task_length, model_settings
 
     entry = MODEL_DEFAULTS["qwen2.5-coder-1.5b"]

@@ -20,10 +20,11 @@ from rrdemo.backends.endpoint import Endpoint
 from rrdemo.backends.llamacpp_server import free_port
 from rrdemo.backends.openai import OpenAIBackend
 from rrdemo.backends.pool import ModelPool
-from rrdemo.config import RunConfig, Sampling, homogeneous_agents
+from rrdemo.config import RunConfig, Sampling
 from rrdemo.errors import RRError
 from rrdemo.events import ChunkWritten, Decision, TokenDelta
 from rrdemo.protocols import run_question
+from rrdemo.seats import homogeneous_agents
 from tests.support.fakes import QUESTION, FakeTask
 
 

@@ -24,7 +24,7 @@ from rrdemo.backends.endpoint import Endpoint
 from rrdemo.backends.llamacpp_server import launch_llama_cpp_server
 from rrdemo.backends.openai import OpenAIBackend
 from rrdemo.backends.pool import ModelPool
-from rrdemo.config import RunConfig, Sampling, homogeneous_agents
+from rrdemo.config import RunConfig, Sampling
 from rrdemo.ensemble import load_ensemble
 from rrdemo.errors import RRError
 from rrdemo.events import (
@@ -38,6 +38,7 @@ from rrdemo.events import (
     Vote,
 )
 from rrdemo.protocols import run_question
+from rrdemo.seats import homogeneous_agents
 from rrdemo.tasks import get_task
 from rrdemo.tasks.base import Question
 

@@ -11,7 +11,9 @@ import pytest
 
 from rrdemo.cli import build_parser, main
 from rrdemo.cli.run import _config
-from rrdemo.config import BEYOND_PAPER, INTERACTIVE_DEFAULTS, homogeneous_agents
+from rrdemo.config import BEYOND_PAPER
+from rrdemo.defaults import INTERACTIVE_DEFAULTS
+from rrdemo.seats import homogeneous_agents
 from tests.support.events import event_from_dict
 from ui.state import ArenaRequest, build_config
 

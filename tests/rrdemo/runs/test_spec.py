@@ -7,13 +7,14 @@ import math
 
 import pytest
 
-from rrdemo.config import AgentSpec, homogeneous_agents
+from rrdemo.config import AgentSpec
 from rrdemo.ensemble import ensemble_from_dict, load_ensemble
 from rrdemo.errors import RRError
 from rrdemo.report.tables import asymmetric_yield, main_table
 from rrdemo.runs.log import read_run
 from rrdemo.runs.runner import run_plan
 from rrdemo.runs.spec import ensemble_name, load_sweep_file, normalize_sweep, plan_sweep
+from rrdemo.seats import homogeneous_agents
 from tests.support.fakes import FakeBackend, FakePool
 
 CONFIGS = ["0c5t", "1c4t", "2c3t", "3c2t", "4c1t", "5c0t"]

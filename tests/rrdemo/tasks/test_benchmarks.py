@@ -86,8 +86,9 @@ def test_a_missing_answer_or_gold_is_never_correct() -> None:
 def _sent_prompts(task_name: str, style: str, strength: str, adversary: str) -> list[str]:
     """Every prompt MAJ and RRMaj send on a task's first question (3c2t), as the agents read it,
     with the question's own text taken out (a benchmark question may hold "..." itself)."""
-    from rrdemo.config import RunConfig, Sampling, homogeneous_agents
+    from rrdemo.config import RunConfig, Sampling
     from rrdemo.protocols import run_question
+    from rrdemo.seats import homogeneous_agents
     from rrdemo.tasks import load_questions
     from tests.support.fakes import FakeBackend, FakePool
 
