@@ -77,6 +77,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--n", type=int, help="questions per task (default 128, the paper's)")
     parser.add_argument(
+        "--n-by-config",
+        help="fewer questions for some configs, like 0c5t=40,5c0t=40: each runs the first ones of "
+        "the task's n (a log resumes under new counts when nothing else changed)",
+    )
+    parser.add_argument(
         "--seed", type=int, help="seed of the question sample and all sampling (default 0)"
     )
     parser.add_argument(
@@ -168,6 +173,7 @@ _SETTINGS = (
     "m_star",
     "max_tokens",
     "n",
+    "n_by_config",
     "seed",
     "temperature",
     "top_p",

@@ -496,17 +496,27 @@ def _shown(value: object, width: int = 60) -> str:
 
 
 def open_log(path: Path, plan: Plan) -> tuple[LogWriter, set[tuple[str, str]]]:
-    """Start a new log, or resume an existing one written by the same sweep (cut to its last unit)."""
+    """Start a new log, or resume an existing one written by the same sweep (cut to its last unit),
+    or by the same sweep with other question counts (`rrdemo.runs.recount`: its header rewritten)."""
+    from rrdemo.runs.recount import recount_problem, rewrite_header
+
     header = header_for(plan)
     if path.exists():
         log = read_log(path)
-        if (
+        recounted = (  # the same sweep but its question counts (checked below)
             log.header.get("sweep") != plan.sweep
             or log.header.get("conditions") != header["conditions"]
-        ):
+        )
+        problem = recount_problem(log.header, header, log.done) if recounted else None
+        if problem is not None:
             raise RRError(
-                f"{path} holds a different sweep ({sweep_changes(log.header, header)}); rerun "
-                "with the same settings to resume it, or choose another --out for this one"
+                f"{path} holds a different sweep ({sweep_changes(log.header, header)}); "
+                + (
+                    f"its question counts cannot change so: {problem}"
+                    if problem
+                    else "rerun with the same settings to resume it, or choose another --out "
+                    "for this one"
+                )
             )
         changed = prompt_changes(log.header, header)
         if changed:
@@ -514,6 +524,13 @@ def open_log(path: Path, plan: Plan) -> tuple[LogWriter, set[tuple[str, str]]]:
                 f"{path} was written with other prompts ({changed} changed since); its units "
                 "cannot be continued under today's prompts: choose another --out"
             )
+        if recounted:  # the header names the new counts; a half-finished unit is dropped
+            probe = LogWriter(path)  # refuses while another run writes this log
+            try:
+                rewrite_header(path, dump_record(header), log.keep_bytes)
+            finally:
+                probe.close()
+            return LogWriter(path), log.done
         writer = LogWriter(path)
         os.truncate(path, log.keep_bytes)  # drop a half-finished unit; the runner redoes it
         return writer, log.done

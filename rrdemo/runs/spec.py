@@ -71,12 +71,16 @@ DEFAULTS: dict[str, Any] = {
 # calibration logs (rrdemo calibrate) whose questions this sweep must not use: its questions are
 # drawn from the rest of each task (held out), and a log holding one is refused
 CALIBRATION: dict[str, Any] = {"calibration": []}
+# questions per config where a config runs fewer than n: {"0c5t": 40} runs the first 40 of the
+# task's n questions (the runner's question-major order) under 0c5t; the others run all n
+COUNTS: dict[str, Any] = {"n_by_config": {}}
 
 
 def defaults() -> dict[str, Any]:
     """Every sweep setting with its default: the sweep's own (`DEFAULTS`), then one key per
-    setting beyond the paper (a list under the plural key of a "many" one), then the calibration."""
-    return {**DEFAULTS, **sweep_defaults(beyond_paper()), **CALIBRATION}
+    setting beyond the paper (a list under the plural key of a "many" one), then the calibration
+    and the per-config question counts."""
+    return {**DEFAULTS, **sweep_defaults(beyond_paper()), **CALIBRATION, **COUNTS}
 
 
 # -- the sweep ------------------------------------------------------------------------------------
@@ -180,6 +184,7 @@ def normalize_sweep(raw: dict[str, Any]) -> dict[str, Any]:
         bounds.check("tokens", length, what)
     n = whole_number(s["n"], "n (questions per task)", minimum=1)
     bounds.check("questions", n, "n (questions per task)")
+    counts = _counts(s["n_by_config"], configs, n)
     beyond = parse_sweep(beyond_paper(), s, lambda v, what: _as_list(v, what, bounds))
     calibration = [str(p) for p in _as_list(s["calibration"], "calibration logs", bounds)]
     check_choice(s["source"], "data source", SOURCES)
@@ -207,8 +212,41 @@ def normalize_sweep(raw: dict[str, Any]) -> dict[str, Any]:
         **beyond,
         # named only when given, so a sweep without one reads as it always did (committed logs)
         **({"calibration": calibration} if calibration else {}),
+        **({"n_by_config": counts} if counts else {}),
         **({"dtype": _dtype(s["dtype"])} if s["dtype"] is not None else {}),
     }
+
+
+def _counts(value: Any, configs: Sequence[str], n: int) -> dict[str, int]:
+    """`n_by_config` checked: a mapping (or `0c5t=40,1c4t=40` text) from configs of the sweep to
+    whole numbers from 1 to n, keyed by their canonical labels."""
+    if isinstance(value, str):
+        pairs = [p.strip() for p in value.split(",") if p.strip()]
+        if any(p.count("=") != 1 for p in pairs):
+            raise RRError(f"n_by_config must read like 0c5t=40,1c4t=40, got {value!r}")
+        value = dict(p.split("=") for p in pairs)
+    if not isinstance(value, Mapping):
+        raise RRError(
+            f"n_by_config must map configs to question counts, like {{0c5t: 40}}; got {value!r}"
+        )
+    counts: dict[str, int] = {}
+    for label, count in value.items():
+        c, t = parse_ct(str(label).strip())
+        canonical = ct_label(c, t)
+        if canonical not in configs:
+            raise RRError(
+                f"n_by_config names {label}, which is not one of the sweep's configs "
+                f"({', '.join(configs) or 'none: give them with configs'})"
+            )
+        number = whole_number(count, f"n_by_config {canonical}", minimum=1)
+        if number > n:
+            raise RRError(
+                f"n_by_config {canonical} is {number}, more than the sweep's n ({n}); a config "
+                "runs at most the task's n questions"
+            )
+        if number < n:  # n itself is the default: not named, so the sweep reads the same
+            counts[canonical] = number
+    return counts
 
 
 def _dtype(value: Any) -> str:
@@ -220,9 +258,13 @@ def sweep_size(sweep: dict[str, Any]) -> tuple[int, int]:
     """(conditions, units) a normalized sweep plans, counted from its lists before any is built."""
     ensembles = len(sweep["models"]) * len(sweep["configs"]) + len(sweep["ensembles"])
     conditions = len(sweep["tasks"]) * ensembles
+    per_ensemble = len(sweep["tasks"])
     for name in ("strengths", "k", *_swept().values()):
         conditions *= len(sweep[name])
-    return conditions, conditions * sweep["n"]
+        per_ensemble *= len(sweep[name])
+    counts = sweep.get("n_by_config", {})
+    questions = len(sweep["models"]) * sum(counts.get(c, sweep["n"]) for c in sweep["configs"])
+    return conditions, per_ensemble * (questions + len(sweep["ensembles"]) * sweep["n"])
 
 
 LAST_TAG = " [corrupted-last]"  # the seat-layout tag of homogeneous corrupted-last ensembles
@@ -329,17 +371,20 @@ def plan_sweep(
     for name in dict.fromkeys(("units", units_limit)):
         bounds.check(name, units, "the number of the sweep's question runs (condition x question)")
     ensembles: list[tuple[AgentSpec, ...]] = []
+    counts: list[int] = []  # questions per ensemble: n, or its config's n_by_config
     for model in sweep["models"]:
         if model not in served:
             resolve(model)
         for label in sweep["configs"]:
             c, t = parse_ct(label)
             ensembles.append(homogeneous_agents(model, c + t, c, sweep["corrupted_first"]))
+            counts.append(sweep.get("n_by_config", {}).get(label, sweep["n"]))
     for agents in sweep["ensembles"]:
         for a in agents:
             if a["model"] not in served:
                 resolve(a["model"])
         ensembles.append(tuple(AgentSpec(a["model"], a["corrupted"]) for a in agents))
+        counts.append(sweep["n"])
     if not ensembles:
         raise RRError("the sweep has no ensembles: give --configs with --model, or --ensemble")
     ensembles = [_seated(agents, served, sweep.get("dtype")) for agents in ensembles]
@@ -350,7 +395,7 @@ def plan_sweep(
     for name in sweep["tasks"]:
         task = get_task(name)
         questions = tuple(held_out_questions(name, sweep, used.get(name, set())))
-        for agents in ensembles:
+        for agents, count in zip(ensembles, counts, strict=True):
             for strength, k, *values in itertools.product(
                 sweep["strengths"], sweep["k"], *(sweep[key] for key in swept.values())
             ):
@@ -366,7 +411,9 @@ def plan_sweep(
                     **_beyond(sweep, dict(zip(swept, values, strict=True))),
                 )
                 config = with_backends(config, sweep["backend"], served)
-                conditions.append(Condition(task, config, questions, sweep["corrupted_first"]))
+                conditions.append(
+                    Condition(task, config, questions[:count], sweep["corrupted_first"])
+                )
     keys = [c.key for c in conditions]
     if len(set(keys)) != len(keys):
         raise RRError("the sweep lists the same condition twice; remove the repeated config")
