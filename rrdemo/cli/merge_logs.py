@@ -51,15 +51,16 @@ def _is_calibration(path: str) -> bool:
 def handler(args: argparse.Namespace) -> int:
     """Merge by the logs' kind, then say how many units or answers the merged log holds."""
     from rrdemo.calibration.log import merge_calibrations
-    from rrdemo.runs.log import merge_logs
+    from rrdemo.runs.log import merge_logs, read_log
 
     kinds = [_is_calibration(path) for path in args.logs]
     if len(set(kinds)) > 1:
         calibration = args.logs[kinds.index(True)]
         experiment = args.logs[kinds.index(False)]
+        read_log(experiment)  # a missing or foreign file: its reader says what is wrong
         raise RRError(
-            f"{calibration} is a calibration log but {experiment} is not; merge the logs of one "
-            "calibration, or of one experiment sweep, not both"
+            f"{calibration} is a calibration log but {experiment} is an experiment log; merge "
+            "the logs of one calibration, or of one experiment sweep, not both"
         )
     if kinds[0]:
         n = merge_calibrations(args.logs, args.out)

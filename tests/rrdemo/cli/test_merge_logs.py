@@ -97,3 +97,10 @@ def test_logs_of_different_calibrations_or_kinds_are_refused(tmp_path: Path, cap
         err = capsys.readouterr().err
         assert err.startswith("rrdemo merge-logs: error: ") and words in err
         assert not out.exists() and a.read_bytes() == before
+
+
+def test_a_missing_log_beside_a_calibration_is_named(tmp_path: Path, capsys) -> None:
+    a = _calibration(tmp_path / "a.jsonl", (1, 2))
+    missing = tmp_path / "b.jsonl"
+    assert main(["merge-logs", str(a), str(missing), "--out", str(tmp_path / "m.jsonl")]) == 2
+    assert f"{missing} does not exist" in capsys.readouterr().err
