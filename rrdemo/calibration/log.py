@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -82,17 +83,31 @@ def split_of(path: Path | str) -> dict[str, set[str]]:
     return {task: set(qids) for task, qids in read_calibration(path).header["split"].items()}
 
 
+def calibration_changes(old: dict[str, Any], new: dict[str, Any]) -> str:
+    """How the calibration of header `new` differs from that of header `old` (each changed
+    setting as `name: old -> new`, else the changed header parts), or "" for the same one."""
+    changed = [k for k in dict.fromkeys([*old, *new]) if old.get(k) != new.get(k)]
+    if not changed:
+        return ""
+    before, after = old.get("settings") or {}, new.get("settings") or {}
+    differ = [
+        f"{k}: {before.get(k)!r} -> {after.get(k)!r}"
+        for k in dict.fromkeys([*after, *before])
+        if before.get(k) != after.get(k)
+    ]
+    return "; ".join(differ) or ", ".join(changed)
+
+
 def open_calibration(path: Path, plan: CalibrationPlan) -> tuple[LogWriter, set[tuple[str, str]]]:
-    """Start a new log, or resume one written by the same calibration."""
+    """Start a new log, or resume one written by the same calibration (a shard's log too: its
+    header is the calibration's)."""
     header = header_for(plan)
     if path.exists():
         log = read_calibration(path)
-        changed = [k for k in header if log.header.get(k) != header[k]]
+        changed = calibration_changes(log.header, header)
         if changed:
-            old, new = log.header.get("settings", {}), header["settings"]
-            differ = [f"{k}: {old.get(k)!r} -> {new[k]!r}" for k in new if old.get(k) != new[k]]
             raise RRError(
-                f"{path} holds a different calibration ({'; '.join(differ) or ', '.join(changed)}); "
+                f"{path} holds a different calibration ({changed}); "
                 "rerun with the same settings to resume it, or choose another --out"
             )
         writer = LogWriter(path)
@@ -101,3 +116,33 @@ def open_calibration(path: Path, plan: CalibrationPlan) -> tuple[LogWriter, set[
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(dump_record(header))
     return LogWriter(path), set()
+
+
+def merge_calibrations(paths: Sequence[Path | str], out: Path | str) -> int:
+    """Join the logs of one calibration run in shards (`run_calibration(shard=...)`) into `out`:
+    the header once, then every (cell, question) answer once, from the first log holding it.
+    Returns the number of answers written. Logs of different calibrations (settings, split or
+    prompts) are refused before anything is written; `out` may be one of the inputs."""
+    logs = [read_calibration(path) for path in paths]
+    if not logs:
+        raise RRError("give at least one calibration log to merge")
+    for log in logs[1:]:
+        changed = calibration_changes(logs[0].header, log.header)
+        if changed:
+            raise RRError(
+                f"{log.path} holds a different calibration than {logs[0].path} ({changed}); "
+                "not merged"
+            )
+    seen: set[tuple[str, str]] = set()
+    lines = [dump_record(logs[0].header)]
+    for log in logs:
+        for answer in log.answers:
+            key = (answer["cell"], answer["question_id"])
+            if key not in seen:
+                seen.add(key)
+                lines.append(dump_record(answer))
+    out = Path(out)
+    tmp = out.with_name(out.name + ".merging")
+    tmp.write_bytes(b"".join(lines))
+    tmp.replace(out)  # atomic: an input named as the out is read whole before it is replaced
+    return len(seen)

@@ -89,27 +89,36 @@ def _batches(rows: list[CellQuestion], size: int) -> Iterator[list[CellQuestion]
         yield rows[start : start + size]
 
 
+def answer_order(plan: CalibrationPlan) -> list[CellQuestion]:
+    """Every (cell, question) of the plan in the order a run answers them: one model at a time,
+    a task's rows together (similar lengths share a batch)."""
+    s = plan.settings
+    rows = [CellQuestion(cell, q) for cell in plan.cells for q in plan.split[cell.task]]
+    rows.sort(key=lambda r: (s["models"].index(r.cell.model), s["tasks"].index(r.cell.task)))
+    return rows
+
+
 def run_calibration(
     plan: CalibrationPlan,
     out: Path | str,
     models: ModelSource,
     batch: int = 16,
     progress: bool = True,
+    shard: tuple[int, int] | None = None,
 ) -> int:
     """Answer every (cell, question) of the plan not yet in the log at `out`; returns how many
-    answers were written this time."""
+    answers were written this time. `shard=(i, n)` answers only every n-th row of the order,
+    starting with the i-th (1-based): n processes share a calibration, each with its own log
+    (the same header), joined afterwards by `merge_calibrations`."""
+    if shard is not None and not 1 <= shard[0] <= shard[1]:
+        raise ValueError(f"shard must be i/n with 1 <= i <= n, got {shard[0]}/{shard[1]}")
     writer, done = open_calibration(Path(out), plan)
-    rows = [
-        CellQuestion(cell, q)
-        for cell in plan.cells
-        for q in plan.split[cell.task]
-        if (cell.key, q.qid) not in done
-    ]
-    # one model at a time, a task's rows together (similar lengths share a batch)
-    s = plan.settings
-    rows.sort(key=lambda r: (s["models"].index(r.cell.model), s["tasks"].index(r.cell.task)))
+    order = answer_order(plan)
+    if shard is not None:
+        order = order[shard[0] - 1 :: shard[1]]
+    rows = [r for r in order if (r.cell.key, r.question.qid) not in done]
     bar = tqdm(
-        total=plan.n_answers, initial=plan.n_answers - len(rows), unit="answer",
+        total=len(order), initial=len(order) - len(rows), unit="answer",
         disable=not progress, desc="calibrate",
     )  # fmt: skip
     written = 0

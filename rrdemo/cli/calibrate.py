@@ -4,8 +4,10 @@
         --out assets/calibration/qwen15b.jsonl
     rrdemo calibrate --report assets/calibration/qwen15b.jsonl   # the table and plot again
 
-Run the same command again after a crash or Ctrl-C: it resumes. The report (calibration.md,
-calibration.csv, calibration.html/.png) is written beside the log in `<log stem>_report/`.
+Run the same command again after a crash or Ctrl-C: it resumes. `--shard I/N` answers every N-th
+answer into its own --out (one process per core); `rrdemo merge-logs` joins the shards. The
+report (calibration.md, calibration.csv, calibration.html/.png) is written beside the log in
+`<log stem>_report/`.
 """
 
 from __future__ import annotations
@@ -51,6 +53,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--source", help="question data: auto, offline, hub (default auto)")
     parser.add_argument("--backend", help="engine of local models (default auto)")
     parser.add_argument("--batch", type=int, default=16, help="answers decoded together (16)")
+    parser.add_argument(
+        "--shard",
+        help="I/N: answer only every N-th answer starting with the I-th, into its own --out; "
+        "join the shards' logs with `rrdemo merge-logs` (one process per core)",
+    )
     parser.add_argument("--dry-run", action="store_true", help="show the cells and stop")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.set_defaults(func=handler)
@@ -70,6 +77,7 @@ def handler(args: argparse.Namespace) -> int:
     """Validate everything first (nothing loads or is written on bad input), then run."""
     from rrdemo.calibration.plan import plan_calibration
     from rrdemo.calibration.report import write_calibration_report
+    from rrdemo.cli.experiment import parse_shard
 
     if args.report:
         log = Path(args.report)
@@ -82,12 +90,15 @@ def handler(args: argparse.Namespace) -> int:
         raise RRError(f"--out {out} is a folder; give the path of a .jsonl file")
     if args.batch < 1:
         raise RRError(f"--batch must be at least 1, got {args.batch}")
+    shard = parse_shard(args.shard) if args.shard else None
     plan = plan_calibration({k: getattr(args, k) for k in _SETTINGS})
     print(
         f"{len(plan.cells)} cells, {plan.n_answers} answers "
         f"({', '.join(f'{t}: {len(q)} questions' for t, q in plan.split.items())})",
         file=sys.stderr,
     )
+    if shard is not None:
+        print(f"shard {shard[0]}/{shard[1]}: every {shard[1]}-th of them", file=sys.stderr)
     if args.dry_run:
         for cell in plan.cells:
             print(f"{cell.model}\t{cell.task}\t{cell.style}\t{cell.injection}")
@@ -96,7 +107,9 @@ def handler(args: argparse.Namespace) -> int:
     from rrdemo.calibration.runner import run_calibration
 
     try:
-        written = run_calibration(plan, out, ModelPool(), args.batch, progress=not args.quiet)
+        written = run_calibration(
+            plan, out, ModelPool(), args.batch, progress=not args.quiet, shard=shard
+        )
     except KeyboardInterrupt:
         print("interrupted; run the same command again to resume", file=sys.stderr)
         return 130

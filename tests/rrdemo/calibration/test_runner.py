@@ -8,9 +8,9 @@ import re
 
 import pytest
 
-from rrdemo.calibration.log import read_calibration
+from rrdemo.calibration.log import merge_calibrations, read_calibration
 from rrdemo.calibration.plan import plan_calibration
-from rrdemo.calibration.runner import copied_placeholder, run_calibration
+from rrdemo.calibration.runner import answer_order, copied_placeholder, run_calibration
 from rrdemo.calibration.table import calibration_rows, cell_stats
 from rrdemo.errors import RRError
 from rrdemo.tasks import get_task
@@ -84,6 +84,53 @@ def test_a_changed_calibration_is_refused_naming_what_changed(tmp_path) -> None:
     with pytest.raises(RRError, match=r"different calibration \(max_tokens: 16 -> 32\)"):
         run_calibration(other, out, FakePool(backend), progress=False)
     assert out.read_bytes() == before
+
+
+def test_two_shards_merged_answer_what_one_run_answers(tmp_path) -> None:
+    """Each shard answers every other row of the full run's order, under the full run's header;
+    merged, they hold the unsharded run's (cell, question) answers."""
+    plan = plan_calibration(SETTINGS)
+    backend = FakeBackend("smollm2", _knows_the_gold(plan, True))
+    whole = tmp_path / "whole.jsonl"
+    run_calibration(plan, whole, FakePool(backend), progress=False)
+    order = [(r.cell.key, r.question.qid) for r in answer_order(plan)]
+    shards = [tmp_path / "c-1-of-2.jsonl", tmp_path / "c-2-of-2.jsonl"]
+    for i, path in enumerate(shards, start=1):
+        backend.calls.clear()
+        assert (
+            run_calibration(plan, path, FakePool(backend), batch=5, shard=(i, 2), progress=False)
+            == 6
+        )
+        assert [len(call) for call in backend.calls] == [5, 1]  # the shard's own answers batched
+        log = read_calibration(path)
+        assert [(a["cell"], a["question_id"]) for a in log.answers] == order[i - 1 :: 2]
+        assert log.header == read_calibration(whole).header
+    merged = tmp_path / "merged.jsonl"
+    assert merge_calibrations(shards, merged) == 12
+    assert read_calibration(merged).done == read_calibration(whole).done
+    assert run_calibration(plan, merged, FakePool(backend), progress=False) == 0  # it resumes
+
+
+def test_a_shard_skips_what_a_copied_log_holds(tmp_path) -> None:
+    plan = plan_calibration(SETTINGS)
+    backend = FakeBackend("smollm2", _knows_the_gold(plan, True))
+    whole = tmp_path / "whole.jsonl"
+    run_calibration(plan, whole, FakePool(backend), progress=False)
+    lines = whole.read_bytes().split(b"\n")
+    shard = tmp_path / "c-1-of-2.jsonl"
+    shard.write_bytes(b"\n".join(lines[:6]) + b"\n")  # the first 5 answers of the order
+    backend.calls.clear()
+    # shard 1/2 is rows 0, 2, 4, ..., 10 of the order: 0, 2 and 4 are done
+    assert run_calibration(plan, shard, FakePool(backend), shard=(1, 2), progress=False) == 3
+    assert sum(len(call) for call in backend.calls) == 3
+    assert len(read_calibration(shard).done) == 5 + 3
+
+
+def test_a_shard_out_of_range_is_refused(tmp_path) -> None:
+    plan = plan_calibration(SETTINGS)
+    with pytest.raises(ValueError, match="1 <= i <= n"):
+        run_calibration(plan, tmp_path / "c.jsonl", FakePool(), shard=(3, 2), progress=False)
+    assert not (tmp_path / "c.jsonl").exists()
 
 
 def test_a_copied_placeholder_is_counted_and_no_answer(tmp_path) -> None:

@@ -14,6 +14,8 @@ from rrdemo.cli import main
         (["--injections", "loud"], "unknown injection 'loud'"),
         (["--n", "0"], "n (questions per task) must be at least 1"),
         (["--batch", "0"], "--batch must be at least 1"),
+        (["--shard", "3/2"], "--shard 3/2: I must be between 1 and N"),
+        (["--shard", "half"], "--shard takes I/N, e.g. 1/2"),
         ([], None),  # the --out below is a folder
     ],
 )
