@@ -74,32 +74,37 @@ experiment-small: setup warm llama-optional
 	$(BIN)/python -m rrdemo report runs/experiment_small.jsonl --out runs/experiment_small_report
 
 # Calibration of the 1.5B (docs/evidence.md): the six paper tasks and the generated arithmetic,
-# one agent per answer, 20 questions per cell; resumable. On 2 cores run the two on one core each:
-# RRDEMO_LLAMA_THREADS=1 taskset -c 0 make calibrate-qwen15b (the tasks) and -c 1 ... (arith).
+# one agent per answer, 20 questions per cell; resumable. On 2 cores, one shard per core (run
+# `make setup llama` once first, so the two do not both install):
+# RRDEMO_LLAMA_THREADS=1 taskset -c 0 make calibrate-qwen15b SHARD=1/2 (and -c 1 ... SHARD=2/2),
+# then rrdemo merge-logs the two shards and the log into assets/calibration/qwen15b.jsonl.
+SHARD ?=
 calibrate-qwen15b: setup llama
 	$(BIN)/python -m rrdemo calibrate --models qwen2.5-coder-1.5b --tasks all --n 20 \
-	  --max-tokens 512 --batch 16 --out assets/calibration/qwen15b.jsonl
+	  --max-tokens 512 --batch 16 \
+	  $(if $(SHARD),--shard $(SHARD) --out assets/calibration/qwen15b-$(subst /,-of-,$(SHARD)).jsonl,--out assets/calibration/qwen15b.jsonl)
 calibrate-qwen15b-arith: setup llama
 	$(BIN)/python -m rrdemo calibrate --models qwen2.5-coder-1.5b --tasks arith2,arith4,arith6 \
 	  --n 20 --max-tokens 512 --batch 16 --out assets/calibration/qwen15b_arith.jsonl
 
 # The evidence run on the cell the calibration chose (assets/evidence/sweep.yaml: held-out
-# questions, meter on; 400 units, about a minute each on one core). Resumable. Two cores:
-# RRDEMO_LLAMA_THREADS=1 taskset -c 0 make evidence-run SHARD=1/2 (and -c 1 ... SHARD=2/2), then
-# rrdemo merge-logs.
-SHARD ?=
+# questions, meter on; 240 units, about a minute each on one core). Resumable. Two cores (after
+# `make setup llama`): RRDEMO_LLAMA_THREADS=1 taskset -c 0 make evidence-run SHARD=1/2 (and -c 1
+# ... SHARD=2/2), then `make evidence` merges the shards and writes the report and board rows.
 evidence-run: setup llama
 	$(BIN)/python -m rrdemo experiment --sweep assets/evidence/sweep.yaml \
 	  $(if $(SHARD),--shard $(SHARD) --out assets/evidence/log-$(subst /,-of-,$(SHARD)).jsonl,--out assets/evidence/log.jsonl)
 
-# The old 1.5B sweep (assets/qwen15b) ran with the old prompt; it is kept as recorded and cannot
-# be resumed under today's prompts.
-# The sweep's report and its leaderboard rows (source "rrdemo", seeded into every board).
+# The evidence run's merged log, report and leaderboard rows (source "rrdemo", seeded into every
+# board). The old 1.5B sweep (assets/qwen15b) ran with the old prompt: kept as recorded, labelled,
+# and it cannot be resumed under today's prompts.
 evidence: setup
-	$(BIN)/python -m rrdemo report assets/qwen15b/log.jsonl --out assets/qwen15b/report
-	$(BIN)/python -m rrdemo export assets/qwen15b/log.jsonl --submitter rrdemo --source rrdemo --force \
-	  --notes "Qwen2.5-Coder-1.5B-Instruct Q4_K_M, llama.cpp on CPU, assets/qwen15b (partial sweep with the old prompt that showed 'The answer is N.'; see docs/evidence.md)" \
-	  --out assets/qwen15b/submission.json
+	$(BIN)/python -m rrdemo merge-logs assets/evidence/log.jsonl assets/evidence/log-1-of-2.jsonl \
+	  assets/evidence/log-2-of-2.jsonl --out assets/evidence/log.jsonl
+	$(BIN)/python -m rrdemo report assets/evidence/log.jsonl --out assets/evidence/report
+	$(BIN)/python -m rrdemo export assets/evidence/log.jsonl --submitter rrdemo --source rrdemo --force \
+	  --notes "Qwen2.5-Coder-1.5B-Instruct Q4_K_M, llama.cpp on CPU: the evidence run on held-out arith2 (generated, beyond the paper), moderate injection, N = M = 5, K = 16 (assets/evidence, docs/evidence.md)" \
+	  --out assets/evidence/submission.json
 
 bench-served: setup llama
 	$(BIN)/python -m bench.served
