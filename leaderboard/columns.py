@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, make_dataclass
 from typing import Any, Literal
 
 from rrdemo.report.submission import AgentCounts
+from rrdemo.tasks.generated import BEYOND_THE_PAPER, generated_steps
 
 Display = Literal["plain", "text", "percent", "ratio"]
 REQUIRED = object()  # a stored column every row has (no default in BoardRow)
@@ -49,7 +50,8 @@ class Column:
 COLUMNS: tuple[Column, ...] = (
     Column("model", str, "results.model", "model", "text", cli=True),
     Column("model_revision", str | None, "results.model_revision", default=None),
-    Column("dataset", str, "results.dataset", "dataset", cli=True),
+    Column("dataset", str, "results.dataset"),
+    Column("dataset_label", str, None, "dataset", cli=True),
     Column("strength", str, "results.strength", "strength", cli=True),
     Column("config", str, None, "config", csv=False, cli=True, attribute="label"),
     Column("rho", float, None, "rho", "ratio", cli=True),
@@ -81,8 +83,20 @@ CLI_COLUMNS = tuple(c for c in COLUMNS if c.cli)
 class _Derived(AgentCounts):
     """The derived columns, computed from a row's stored ones (rho and config from `AgentCounts`)."""
 
+    dataset: str
     maj_accuracy: float | None
     rrmaj_accuracy: float | None
+
+    @property
+    def beyond_the_paper(self) -> bool:
+        """Whether the row is on a generated task (arith1..arith12), not one of the paper's six."""
+        return generated_steps(self.dataset) is not None
+
+    @property
+    def dataset_label(self) -> str:
+        """The dataset as the board shows it: "arith2 (generated, beyond the paper)" for a
+        generated task, the name alone for the paper's."""
+        return f"{self.dataset} ({BEYOND_THE_PAPER})" if self.beyond_the_paper else self.dataset
 
     @property
     def delta(self) -> float | None:

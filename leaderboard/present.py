@@ -23,7 +23,7 @@ from leaderboard.ranking import Interval, ModelScore, accuracy_by_rho
 from rrdemo.report.figures import PALETTE, RhoLine, accuracy_rho_figure
 
 RANKING_COLUMNS = [
-    "rank", "model", "RRMaj % (rho>=0.6)", "RRMaj 95% CI", "MAJ % (rho>=0.6)", "mean gain %",
+    "rank", "model", "tasks", "RRMaj % (rho>=0.6)", "RRMaj 95% CI", "MAJ % (rho>=0.6)", "mean gain %",
     "gain 95% CI", "robustness tax %", "asymmetric yield %", "yield 95% CI", "rows",
 ]  # fmt: skip
 PENDING_COLUMNS = ["submission", "status", "source", "submitter", "notes", "rows", "models"]
@@ -59,11 +59,12 @@ def board_frame(rows: Iterable[BoardRow]) -> pd.DataFrame:
 
 
 def ranking_frame(scores: Sequence[ModelScore]) -> pd.DataFrame:
-    """The per-model ranking table (percent)."""
+    """The per-model ranking table (percent); the generated tasks' scores have ranks of their own."""
     records = [
         [
-            i + 1,
+            sum(other.tasks == s.tasks for other in scores[:i]) + 1,
             s.model,
+            s.tasks,
             _pct(s.rrmaj_majority),
             _ci(s.rrmaj_majority_ci),
             _pct(s.maj_majority),

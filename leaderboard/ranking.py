@@ -15,18 +15,27 @@ are `rrdemo.config.Composition.band`):
   positive", appendix C).
 Intervals are percentile bootstrap intervals over the rows (resampled with replacement), given
 only when every set involved has at least two rows.
+
+The generated tasks (arith1..arith12, beyond the paper) are ranked apart: a model's rows on them
+get a score and a rank of their own, after the paper's, and never enter a paper-task average, so
+a sweep on a task the paper did not run cannot move a model's standing on the paper's six. The
+chart draws them as their own lines for the same reason.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from statistics import fmean
 
 import numpy as np
 
 from leaderboard.columns import BoardRow
 from rrdemo.report.stats import interval95, resample, resampled_means
+from rrdemo.tasks.generated import BEYOND_THE_PAPER
+
+# The two task families a ranking keeps apart (`ModelScore.tasks`), the paper's first
+TASK_FAMILIES = ("the paper's tasks", BEYOND_THE_PAPER)
 
 # The board's rho filter: its choices, and the band (`rrdemo.config.Composition.band`) of each
 RHO_BANDS = ("all", "minority (rho <= 0.4)", "majority (rho >= 0.6)", "bounds (rho = 0 or 1)")
@@ -90,6 +99,12 @@ class ModelScore:
     mean_gain_ci: Interval | None = None
     robustness_tax_ci: Interval | None = None
     asymmetric_yield_ci: Interval | None = None
+    tasks: str = TASK_FAMILIES[0]  # which rows were averaged: the paper's tasks or the generated
+
+
+def task_family(row: BoardRow) -> str:
+    """The family of `TASK_FAMILIES` a row is ranked in."""
+    return TASK_FAMILIES[1] if row.beyond_the_paper else TASK_FAMILIES[0]
 
 
 def _mean(values: Sequence[float]) -> float | None:
@@ -136,22 +151,32 @@ def score_model(model: str, rows: Iterable[BoardRow], *, seed: int = 0) -> Model
 
 
 def rank_models(rows: Iterable[BoardRow], *, seed: int = 0) -> list[ModelScore]:
-    """Every model's score, best RRMaj accuracy under majority corruption first."""
+    """Every model's score, best RRMaj accuracy under majority corruption first: the scores over
+    the paper's tasks, then those over the generated tasks, each family ranked on its own rows."""
+    ranked: list[ModelScore] = []
     rows = list(rows)
-    scores = [score_model(model, rows, seed=seed) for model in sorted({r.model for r in rows})]
-    return sorted(
-        scores,
-        key=lambda s: (s.rrmaj_majority is None, -(s.rrmaj_majority or 0.0), s.model),
-    )
+    for family in TASK_FAMILIES:
+        mine = [r for r in rows if task_family(r) == family]
+        scores = [
+            replace(score_model(model, mine, seed=seed), tasks=family)
+            for model in sorted({r.model for r in mine})
+        ]
+        ranked += sorted(
+            scores,
+            key=lambda s: (s.rrmaj_majority is None, -(s.rrmaj_majority or 0.0), s.model),
+        )
+    return ranked
 
 
 def accuracy_by_rho(
     rows: Iterable[BoardRow],
 ) -> dict[str, list[tuple[float, float | None, float | None]]]:
-    """Per model: (rho, mean MAJ, mean RRMaj) points sorted by rho, for the chart."""
+    """Per model: (rho, mean MAJ, mean RRMaj) points sorted by rho, for the chart; a model's
+    generated-task rows are a line of their own, "<model> (generated, beyond the paper)"."""
     buckets: dict[tuple[str, float], tuple[list[float], list[float]]] = {}
     for row in rows:
-        maj, rr = buckets.setdefault((row.model, round(row.rho, 6)), ([], []))
+        line = f"{row.model} ({BEYOND_THE_PAPER})" if row.beyond_the_paper else row.model
+        maj, rr = buckets.setdefault((line, round(row.rho, 6)), ([], []))
         if row.maj_accuracy is not None:
             maj.append(row.maj_accuracy)
         if row.rrmaj_accuracy is not None:

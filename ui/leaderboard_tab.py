@@ -32,14 +32,16 @@ from rrdemo.report.submission import (
     parse_submission,
 )
 from rrdemo.settings import whole_number
+from rrdemo.tasks import GENERATED_TASKS
 from ui.queue_limits import client_key
 from ui.uploads import discard
 
-INTRO = """\
+INTRO = f"""\
 ### Robustness leaderboard: MAJ vs RRMaj under adversarial majorities
 Rows marked **paper** are the numbers reported in *The Consensus Trap* (moderate: main table;
 strong: appendix C). Ranking: mean RRMaj accuracy under majority corruption (rho >= 0.6); gain =
 mean Delta there; robustness tax = mean Delta for 0 < rho <= 0.4; asymmetric yield = gain + tax.
+Rows on the generated tasks {GENERATED_TASKS} are beyond the paper: labelled so, and ranked apart.
 New submissions appear after an admin approves them.
 """
 

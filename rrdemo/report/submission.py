@@ -35,13 +35,17 @@ from rrdemo.errors import RRError
 from rrdemo.report.adversary import main_table_by_adversary
 from rrdemo.report.models import UnnamedWeights, result_model
 from rrdemo.runs.log import read_run
-from rrdemo.tasks import TASK_NAMES
+from rrdemo.tasks import GENERATED_TASKS, TASK_NAMES
+from rrdemo.tasks.generated import BEYOND_THE_PAPER, GENERATED_NAMES
 
 SCHEMA_VERSION = 3  # what exports write and the server accepts
 MAX_FILE_BYTES = 1024 * 1024  # 1 MiB: a full paper table is ~20 KiB
 MAX_ROWS = 1000
 
-DATASETS = TASK_NAMES  # the six benchmarks (rrdemo.tasks); our `demo` questions are not one
+# The paper's six benchmarks (rrdemo.tasks), then the generated arithmetic arith1..arith12
+# (rrdemo.tasks.generated, beyond the paper: the board labels and ranks it apart); our `demo`
+# questions are not one.
+DATASETS = (*TASK_NAMES, *GENERATED_NAMES)
 SUBMITTED_SOURCES = ("local_run", "uploaded")
 # Sources nobody can submit: the paper's tables and this project's own committed sweeps
 # (assets/*/submission.json), both stored when the board opens (leaderboard.service.seed_board).
@@ -104,7 +108,7 @@ class ResultRow(AgentCounts, BaseModel):
     model_revision: str | None  # hub commit / tag the weights came from; null when unknown
     agent_models: list[str]  # one model per agent (heterogeneous ensembles); length N
     corrupted_agents: list[int]  # 0-based indices of the c corrupted agents
-    dataset: Literal[DATASETS]  # one of rrdemo.tasks.TASK_NAMES
+    dataset: Literal[DATASETS]  # a paper benchmark (rrdemo.tasks.TASK_NAMES) or arith1..arith12
     strength: Literal[STRENGTHS]  # one of rrdemo.config.STRENGTHS
     n_agents: int  # N
     n_corrupted: int  # c
@@ -310,7 +314,10 @@ def _messages(error: ValidationError) -> list[str]:
         elif kind == "extra_forbidden":
             line = f"{where}: unknown field; remove it (allowed fields are listed in the schema)"
         elif kind == "literal_error" and where.endswith("dataset"):
-            line = f"{where}: unknown dataset; allowed: {', '.join(DATASETS)}"
+            line = (
+                f"{where}: unknown dataset; allowed: the paper's {', '.join(TASK_NAMES)}, "
+                f"or {GENERATED_TASKS} ({BEYOND_THE_PAPER})"
+            )
         elif kind == "literal_error" and where.endswith("strength"):
             line = f"{where}: unknown strength; allowed: {', '.join(STRENGTHS)}"
         elif kind == "literal_error" and where.endswith("adversary"):

@@ -22,6 +22,9 @@ MAX_STEPS = 12
 POOL_SIZE = 1000  # questions per knob setting; calibration and evidence runs sample from it
 OPTION_LETTERS = "ABCDE"
 GENERATOR = "rrdemo arith v1"  # changes whenever the generator's output would
+# every generated task's name, arith1..arith12, and the label each shows wherever it appears
+GENERATED_NAMES: tuple[str, ...] = tuple(f"{GENERATED_PREFIX}{s}" for s in range(1, MAX_STEPS + 1))
+BEYOND_THE_PAPER = "generated, beyond the paper"
 
 
 def generated_steps(name: str) -> int | None:
@@ -36,7 +39,7 @@ def generated_task(name: str) -> LetterTask:
     steps = generated_steps(name)
     if steps is None:
         raise ValueError(f"not a generated task: {name!r}")
-    title = f"Arith-{steps} (generated, beyond the paper)"
+    title = f"Arith-{steps} ({BEYOND_THE_PAPER})"
     return LetterTask(name, title, OPTION_LETTERS)
 
 

@@ -60,7 +60,7 @@ BAD_FILES: list[tuple[str, bytes, str]] = [
     ("N too large", _row(n_agents=500, n_honest=497, agent_models=["a/b"] * 500), "n_agents (N) = 500 is out of range"),
     ("no questions", _row(n_questions=0), "n_questions = 0 is out of range"),
     ("huge question count", _row(n_questions=10**30), "results[0]: n_questions = 10000000000000000000... is out of range"),
-    ("unknown dataset", _row(dataset="mmlu"), "unknown dataset; allowed: gsm8k, aqua, math500"),
+    ("unknown dataset", _row(dataset="mmlu"), "unknown dataset; allowed: the paper's gsm8k, aqua, math500"),
     ("unknown strength", _row(strength="extreme"), "unknown strength; allowed: none, moderate, strong, custom"),
     ("corrupted list too short", _row(corrupted_agents=[0, 1]), "corrupted_agents lists 2 agents; c = 3"),
     ("corrupted index out of range", _row(corrupted_agents=[0, 1, 7]), "corrupted_agents indices must be in 0..4"),
