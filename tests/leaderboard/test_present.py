@@ -12,7 +12,35 @@ from leaderboard import present
 from leaderboard.columns import BOARD_COLUMNS, CSV_COLUMNS
 from tests.support.samples import board_row as row
 
-""" + open("/tmp/present_test.py").read() + """
+FORMULAS = ['=HYPERLINK("http://x")', "+1+1", "-2+3", "@SUM(A1)", "\tcmd", "\rcmd"]
+
+
+@pytest.mark.parametrize("text", FORMULAS)
+def test_a_cell_a_spreadsheet_would_run_is_written_as_text(tmp_path: Path, text: str) -> None:
+    rows = [row("org/a", 3, 2, 0.2, 0.6, submitter=text, notes=text)]
+    path = present.write_csv(rows, tmp_path / "board.csv")
+    with path.open(encoding="utf-8", newline="") as handle:
+        record = dict(zip(*csv.reader(handle), strict=True))
+    assert record["submitter"] == "'" + text and record["notes"] == "'" + text
+
+
+def test_plain_text_and_numbers_are_written_as_they_are(tmp_path: Path) -> None:
+    rows = [row("org/a", 3, 2, 0.2, 0.6, submitter="a-b = c", notes="")]
+    path = present.write_csv(rows, tmp_path / "board.csv")
+    with path.open(encoding="utf-8", newline="") as handle:
+        record = dict(zip(*csv.reader(handle), strict=True))
+    assert record["submitter"] == "a-b = c" and record["model"] == "org/a"
+    assert float(record["rrmaj_accuracy"]) == 0.6
+
+
+def test_the_ranking_csv_defuses_a_model_named_like_a_formula(tmp_path: Path) -> None:
+    from leaderboard.ranking import rank_models
+
+    rows = [row("=cmd|' /C calc'!A0", c, 5 - c, 0.5, 0.6) for c in range(6)]
+    path = present.write_ranking_csv(rank_models(rows), tmp_path / "ranking.csv")
+    with path.open(encoding="utf-8", newline="") as handle:
+        records = list(csv.DictReader(handle))
+    assert [r["model"] for r in records] == ["'=cmd|' /C calc'!A0"]
 
 
 def test_the_board_table_and_the_csv_agree_column_by_column(tmp_path: Path) -> None:
