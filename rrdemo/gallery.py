@@ -4,7 +4,7 @@ The manifest (`assets/gallery.json`, or the file env RRDEMO_GALLERY names) is da
 for picking questions, when each log was recorded, and per *setting* (trap and rescue, ceiling,
 floor, ...) the log, the condition and the question ids it shows. Pointing the Arena at another
 sweep means editing that file. The rule is one for all: the first k finished questions of the
-condition in log order (`first_questions`), so nothing is picked for its outcome; the tests hold
+condition in the sweep's order (`first_questions`), so nothing is picked for its outcome; the tests hold
 the manifest to it. Log paths in the manifest are relative to the manifest's folder.
 """
 
@@ -89,8 +89,12 @@ def load_gallery(path: Path | str | None = None) -> Gallery:
 
 
 def first_questions(log: RunLog, condition: str, k: int) -> list[str]:
-    """The gallery's rule: the first k finished questions of `condition`, in log order."""
-    return [qid for key, qid in finished_units(log) if key == condition][:k]
+    """The gallery's rule: the first k finished questions of `condition` in the order the sweep
+    runs them (its question list in the log's header), whatever their outcome. Unlike the order
+    of the log's lines, this order survives merging shards and resuming."""
+    done = {qid for key, qid in finished_units(log) if key == condition}
+    planned = log.conditions[condition]["questions"] if condition in log.conditions else []
+    return [qid for qid in planned if qid in done][:k]
 
 
 def cached_log(path: Path) -> RunLog:

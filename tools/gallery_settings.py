@@ -1,7 +1,7 @@
 """Write the gallery's settings for one sweep log by the gallery's rule (rrdemo.gallery).
 
 For each (task, corruption setting) listed below that the log has, the setting shows the first
-3 finished questions of its condition in log order, whatever the outcome. The settings of this
+3 finished questions of its condition in the order the sweep runs them, whatever the outcome. The settings of this
 log are put first in assets/gallery.json (the Arena opens on the first), replacing any earlier
 ones of the same log; the other logs' settings stay after them.
 

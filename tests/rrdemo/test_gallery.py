@@ -28,14 +28,35 @@ def _manifest(folder: Path, settings: list[dict], logs=None) -> Path:
     return path
 
 
-def test_the_first_questions_are_the_conditions_finished_units_in_log_order(run_log):
+def test_the_first_questions_are_the_conditions_finished_units_in_the_sweeps_order(run_log):
     log = read_log(run_log)
     units = finished_units(log)
     for key in log.conditions:
         mine = [q for k, q in units if k == key]
-        assert len(mine) == 3
+        assert len(mine) == 3 and mine == log.conditions[key]["questions"]
         assert first_questions(log, key, 2) == mine[:2]
         assert first_questions(log, key, 10) == mine
+
+
+def test_merging_shards_in_any_order_keeps_the_first_questions(run_log, tmp_path):
+    """Shard logs joined the other way round put the lines in another order; the gallery's
+    questions follow the sweep's order, so they stay the same."""
+    from rrdemo.runs.log import dump_record, merge_logs
+
+    log = read_log(run_log)
+    first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    for path, part in ((first, 0), (second, 1)):
+        lines = [dump_record(log.header)]
+        for index, (done, trajectories) in enumerate(log.units()):
+            if (index // len(log.conditions)) % 2 == part:  # by question
+                lines += [dump_record(r) for r in (*trajectories, done)]
+        path.write_bytes(b"".join(lines))
+    merged = tmp_path / "merged.jsonl"
+    merge_logs([second, first], merged)
+    joined = read_log(merged)
+    assert finished_units(joined) != finished_units(log)
+    for key in log.conditions:
+        assert first_questions(joined, key, 2) == first_questions(log, key, 2)
 
 
 def test_a_manifest_names_each_settings_log_condition_and_questions(run_log):
