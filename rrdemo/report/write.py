@@ -93,12 +93,11 @@ def build_report(run: Run, seed: int = 0) -> Report:
     if len({p.k for p in kpoints}) > 1:
         figures["k_ablation"] = k_figure(kpoints)
     sweep = run.header.get("sweep", {})
-    n_q = {c["task"]: len(c.get("questions", [])) for c in run.conditions.values()}
     summary = [
         f"# Experiment report: `{run.path.name}`",
         "",
         f"{run.units} finished (condition, question) units; questions per dataset: "
-        + ", ".join(f"{t} {n}" for t, n in sorted(n_q.items()))
+        + questions_text(run.conditions.values())
         + f". Sampling: temperature {sweep.get('temperature')}, top-p {sweep.get('top_p')}, seed {sweep.get('seed')}.",
         "Accuracies in %, [95% bootstrap interval over questions and pool draws]; "
         "± is the spread over 50 pool-sampling trials.",
@@ -188,3 +187,26 @@ def write_report(
             os.replace(item, out / item.name)
             written.append(out / item.name)
     return written
+
+
+def questions_text(conditions) -> str:
+    """Each task's planned questions, and per config where configs plan different counts
+    (`n_by_config`): "arith2 80 (3c2t 80; 0c5t, 1c4t 40)"."""
+    parts = []
+    for task in sorted({c["task"] for c in conditions}):
+        mine = [c for c in conditions if c["task"] == task]
+        total = len({q for c in mine for q in c.get("questions", [])})
+        counts: dict[int, list[str]] = {}
+        for c in mine:
+            labels = counts.setdefault(len(c.get("questions", [])), [])
+            if c["label"] not in labels:
+                labels.append(c["label"])
+        detail = (
+            " ("
+            + "; ".join(f"{', '.join(v)} {n}" for n, v in sorted(counts.items(), reverse=True))
+            + ")"
+            if len(counts) > 1
+            else ""
+        )
+        parts.append(f"{task} {total}{detail}")
+    return ", ".join(parts)

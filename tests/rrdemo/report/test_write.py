@@ -199,3 +199,15 @@ def test_a_metered_log_gets_theory_fit_with_the_parameters_and_the_bound(tmp_pat
 def test_a_log_without_the_meter_gets_no_theory_fit(log, tmp_path):
     names = {p.name for p in write_report(log, tmp_path / "plain", png=False)}
     assert "theory_fit.md" not in names
+
+
+def test_the_summary_names_each_configs_questions_where_they_differ() -> None:
+    from rrdemo.report.write import questions_text
+
+    def cond(task: str, label: str, n: int) -> dict:
+        return {"task": task, "label": label, "questions": [f"{task}-{i}" for i in range(n)]}
+
+    same = [cond("logic3", "0c5t", 8), cond("logic3", "3c2t", 8), cond("gsm8k", "3c2t", 6)]
+    assert questions_text(same) == "gsm8k 6, logic3 8"
+    counted = [cond("arith2", "3c2t", 80), cond("arith2", "0c5t", 40), cond("arith2", "5c0t", 40)]
+    assert questions_text(counted) == "arith2 80 (3c2t 80; 0c5t, 5c0t 40)"
