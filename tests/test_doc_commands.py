@@ -123,7 +123,8 @@ def check_command(command: str) -> list[str]:
         if program == "rrdemo":
             problems += _check_cli(build_parser(), args)
         elif program == "make":
-            problems += [f"no make target {t!r}" for t in args if t not in _makefile_targets()]
+            targets = [t for t in args if not re.fullmatch(r"[A-Z_]+=\S*", t)]  # VAR=value
+            problems += [f"no make target {t!r}" for t in targets if t not in _makefile_targets()]
         elif re.fullmatch(r"python3?", program) and args[:1] == ["-m"] and len(args) > 1:
             module, rest = args[1], args[2:]
             if _placeholder(module.split(".")[-1]):
@@ -180,6 +181,7 @@ def test_every_tool_path_the_docs_name_exists() -> None:
         ("python -m leaderboard list --models x", "list has no option --models"),
         ("python -m rrdemo.nothing", "no module rrdemo.nothing"),
         ("make tests", "no make target 'tests'"),
+        ("make evidence-runs SHARD=1/2", "no make target 'evidence-runs'"),
         ("rrdemo status a.jsonl && rrdemo merge-logs a b --outt c", "merge-logs has no option"),
     ],
 )
