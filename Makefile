@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 export HF_HUB_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: setup run test test-fast lint format bench bench-served experiment-small calibrate-qwen15b calibrate-qwen15b-arith evidence-run evidence browser warm llama llama-optional clean
+.PHONY: setup run test test-fast lint format bench bench-served experiment-small calibrate-qwen15b calibrate-qwen05b calibrate-qwen15b-arith evidence-run evidence evidence-aqua-run evidence-aqua browser warm llama llama-optional clean
 
 setup: $(STAMP)
 
@@ -83,6 +83,11 @@ calibrate-qwen15b: setup llama
 	$(BIN)/python -m rrdemo calibrate --models qwen2.5-coder-1.5b --tasks all --n 20 \
 	  --max-tokens 512 --batch 16 \
 	  $(if $(SHARD),--shard $(SHARD) --out assets/calibration/qwen15b-$(subst /,-of-,$(SHARD)).jsonl,--out assets/calibration/qwen15b.jsonl)
+# The 0.5B the same way (assets/calibration/qwen05b.jsonl; SHARD=1/2 as above).
+calibrate-qwen05b: setup llama
+	$(BIN)/python -m rrdemo calibrate --models qwen2.5-coder-0.5b --tasks all --n 20 \
+	  --max-tokens 512 --batch 16 \
+	  $(if $(SHARD),--shard $(SHARD) --out assets/calibration/qwen05b-$(subst /,-of-,$(SHARD)).jsonl,--out assets/calibration/qwen05b.jsonl)
 calibrate-qwen15b-arith: setup llama
 	$(BIN)/python -m rrdemo calibrate --models qwen2.5-coder-1.5b --tasks arith2,arith4,arith6 \
 	  --n 20 --max-tokens 512 --batch 16 --out assets/calibration/qwen15b_arith.jsonl
@@ -105,6 +110,22 @@ evidence: setup
 	$(BIN)/python -m rrdemo export assets/evidence/log.jsonl --submitter rrdemo --source rrdemo --force \
 	  --notes "Qwen2.5-Coder-1.5B-Instruct Q4_K_M, llama.cpp on CPU: the evidence run on held-out arith2 (generated, beyond the paper), moderate injection, N = M = 5, K = 16 (assets/evidence, docs/evidence.md)" \
 	  --out assets/evidence/submission.json
+
+# The evidence run on the paper cell the rule picks (assets/evidence_aqua/sweep.yaml: held-out
+# AQuA, moderate; answers about five times longer than arith2's, several sessions on 2 CPU cores).
+# Same shards as above: RRDEMO_LLAMA_THREADS=1 taskset -c 0 make evidence-aqua-run SHARD=1/2, then
+# `make evidence-aqua` merges whatever the shards hold and writes the report and board rows.
+evidence-aqua-run: setup llama
+	$(BIN)/python -m rrdemo experiment --sweep assets/evidence_aqua/sweep.yaml \
+	  $(if $(SHARD),--shard $(SHARD) --out assets/evidence_aqua/log-$(subst /,-of-,$(SHARD)).jsonl,--out assets/evidence_aqua/log.jsonl)
+
+evidence-aqua: setup
+	$(BIN)/python -m rrdemo merge-logs $(wildcard assets/evidence_aqua/log*.jsonl) \
+	  --out assets/evidence_aqua/log.jsonl
+	$(BIN)/python -m rrdemo report assets/evidence_aqua/log.jsonl --out assets/evidence_aqua/report
+	$(BIN)/python -m rrdemo export assets/evidence_aqua/log.jsonl --submitter rrdemo --source rrdemo --force \
+	  --notes "Qwen2.5-Coder-1.5B-Instruct Q4_K_M, llama.cpp on CPU: the evidence run on held-out AQuA, moderate injection, N = M = 5, K = 16 (assets/evidence_aqua, docs/evidence.md)" \
+	  --out assets/evidence_aqua/submission.json
 
 bench-served: setup llama
 	$(BIN)/python -m bench.served
