@@ -1,6 +1,9 @@
-"""`rrdemo status LOG [--json]`: per condition, questions done of planned, failures, tokens, time.
+"""`rrdemo status LOG [LOG ...] [--json]`: per condition, questions done of planned, failures,
+tokens, time.
 
-Reads only the log (`rrdemo.runs.status`), so it can watch a sweep that is still running.
+Reads only the log (`rrdemo.runs.status`), so it can watch a sweep that is still running. The logs
+of one sweep run in shards are read together (`rrdemo.runs.status.shards_status`): one shard alone
+shows the whole plan as planned, so its own share looks unfinished for ever.
 """
 
 from __future__ import annotations
@@ -18,17 +21,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "questions stopped midway, trajectories without an answer (and why), votes that decided "
         "nothing, and the decode / prefill tokens and time the finished questions used.",
     )
-    parser.add_argument("log", help="the JSONL log written by `rrdemo experiment --out`")
+    parser.add_argument(
+        "logs",
+        nargs="+",
+        metavar="log",
+        help="the JSONL log written by `rrdemo experiment --out`; several logs of one sweep "
+        "(its shards) are read as one run",
+    )
     parser.add_argument("--json", action="store_true", help="one JSON object per condition")
     parser.set_defaults(func=handler)
 
 
 def handler(args: argparse.Namespace) -> int:
     """Print the status table (or JSON lines)."""
-    from rrdemo.runs.log import read_log
-    from rrdemo.runs.status import log_status, render
+    from rrdemo.runs.status import render, shards_status
 
-    statuses = log_status(read_log(args.log))
+    statuses = shards_status(args.logs)
     if args.json:
         for status in statuses:
             print(json.dumps(status.to_dict(), ensure_ascii=False))

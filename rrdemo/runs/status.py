@@ -12,12 +12,15 @@ Tokens and time are the finished units' compute records (MAJ and RRMaj together)
 
 from __future__ import annotations
 
+import tempfile
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 from rrdemo.config import ct_label
-from rrdemo.runs.log import RunLog
+from rrdemo.runs.log import RunLog, merge_logs, read_log
 
 CUT_AT_L = "cut off at L"
 NO_STATEMENT = "no final-answer statement"
@@ -127,6 +130,25 @@ def log_status(log: RunLog) -> list[ConditionStatus]:
                 status.prefill_tokens += int(compute.get("prefill_tokens") or 0)
                 status.wall_s += float(compute.get("wall_s") or 0.0)
     return list(statuses.values())
+
+
+def shards_status(paths: Sequence[Path | str]) -> list[ConditionStatus]:
+    """`log_status` of one log, or of the logs of one sweep run in shards read as one run: their
+    finished units joined as `merge_logs` joins them (logs of different sweeps are refused the
+    same way), plus the units each shard stopped in. Nothing is written beside the logs."""
+    if len(paths) == 1:
+        return log_status(read_log(paths[0]))
+    with tempfile.TemporaryDirectory(prefix="rrdemo-status-") as tmp:
+        joined = Path(tmp) / "joined.jsonl"
+        merge_logs(paths, joined)
+        log = read_log(joined)
+    statuses = log_status(log)
+    by_key = {status.key: status for status in statuses}
+    for path in paths:  # a unit one shard stopped in, unless another log finished it
+        for status in log_status(read_log(path)):
+            stopped = by_key[status.key].stopped
+            stopped += [q for q in status.stopped if (status.key, q) not in log.done]
+    return statuses
 
 
 def render(statuses: list[ConditionStatus]) -> str:

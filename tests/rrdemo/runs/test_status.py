@@ -91,3 +91,43 @@ def test_a_file_that_is_no_log_gets_one_line_and_exit_2(tmp_path: Path, capsys) 
     assert "is not an rrdemo experiment log" in capsys.readouterr().err
     copy = Path(shutil.copy(SMALL, tmp_path / "small.jsonl"))
     assert main(["status", str(copy)]) == 0
+
+
+def _split(tmp_path: Path) -> list[Path]:
+    """The committed log's units dealt alternately into two shard logs with the same header."""
+    header, *records = SMALL.read_text(encoding="utf-8").splitlines(keepends=True)
+    shards, unit, which = [[header], [header]], [], 0
+    for line in records:
+        unit.append(line)
+        if json.loads(line)["type"] == "done":
+            shards[which] += unit
+            unit, which = [], 1 - which
+    paths = [tmp_path / "log-1-of-2.jsonl", tmp_path / "log-2-of-2.jsonl"]
+    for path, lines in zip(paths, shards, strict=True):
+        path.write_text("".join(lines), encoding="utf-8")
+    return paths
+
+
+def test_the_shards_of_one_sweep_are_read_as_one_run(tmp_path: Path, capsys) -> None:
+    a, b = _split(tmp_path)
+    # the second shard stopped inside a unit: one trajectory record of a unit it never finished
+    unfinished = next(r for r in _records(SMALL) if r.get("type") == "trajectory")
+    with b.open("a", encoding="utf-8") as out:
+        out.write(json.dumps({**unfinished, "question_id": "gsm8k-unfinished"}) + "\n")
+    alone = {s.key: s.done for s in log_status(read_log(a))}
+    assert sum(alone.values()) == 32  # one shard alone: half the plan looks left
+    assert main(["status", str(a), str(b), "--json"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [(r["done"], r["planned"]) for r in rows] == [(8, 8)] * 8
+    stopped = [r for r in rows if r["stopped"]]
+    assert [(r["key"], r["stopped"]) for r in stopped] == [
+        (unfinished["condition"], ["gsm8k-unfinished"])
+    ]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [a.name, b.name]  # nothing written
+
+
+def test_logs_of_different_sweeps_are_not_read_as_one(tmp_path: Path, capsys) -> None:
+    a, _ = _split(tmp_path)
+    other = ROOT / "assets" / "experiment_small_shuffled.jsonl"
+    assert main(["status", str(a), str(other)]) == 2
+    assert "holds a different sweep" in capsys.readouterr().err
