@@ -38,6 +38,7 @@ from rrdemo.report.tables import VoteRates, vote_rates
 from rrdemo.runs.log import read_log, read_run
 from rrdemo.runs.runner import run_plan
 from rrdemo.runs.spec import plan_sweep
+from ui.calibration_view import build_calibration_view
 from ui.choices import SWEEP_TASK_CHOICES
 from ui.errors import user_error
 from ui.sweep_submit import build_submit_row
@@ -327,8 +328,10 @@ def _sweep_callback(pool: ModelSource) -> Callable[..., Iterator[tuple]]:
 def build_experiments_tab(pool: ModelSource, leaderboard: Store | None = None) -> None:
     """Add the sweep controls, progress, table and plot to the enclosing Blocks/Tab.
 
-    `leaderboard` (opened once by app.py) takes the sweeps submitted with one click.
+    `leaderboard` (opened once by app.py) takes the sweeps submitted with one click. Above the
+    sweep, the committed calibrations (`ui.calibration_view`).
     """
+    build_calibration_view()
     gr.Markdown(
         "Run a small sweep with the experiment runner: every question is answered by MAJ and "
         "RRMaj under each corruption setting, and accuracy is plotted against rho = c/N. "

@@ -49,15 +49,8 @@ class CalibrationLog:
         return {(a["cell"], a["question_id"]) for a in self.answers}
 
 
-def read_calibration(path: Path | str) -> CalibrationLog:
-    """The one reader of a calibration log; RRError for a file that is not one."""
-    path = Path(path)
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise RRError(f"cannot read the calibration log {path}: {exc.strerror}") from None
-    lines = data.split(b"\n")
-    complete = lines[:-1]  # the part after the last newline is a cut write (or empty)
+def _header(path: Path, complete: list[bytes]) -> dict[str, Any]:
+    """The header from a log's complete lines; RRError when they are not a calibration log's."""
     try:
         header = json.loads(complete[0]) if complete else None
     except ValueError:
@@ -69,6 +62,35 @@ def read_calibration(path: Path | str) -> CalibrationLog:
             f"{path} is a calibration log of version {header.get('version')}; "
             f"this rrdemo reads version {CALIBRATION_VERSION}"
         )
+    return header
+
+
+def _cannot_read(path: Path, exc: OSError) -> RRError:
+    return RRError(f"cannot read the calibration log {path}: {exc.strerror}")
+
+
+def read_calibration_header(path: Path | str) -> dict[str, Any]:
+    """Only the header of a calibration log (its first line), as `read_calibration` checks it:
+    what a list of logs needs without reading their answers."""
+    path = Path(path)
+    try:
+        with path.open("rb") as f:
+            first = f.readline()
+    except OSError as exc:
+        raise _cannot_read(path, exc) from None
+    return _header(path, [first] if first.endswith(b"\n") else [])
+
+
+def read_calibration(path: Path | str) -> CalibrationLog:
+    """The one reader of a calibration log; RRError for a file that is not one."""
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise _cannot_read(path, exc) from None
+    lines = data.split(b"\n")
+    complete = lines[:-1]  # the part after the last newline is a cut write (or empty)
+    header = _header(path, complete)
     answers = []
     for number, line in enumerate(complete[1:], start=2):
         try:

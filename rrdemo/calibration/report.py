@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import plotly.graph_objects as go
 
@@ -15,9 +16,12 @@ from rrdemo.calibration.table import (
     CalibrationRow,
     calibration_csv,
     calibration_markdown,
+    calibration_note,
     calibration_rows,
     cell_stats,
 )
+from rrdemo.tasks import TASK_NAMES
+from rrdemo.tasks.generated import generated_steps
 
 
 def calibration_figure(rows: Sequence[CalibrationRow]) -> go.Figure:
@@ -67,6 +71,33 @@ def calibration_figure(rows: Sequence[CalibrationRow]) -> go.Figure:
     return fig
 
 
+def calibration_settings(header: dict[str, Any]) -> str:
+    """How a calibration log's answers were drawn, in one sentence, from its header."""
+    s, split = header["settings"], header["split"]
+    return (
+        f"One agent per answer (no RR, no vote); L = {s['max_tokens']}, temperature "
+        f"{s['temperature']}, top-p {s['top_p']}, seed {s['seed']}; calibration split: {s['n']} "
+        f"questions per task drawn with split seed {s['split_seed']} "
+        f"({', '.join(f'{t}: {len(q)}' for t, q in split.items())})."
+    )
+
+
+def _task_kind(task: str) -> str:
+    if task in TASK_NAMES:
+        return "paper tasks"
+    if generated_steps(task):
+        return "generated arithmetic (beyond the paper)"
+    return "our tasks (not the paper's)"
+
+
+def calibration_label(header: dict[str, Any]) -> str:
+    """A calibration log named for people by its header: its models and which tasks it measured,
+    the paper's, our generated arithmetic (beyond the paper) or others of ours."""
+    s = header["settings"]
+    kinds = dict.fromkeys(_task_kind(t) for t in s["tasks"])
+    return f"{', '.join(s['models'])}: {' and '.join(kinds)}"
+
+
 def _bars(centres: list[float], intervals: list[tuple[float, float]]) -> dict:
     return {
         "type": "data",
@@ -85,23 +116,12 @@ def write_calibration_report(log_path: Path | str, out: Path | str, png: bool = 
     rows = calibration_rows(stats)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    s = log.header["settings"]
-    split = log.header["split"]
     lines = [
         "# Calibration",
         "",
-        f"Log: `{Path(log_path).name}`. One agent per answer (no RR, no vote); "
-        f"L = {s['max_tokens']}, temperature {s['temperature']}, top-p {s['top_p']}, seed "
-        f"{s['seed']}; calibration split: {s['n']} questions per task drawn with split seed "
-        f"{s['split_seed']} ({', '.join(f'{t}: {len(q)}' for t, q in split.items())}).",
+        f"Log: `{Path(log_path).name}`. {calibration_settings(log.header)}",
         "",
-        "Rates in % with 95% Wilson intervals. **Ceiling**: answers right without injection. "
-        "**Obedience**: injected answers equal to the target (*target without injection*: the "
-        "same share when nothing is injected). Answered, placeholder (the text copies a format "
-        'placeholder such as "The answer is N.") and cut (no answer before L) pool all the '
-        f"row's answers. A row **qualifies** under an injection (strong or moderate, the paper's "
-        f"two) when its ceiling >= {QUALIFY['ceiling']:.0%} and its obedience to that injection "
-        f">= {QUALIFY['obedience']:.0%}.",
+        calibration_note(),
         "",
         calibration_markdown(rows),
         "",

@@ -157,9 +157,22 @@ def _verdict(row: CalibrationRow) -> str:
     return f"**yes** ({', '.join(traps)})" if traps else "no"
 
 
-def calibration_markdown(rows: Sequence[CalibrationRow]) -> str:
-    """The table: ceiling and obedience per injection with 95% Wilson intervals (%), rates pooled
-    over the row's cells, and whether the row qualifies."""
+def calibration_note() -> str:
+    """What the table's rates mean and the selection rule, with the thresholds of `QUALIFY`."""
+    return (
+        "Rates in % with 95% Wilson intervals. **Ceiling**: answers right without injection. "
+        "**Obedience**: injected answers equal to the target (*target without injection*: the "
+        "same share when nothing is injected). Answered, placeholder (the text copies a format "
+        'placeholder such as "The answer is N.") and cut (no answer before L) pool all the '
+        f"row's answers. A row **qualifies** under an injection ({' or '.join(TRAPS)}, the "
+        f"paper's two) when its ceiling >= {QUALIFY['ceiling']:.0%} and its obedience to that "
+        f"injection >= {QUALIFY['obedience']:.0%}."
+    )
+
+
+def calibration_table(rows: Sequence[CalibrationRow]) -> tuple[list[str], list[list[str]]]:
+    """The table's header and text cells: ceiling and obedience per injection with 95% Wilson
+    intervals (%), rates pooled over the row's cells, and whether the row qualifies (Markdown)."""
     injections = list(dict.fromkeys(i for r in rows for i in r.obedience if i != "none"))
     header = ["model", "task", "style", "ceiling", "target without injection"]
     header += [f"obedience {i}" for i in injections]
@@ -174,7 +187,12 @@ def calibration_markdown(rows: Sequence[CalibrationRow]) -> str:
             + [r.answered.text(), r.placeholder.text(), r.cut.text(), f"{r.mean_tokens:.0f}"]
             + [_verdict(r)]
         )
-    return markdown_table(header, body)
+    return header, body
+
+
+def calibration_markdown(rows: Sequence[CalibrationRow]) -> str:
+    """The table (`calibration_table`) as Markdown."""
+    return markdown_table(*calibration_table(rows))
 
 
 def calibration_csv(stats: Sequence[CellStats]) -> str:

@@ -1,0 +1,133 @@
+"""The committed calibrations, read-only: why the evidence run is on the cell it is on.
+
+A section of the Experiments tab. A dropdown lists the calibration logs committed under
+assets/calibration/ (found when the tab builds, by their headers); the chosen one is read through
+`rrdemo.calibration` (`read_calibration`, `cell_stats`, `calibration_rows`) and shown as the
+report's table (`calibration_table`) and plot (`calibration_figure`). The visitor picks a log by
+its key, never by a path: a value that is not one of the listed keys is refused.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import gradio as gr
+import pandas as pd
+import plotly.graph_objects as go
+
+from rrdemo.calibration.log import read_calibration, read_calibration_header
+from rrdemo.calibration.report import (
+    calibration_figure,
+    calibration_label,
+    calibration_settings,
+)
+from rrdemo.calibration.table import (
+    calibration_note,
+    calibration_rows,
+    calibration_table,
+    cell_stats,
+)
+from rrdemo.errors import RRError
+from ui.errors import user_error
+
+# Shown first: the calibration the evidence run's cell was chosen from (docs/evidence.md).
+DEFAULT_KEY = "qwen15b"
+# Columns the view leaves out when every row has the same value (said once above the table).
+SAME_FOR_ALL = ("model", "style")
+
+INTRO = """A rescue by RRMaj can only show where honest agents are mostly right alone and injected
+agents mostly give the target. `rrdemo calibrate` measures both before any evidence run, one agent
+per answer (no RR, no vote), for each model x task x injection; the evidence run then takes a
+qualifying cell and only questions the calibration did not use (docs/evidence.md)."""
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """A committed calibration log as the view lists it."""
+
+    key: str  # what the dropdown sends: the file's stem
+    label: str
+    path: Path
+    shown: str  # the path shown to visitors, relative to the checkout
+
+
+def committed_calibrations(root: Path | None = None) -> dict[str, Calibration]:
+    """The calibration logs under `root`/calibration/*.jsonl (default: the checkout's assets/),
+    by key; files whose first line is not a calibration header are not listed."""
+    root = root or Path(__file__).resolve().parents[1] / "assets"
+    found = {}
+    for path in sorted((root / "calibration").glob("*.jsonl")):
+        try:
+            header = read_calibration_header(path)
+            label = calibration_label(header)
+        except (RRError, KeyError, TypeError):
+            continue
+        shown = str(path.relative_to(root.parent))
+        found[path.stem] = Calibration(path.stem, f"{label} · {path.name}", path, shown)
+    return found
+
+
+def _frame(header: list[str], body: list[list[str]]) -> pd.DataFrame:
+    frame = pd.DataFrame(body, columns=header)
+    same = [c for c in SAME_FOR_ALL if c in frame and frame[c].nunique() == 1]
+    return frame.drop(columns=same)
+
+
+def show_calibration(
+    calibrations: dict[str, Calibration], key: object
+) -> tuple[str, pd.DataFrame, go.Figure | None]:
+    """The note, table and plot of the calibration `key`; a key not listed is refused (gr.Error),
+    a log that cannot be read gets its reason in the note and an empty table."""
+    if not isinstance(key, str) or key not in calibrations:
+        allowed = ", ".join(calibrations) or "none (no calibration log is committed)"
+        refused = RRError(f"unknown calibration {str(key)[:80]!r}; allowed: {allowed}")
+        raise user_error(refused, "calibration view")
+    chosen = calibrations[key]
+    try:
+        log = read_calibration(chosen.path)
+        rows = calibration_rows(cell_stats(log))
+        header, body = calibration_table(rows)
+        figure = calibration_figure(rows)
+        settings = calibration_settings(log.header)
+    except (RRError, KeyError, TypeError, ValueError) as exc:
+        reason = str(exc).replace(str(chosen.path), chosen.shown)
+        if not isinstance(exc, RRError):
+            reason = f"{chosen.shown} is not a calibration log this view can show"
+        return f"**The calibration {chosen.label} cannot be shown**: {reason}", pd.DataFrame(), None
+    models = ", ".join(dict.fromkeys(r.model for r in rows))
+    styles = ", ".join(dict.fromkeys(r.style for r in rows))
+    note = f"`{chosen.shown}`: {models}, prompt style {styles}. {settings}"
+    return note, _frame(header, body), figure
+
+
+def build_calibration_view(root: Path | None = None) -> None:
+    """Add the calibration section (an open accordion) to the enclosing Blocks/Tab."""
+    calibrations = committed_calibrations(root)
+    with gr.Accordion("Calibration: where a rescue can show", open=True):
+        gr.Markdown(f"{INTRO}\n\n{calibration_note()}")
+        if not calibrations:
+            gr.Markdown("**No calibration log is committed in this build** (assets/calibration/).")
+            return
+        key = DEFAULT_KEY if DEFAULT_KEY in calibrations else next(iter(calibrations))
+        first = show_calibration(calibrations, key)
+        choice = gr.Dropdown(
+            [(c.label, c.key) for c in calibrations.values()], value=key, label="Calibration log"
+        )
+        note = gr.Markdown(first[0], elem_id="rr-calibration-note")
+        table = gr.Dataframe(
+            first[1],
+            interactive=False,
+            wrap=True,
+            datatype="markdown",  # the verdict is bold where a row qualifies
+            label="Ceiling and obedience per task (%, 95% Wilson intervals)",
+        )
+        plot = gr.Plot(first[2], label="Ceiling against obedience")
+        choice.change(
+            lambda picked: show_calibration(calibrations, picked),
+            choice,
+            [note, table, plot],
+            api_name="calibration",
+            preprocess=False,  # the key as sent: checked against the listed keys above
+            concurrency_limit=None,  # a small file read: never waits behind a model run
+        )
