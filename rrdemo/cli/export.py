@@ -45,7 +45,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--source",
         choices=("local_run", "rrdemo"),
         default="local_run",
-        help="local_run (default); rrdemo only for a sweep this project commits as "
+        help="local_run (default); rrdemo only for a finished sweep this project commits as "
         "assets/<name>/submission.json, which every board seeds (nobody can submit it)",
     )
     parser.set_defaults(func=handler)
@@ -66,6 +66,8 @@ def handler(args: argparse.Namespace) -> int:
             "--dataset writes the trajectories as a dataset instead"
         )
     out = Path(args.out) if args.out else log.with_name(log.stem + ".submission.json")
+    if args.source == "rrdemo":
+        _finished(log)
     if out.exists() and not args.force:
         raise RRError(f"{out} already exists; pass --force to replace it or choose another --out")
     data = build_submission(log, args.submitter, args.notes, source=args.source).model_dump(
@@ -79,6 +81,23 @@ def handler(args: argparse.Namespace) -> int:
     os.replace(tmp, out)
     print(out)
     return 0
+
+
+def _finished(log: Path) -> None:
+    """RRError unless every unit the run planned is done: the project's own rows are seeded into
+    every board, so a run still under way (whose rows would be read as final) is not exported
+    with source rrdemo; `rrdemo report` shows what it has so far."""
+    from rrdemo.runs.log import read_log
+    from rrdemo.runs.status import log_status
+
+    statuses = log_status(read_log(log))
+    done, planned = sum(s.done for s in statuses), sum(s.planned for s in statuses)
+    if done < planned:
+        raise RRError(
+            f"{log} is not finished ({done} of {planned} units done): rows with source rrdemo "
+            "are seeded into every board, so only a finished run is exported with it; finish the "
+            "run (rerun its command, merging shards first) or export it as local_run"
+        )
 
 
 def _dataset(log: Path, args: argparse.Namespace) -> int:

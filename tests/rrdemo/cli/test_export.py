@@ -74,3 +74,21 @@ def test_without_out_the_file_goes_beside_the_log_and_force_replaces_it(logic3_l
         "logic3.jsonl",
         "logic3.submission.json",
     ]  # no temporary file left behind
+
+
+def test_a_run_under_way_is_not_exported_as_the_projects_own_rows(logic3_log, tmp_path, capsys):
+    """Rows with source rrdemo are seeded into every board: a run with units left is refused
+    (nothing written), while the same partial run still exports as a local run."""
+    header, *records = logic3_log.read_text(encoding="utf-8").splitlines(keepends=True)
+    last_done = max(i for i, line in enumerate(records) if json.loads(line)["type"] == "done")
+    partial = tmp_path / "partial" / "logic3.jsonl"
+    partial.parent.mkdir()
+    partial.write_text(header + "".join(records[:last_done]), encoding="utf-8")
+    out = tmp_path / "partial" / "submission.json"
+    argv = ["export", str(partial), "--submitter", "rrdemo", "--out", str(out)]
+    assert cli_main([*argv, "--source", "rrdemo"]) == 2
+    err = capsys.readouterr().err
+    assert "is not finished" in err and "units done" in err and "Traceback" not in err
+    assert not out.exists() and sorted(p.name for p in partial.parent.iterdir()) == [partial.name]
+    assert cli_main(argv) == 0  # local_run: the rows say how many questions they rest on
+    assert json.loads(out.read_text())["source"] == "local_run"
