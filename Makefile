@@ -114,7 +114,8 @@ evidence: setup
 # The evidence run on the paper cell the rule picks (assets/evidence_aqua/sweep.yaml: held-out
 # AQuA, moderate; answers about five times longer than arith2's, several sessions on 2 CPU cores).
 # Same shards as above: RRDEMO_LLAMA_THREADS=1 taskset -c 0 make evidence-aqua-run SHARD=1/2, then
-# `make evidence-aqua` merges whatever the shards hold and writes the report and board rows.
+# `make evidence-aqua` merges whatever the shards hold and writes the report; the board rows only
+# once the run is finished (export refuses a run under way).
 evidence-aqua-run: setup llama
 	$(BIN)/python -m rrdemo experiment --sweep assets/evidence_aqua/sweep.yaml \
 	  $(if $(SHARD),--shard $(SHARD) --out assets/evidence_aqua/log-$(subst /,-of-,$(SHARD)).jsonl,--out assets/evidence_aqua/log.jsonl)
