@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import time
@@ -251,3 +252,20 @@ def fake_run(path: Path, labels=("0c3t", "2c1t"), **plan) -> Path:
     """A finished scripted sweep (`fake_plan(labels, **plan)`) logged at `path`."""
     run_plan(fake_plan(labels, **plan), path, fake_pool(), progress=False)
     return path
+
+
+def split_log(source: Path, paths: Sequence[Path]) -> list[Path]:
+    """A finished run log's units dealt in turn into `paths`, each with the same header: the
+    logs of one sweep run in shards."""
+    header, *records = source.read_text(encoding="utf-8").splitlines(keepends=True)
+    shards: list[list[str]] = [[header] for _ in paths]
+    unit: list[str] = []
+    which = 0
+    for line in records:
+        unit.append(line)
+        if json.loads(line)["type"] == "done":
+            shards[which] += unit
+            unit, which = [], (which + 1) % len(paths)
+    for path, lines in zip(paths, shards, strict=True):
+        path.write_text("".join(lines), encoding="utf-8")
+    return list(paths)

@@ -4,7 +4,6 @@ logs of different sweeps or calibrations, or of both kinds, are refused with one
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -14,7 +13,7 @@ from rrdemo.calibration.plan import plan_calibration
 from rrdemo.calibration.runner import run_calibration
 from rrdemo.cli import main
 from rrdemo.runs.log import read_log
-from tests.support.fakes import FakeBackend, FakePool
+from tests.support.fakes import FakeBackend, FakePool, split_log
 
 ROOT = Path(__file__).resolve().parents[3]
 SMALL = ROOT / "assets" / "experiment_small.jsonl"
@@ -22,17 +21,7 @@ SMALL = ROOT / "assets" / "experiment_small.jsonl"
 
 def _shards(tmp_path: Path) -> list[Path]:
     """The log's units dealt alternately into two logs with the same header."""
-    header, *records = SMALL.read_text(encoding="utf-8").splitlines(keepends=True)
-    shards, unit, which = [[header], [header]], [], 0
-    for line in records:
-        unit.append(line)
-        if json.loads(line)["type"] == "done":
-            shards[which] += unit
-            unit, which = [], 1 - which
-    paths = [tmp_path / "a.jsonl", tmp_path / "b.jsonl"]
-    for path, lines in zip(paths, shards, strict=True):
-        path.write_text("".join(lines), encoding="utf-8")
-    return paths
+    return split_log(SMALL, [tmp_path / "a.jsonl", tmp_path / "b.jsonl"])
 
 
 def test_shards_merge_back_into_every_unit(tmp_path: Path, capsys) -> None:

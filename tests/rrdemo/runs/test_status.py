@@ -10,6 +10,7 @@ from pathlib import Path
 from rrdemo.cli import main
 from rrdemo.runs.log import read_log
 from rrdemo.runs.status import CUT_AT_L, NO_STATEMENT, log_status
+from tests.support.fakes import split_log
 
 ROOT = Path(__file__).resolve().parents[3]
 SMALL = ROOT / "assets" / "experiment_small.jsonl"  # finished: 8 conditions x 8 questions
@@ -95,17 +96,7 @@ def test_a_file_that_is_no_log_gets_one_line_and_exit_2(tmp_path: Path, capsys) 
 
 def _split(tmp_path: Path) -> list[Path]:
     """The committed log's units dealt alternately into two shard logs with the same header."""
-    header, *records = SMALL.read_text(encoding="utf-8").splitlines(keepends=True)
-    shards, unit, which = [[header], [header]], [], 0
-    for line in records:
-        unit.append(line)
-        if json.loads(line)["type"] == "done":
-            shards[which] += unit
-            unit, which = [], 1 - which
-    paths = [tmp_path / "log-1-of-2.jsonl", tmp_path / "log-2-of-2.jsonl"]
-    for path, lines in zip(paths, shards, strict=True):
-        path.write_text("".join(lines), encoding="utf-8")
-    return paths
+    return split_log(SMALL, [tmp_path / "log-1-of-2.jsonl", tmp_path / "log-2-of-2.jsonl"])
 
 
 def test_the_shards_of_one_sweep_are_read_as_one_run(tmp_path: Path, capsys) -> None:
