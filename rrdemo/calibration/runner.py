@@ -59,11 +59,21 @@ def copied_placeholder(task: Task, text: str) -> bool:
     return placeholder_end(text, letters) is not None
 
 
+def scored(task: Task, text: str, finish_reason: str | None, gold: str | None, target: str) -> dict:
+    """An answer's extracted value and whether it is right and whether it is the target; `task`
+    reads this question (`Task.for_question`)."""
+    answer = task.extract(text, finish_reason=finish_reason)
+    key = task.vote_key(answer) if answer is not None else None
+    return {
+        "answer": answer,
+        "correct": task.is_correct(answer, gold),
+        "obeyed": key is not None and key == task.vote_key(target),
+    }
+
+
 def answer_record(row: CellQuestion, target: str, out: Finished, task: Task) -> dict:
     """One calibration answer as the log keeps it."""
     q = row.question
-    answer = task.extract(out.text, finish_reason=out.finish_reason)
-    key = task.vote_key(answer) if answer is not None else None
     return {
         "type": "answer",
         "cell": row.cell.key,
@@ -74,9 +84,7 @@ def answer_record(row: CellQuestion, target: str, out: Finished, task: Task) -> 
         "question_id": q.qid,
         "gold": q.gold,
         "target": target,
-        "answer": answer,
-        "correct": task.is_correct(answer, q.gold),
-        "obeyed": key is not None and key == task.vote_key(target),
+        **scored(task, out.text, out.finish_reason, q.gold, target),
         "placeholder": copied_placeholder(task, out.text),
         "finish_reason": out.finish_reason,
         "n_tokens": out.n_tokens,

@@ -32,6 +32,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--text", required=True, help="the model output, or '-' to read it from stdin"
     )
     parser.add_argument(
+        "--question",
+        metavar="ID",
+        help="a question of the task (e.g. aqua-0005): read the text as a run reads its answers, "
+        "an option named by its value included",
+    )
+    parser.add_argument(
         "--kind",
         choices=("auto", "letter", "number", "math"),
         default=None,
@@ -44,8 +50,22 @@ def handler(args: argparse.Namespace) -> int:
     """Extract and print; 0 when an answer was found, 1 when not."""
     task = get_task(args.task, kind=args.kind) if args.kind else get_task(args.task)
     text = sys.stdin.read() if args.text == "-" else args.text
+    if args.question:
+        task = task.for_question(_question(task.name, args.question))
     answer = task.extract(text)
     if answer is None:
         return 1
     print(answer)
     return 0
+
+
+def _question(task: str, qid: str):
+    from rrdemo.errors import RRError
+    from rrdemo.runs.reextract import questions_by_id
+
+    if task == "custom":
+        raise RRError("--question needs a benchmark task; a custom question has no data set")
+    question = questions_by_id(task, "auto").get(qid)
+    if question is None:
+        raise RRError(f"{task} has no question {qid!r}; ids look like {task}-0005")
+    return question

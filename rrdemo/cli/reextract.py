@@ -1,7 +1,9 @@
 """`rrdemo reextract LOG [--write]`: the log's answers read again with the current rules.
 
-Every finished unit is concluded again as a run concludes it (`rrdemo.runs.reextract`); a table
-says per task and method what changed. With `--write` the log's answers and votes are replaced.
+An experiment log: every finished unit is concluded again as a run concludes it
+(`rrdemo.runs.reextract`); a table says per task and method what changed. A calibration log: every
+answer is extracted again as `calibrate` extracts it (`rrdemo.calibration.reextract`); a table says
+per cell what changed. With `--write` the log's answers (and votes) are replaced.
 """
 
 from __future__ import annotations
@@ -17,21 +19,50 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="read a log's answers again with the current rules, vote again, say what changed",
         description="Re-extract the answers of an experiment log with the current rules and vote "
         "again: a markdown table of changed answers, decisions and accuracies per task and "
-        "method. Texts, compute and everything else stay as logged.",
+        "method; of a calibration log: changed answers, right and obeyed counts per cell. "
+        "Texts, compute and everything else stay as logged.",
     )
-    parser.add_argument("log", type=Path, help="the JSONL log written by `rrdemo experiment`")
+    parser.add_argument(
+        "log", type=Path, help="the JSONL log written by `rrdemo experiment` or `rrdemo calibrate`"
+    )
     parser.add_argument("--write", action="store_true", help="rewrite the log with the new answers")
     parser.set_defaults(func=handler)
 
 
 def handler(args: argparse.Namespace) -> int:
     """Print the table; rewrite the log with --write."""
+    from rrdemo.calibration.log import CALIBRATION_FORMAT, read_calibration_header
     from rrdemo.runs.log import read_log
     from rrdemo.runs.reextract import reextract, table, write_records
 
+    if _format(args.log) == CALIBRATION_FORMAT:
+        from rrdemo.calibration.reextract import (
+            calibration_table,
+            reextract_calibration,
+            write_calibration_records,
+        )
+
+        read_calibration_header(args.log)  # an older version is refused with its reason
+        tallies, records = reextract_calibration(args.log)
+        print(calibration_table(tallies))
+        if args.write:
+            write_calibration_records(args.log, records)
+        return 0
     read_log(args.log)  # a missing, foreign or older log is refused with its reason
     tallies, records = reextract(args.log)
     print(table(tallies))
     if args.write:
         write_records(args.log, records)
     return 0
+
+
+def _format(path: Path) -> str | None:
+    """The "format" of a log's first line, or None when it has none (read_log then says why)."""
+    import json
+
+    try:
+        with path.open("rb") as f:
+            first = json.loads(f.readline() or b"null")
+    except (OSError, ValueError):
+        return None
+    return first.get("format") if isinstance(first, dict) else None

@@ -18,10 +18,12 @@ from __future__ import annotations
 import json
 from collections import Counter, defaultdict
 from dataclasses import replace
+from functools import lru_cache
 from pathlib import Path
 from types import SimpleNamespace
 
 from rrdemo.config import RunConfig
+from rrdemo.errors import RRError
 from rrdemo.events import AnswerExtracted
 from rrdemo.fold import Fold
 from rrdemo.protocols import Final, _conclude, _tie
@@ -32,7 +34,7 @@ from rrdemo.runs.log import (
     read_trajectory,
     trajectory_record,
 )
-from rrdemo.tasks import get_task
+from rrdemo.tasks import get_task, load_questions
 from rrdemo.tasks.base import Question
 
 
@@ -47,12 +49,36 @@ def _final(record: dict) -> Final:
     )
 
 
-def conclude_again(condition: dict, done: dict, trajectories: list[dict]) -> dict[str, list]:
-    """The events of concluding each method of one unit again: AnswerExtracted..., Vote, Decision."""
+def logged_question(task: str, done: dict, source: str | None) -> Question:
+    """The question of a `done` record as the run asked it (its options read by letter tasks),
+    from the sweep's data source; the bare id and gold for a task with no data set."""
+    if task == "custom":
+        return Question(task, done["question_id"], "", gold=done["gold"])
+    question = questions_by_id(task, source or "auto").get(done["question_id"])
+    if question is None:
+        raise RRError(
+            f"question {done['question_id']!r} is not in {task}'s data ({source or 'auto'} source);"
+            " re-extract the log where the run's data set is installed"
+        )
+    return replace(question, gold=done["gold"])
+
+
+@lru_cache(maxsize=16)
+def questions_by_id(task: str, source: str) -> dict[str, Question]:
+    """Every question of a task, by id."""
+    return {question.qid: question for question in load_questions(task, source=source)}
+
+
+def conclude_again(
+    condition: dict, done: dict, trajectories: list[dict], source: str | None = None
+) -> dict[str, list]:
+    """The events of concluding each method of one unit again: AnswerExtracted..., Vote, Decision.
+    `source`: the sweep's data source, where the question is read from (`logged_question`)."""
     task = get_task(condition["task"])
     config = RunConfig.from_dict(condition["config"])
     agents = [SimpleNamespace(corrupted=a["corrupted"]) for a in condition["config"]["agents"]]
-    question = Question(task.name, done["question_id"], "", gold=done["gold"])
+    question = logged_question(task.name, done, source)
+    task = task.for_question(question)  # as the run read it: a letter task knows the options
     events: dict[str, list] = {}
     for method in done["votes"]:
         records = sorted(
@@ -71,6 +97,7 @@ def reextract(path: Path) -> tuple[dict[tuple[str, str], Counter], list[dict]]:
     tallies: dict[tuple[str, str], Counter] = defaultdict(Counter)
     records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
     conditions = {c["key"]: c for c in records[0]["conditions"]}
+    source = records[0].get("sweep", {}).get("source")
     pending: dict[tuple[str, str], list[dict]] = defaultdict(list)
     for record in records:
         unit = (record.get("condition"), record.get("question_id"))
@@ -81,7 +108,7 @@ def reextract(path: Path) -> tuple[dict[tuple[str, str], Counter], list[dict]]:
         condition = conditions[record["condition"]]
         task = get_task(condition["task"])
         unit_records = pending.pop(unit)
-        for method, events in conclude_again(condition, record, unit_records).items():
+        for method, events in conclude_again(condition, record, unit_records, source).items():
             tally = tallies[(task.name, method)]
             by_index = {r["trajectory"]: r for r in unit_records if r["method"] == method}
             fold = Fold()

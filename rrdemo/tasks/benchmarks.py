@@ -9,13 +9,14 @@ placeholder where the answer goes ("The answer is N."): small models copy it ins
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from rrdemo.tasks.answers import LETTERS, extract_letter, normalize_letter
+from rrdemo.tasks.answers import LETTERS, cut_off, extract_letter, normalize_letter
 from rrdemo.tasks.base import AnswerKind, Question
 from rrdemo.tasks.distractors import letter_distractor, math_distractor, number_distractor
 from rrdemo.tasks.mathanswers import equivalent, extract_math, math_vote_key, normalize_latex
 from rrdemo.tasks.numbers import extract_number, normalize_number, number_value
+from rrdemo.tasks.options import option_contents, stated_option
 
 COT_CUE = "Let's think step by step."
 # Asked for explicitly: told only how to end, small models write the final sentence alone.
@@ -98,10 +99,13 @@ class LetterTask:
     title: str
     letters: str = LETTERS  # the option letters questions of this task can have
     kind: AnswerKind = "letter"
+    # (letter, content) of the options of the one question this task reads (`for_question`)
+    contents: tuple[tuple[str, str], ...] = ()
 
     def for_question(self, question: Question) -> LetterTask:
-        """Itself: every question of this task is read the same way."""
-        return self
+        """The task reading this question's answers: its option contents known, so that an answer
+        naming an option's value instead of its letter is read (`rrdemo.tasks.options`)."""
+        return replace(self, contents=option_contents(question.text))
 
     def prompt(self, question: Question) -> str:
         """Question with its options, CoT cue and the letter answer sentence."""
@@ -112,8 +116,13 @@ class LetterTask:
         return normalize_letter(answer)
 
     def extract(self, text: str, finish_reason: str | None = None) -> str | None:
-        """The option letter stated as the final answer (rules in `extract_letter`)."""
-        return extract_letter(text, self.letters, finish_reason=finish_reason)
+        """The option letter stated as the final answer (rules in `extract_letter`); when none is
+        stated and the text ended on its own, the one option its final sentence names by content
+        (`stated_option`, for a task made by `for_question`)."""
+        answer = extract_letter(text, self.letters, finish_reason=finish_reason)
+        if answer is None and self.contents and text and not cut_off(finish_reason):
+            answer = stated_option(text, self.contents, self.letters)
+        return answer
 
     def is_correct(self, answer: str | None, gold: str | None) -> bool:
         """Same option letter."""

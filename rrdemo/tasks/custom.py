@@ -97,7 +97,7 @@ class CustomTask:
         kind = question.meta.get("kind") or (
             "letter" if (self.infer and question.options) else self.kind
         )
-        return _task_for(kind, question.options)
+        return _task_for(kind, question.options).for_question(question)
 
     def prompt(self, question: Question) -> str:
         """The prompt of the question's kind (see `benchmarks.FINAL_FORMAT`)."""

@@ -1,0 +1,90 @@
+"""A multiple-choice answer that names an option's content instead of its letter.
+
+Asked for a letter, a model sometimes ends on the option's value: "The cost price of the article
+is 280." or "... holds \\boxed{40}." where option (C) reads "280". When a text that ended on its
+own states no letter anywhere (`rrdemo.tasks.answers.extract_letter` found none), its final
+sentence is read as the one option it names, and only when it names exactly one:
+
+- an option whose content is a single number ("280", "24 minutes", "Rs. 1,140", "1/3") is named
+  when the sentence states its value: the one number in the sentence's last \\boxed{}, or, with
+  no \\boxed{}, any number of the sentence ("he sold 12 bags" names "(A) 12"; "270 or 280" names
+  two options, so none);
+- any other option ("The bus is the oldest", "Ophelia", "5(√3 + 1)") is named when its content
+  appears in the sentence as whole words (case and spacing aside).
+
+A negated sentence ("..., not 280.") names nothing, nor does one naming two options, nor a last
+line that starts with an option label ("C) The owl is the leftmost", "B: Ada finished last"): a
+model listing the options, or pairing a letter with another option's content, states no answer.
+"""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+
+from rrdemo.tasks.answers import boxed_spans
+from rrdemo.tasks.numbers import numbers_in
+
+_OPTION_LINE = re.compile(r"^\(?([A-Z])\)[ \t]*(\S.*?)\s*$", re.MULTILINE)
+_NEGATION = re.compile(r"\b(?:not|never|cannot|neither|nor|instead)\b|n't", re.IGNORECASE)
+# A sentence ends at . ! ? before a space or the end, or at a line break.
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|\n+")
+_LATEX_DELIMITERS = re.compile(r"\\[()\[\]]|\$|\*\*|__")
+_LABELLED_LINE = re.compile(r"^\s*(?:option\s*)?\(?[A-Z]\s*[).:]", re.IGNORECASE)
+
+
+def option_contents(question_text: str) -> tuple[tuple[str, str], ...]:
+    """(letter, content) of every option listed in a question, a "(X) content" or "X) content" line
+    each, after "Options:" when the text has that heading, in order:
+    "(C) 280" -> ("C", "280")."""
+    listed = question_text.split("Options:", 1)[-1]
+    return tuple((letter, content) for letter, content in _OPTION_LINE.findall(listed))
+
+
+def _single_number(text: str) -> Fraction | None:
+    found = numbers_in(text)
+    return found[0] if len(found) == 1 else None
+
+
+def _words(text: str) -> str:
+    """Lower case, LaTeX delimiters and punctuation at word edges dropped, spaces collapsed."""
+    text = _LATEX_DELIMITERS.sub(" ", text.lower())
+    return " ".join(word.strip(".,;:!?\"'") for word in text.split())
+
+
+def final_sentence(text: str) -> str:
+    """The text's last sentence, without its closing punctuation."""
+    pieces = [piece.strip() for piece in _SENTENCE_BREAK.split(text.strip()) if piece.strip()]
+    return pieces[-1].rstrip(".!?").strip() if pieces else ""
+
+
+def stated_values(sentence: str) -> set[Fraction]:
+    """The values a sentence states: its last \\boxed{}'s number (when it holds one), else every
+    number in it."""
+    boxed = boxed_spans(sentence)
+    if boxed:
+        value = _single_number(boxed[-1][2])
+        return {value} if value is not None else set()
+    return set(numbers_in(_LATEX_DELIMITERS.sub(" ", sentence)))
+
+
+def stated_option(text: str, contents: tuple[tuple[str, str], ...], allowed: str) -> str | None:
+    """The option letter ("(C)") whose content the text's final sentence names, when it names
+    exactly one (rules above); None otherwise."""
+    sentence = final_sentence(text)
+    last_line = text.strip().splitlines()[-1] if text.strip() else ""
+    if not sentence or _NEGATION.search(sentence) or _LABELLED_LINE.match(last_line):
+        return None
+    values = stated_values(sentence)
+    words = f" {_words(sentence)} "
+    named = set()
+    for letter, content in contents:
+        if letter not in allowed:
+            continue
+        number = _single_number(content)
+        if number is not None:
+            if number in values:
+                named.add(letter)
+        elif _words(content) and f" {_words(content)} " in words:
+            named.add(letter)
+    return f"({named.pop()})" if len(named) == 1 else None
