@@ -14,7 +14,7 @@ from typing import Any
 
 from rrdemo.config import ct_label
 from rrdemo.events import METHODS
-from rrdemo.report.speakers import FinalSpeakerRow, MixRow
+from rrdemo.report.speakers import FinalSpeakerRow, MixRow, OpenerRow
 from rrdemo.report.stats import Estimate
 from rrdemo.report.tables import KPoint, MainRow, ScalingPoint, YieldRow
 
@@ -183,6 +183,30 @@ def mix_tables(rows: list[MixRow]) -> tuple[str, str]:
             f"{pct(r.mixed_share)}% ({r.mixed_n} of {r.trajectories})",
             f"{pct(r.mixed_acc)}% (n={r.mixed_n})",
             f"{pct(r.single_acc)}% (n={r.single_n})",
+        ]  # fmt: skip
+        for r in rows
+    ]
+    return markdown_table(header, body), csv_text(rows)
+
+
+def opener_tables(rows: list[OpenerRow]) -> tuple[str, str]:
+    header = ["Dataset", "Ensemble", "Strength", "K", "Config", "Opened by a corrupted agent"]
+    header += ["no honest agent wrote", "right", "fooled", "Opened by an honest agent"]
+    header += ["right", "fooled"]
+    body = [
+        [
+            r.task,
+            r.ensemble,
+            r.strength,
+            r.k,
+            r.label,
+            f"{pct(r.corrupt_open_n / r.trajectories)}% ({r.corrupt_open_n} of {r.trajectories})",
+            f"{r.corrupt_only_n} of {r.corrupt_open_n}",
+            f"{pct(r.corrupt_open_acc)}%",
+            f"{pct(r.corrupt_open_fooled)}%",
+            f"{r.honest_open_n}",
+            f"{pct(r.honest_open_acc)}%",
+            f"{pct(r.honest_open_fooled)}%",
         ]  # fmt: skip
         for r in rows
     ]

@@ -1,4 +1,5 @@
-"""Who spoke last and who wrote: the final-speaker test and the trajectory mix (rrdemo.report)."""
+"""Who spoke last, who wrote and who opened: the final-speaker test, the trajectory mix and the
+openers (rrdemo.report)."""
 
 from __future__ import annotations
 
@@ -105,5 +106,66 @@ def speaker_mix(outcomes: Iterable[Outcome]) -> list[MixRow]:
                 len(single),
                 float(np.mean(single)) if single else math.nan,
             )
+        )
+    return rows
+
+
+# -- who opened the trajectories -------------------------------------------------------------------
+@dataclass(frozen=True)
+class OpenerRow:
+    """Per mixed setting (0 < c < N): the RR trajectories by the role of their first writer.
+
+    A trajectory a corrupted agent opens and no honest agent writes in afterwards was closed
+    before any honest turn (the corrupted opener answered and ended it, or every later writer was
+    corrupted too): the share no rescue can reach in that setting."""
+
+    task: str
+    ensemble: str
+    strength: str
+    k: int
+    label: str
+    trajectories: int
+    corrupt_open_n: int
+    corrupt_only_n: int  # of those, no honest agent wrote at all
+    corrupt_open_acc: float  # NaN when none
+    corrupt_open_fooled: float
+    honest_open_n: int
+    honest_open_acc: float
+    honest_open_fooled: float
+
+
+def _rate(values: list[bool]) -> float:
+    return float(np.mean(values)) if values else math.nan
+
+
+def openers(outcomes: Iterable[Outcome]) -> list[OpenerRow]:
+    """RR trajectories of each mixed setting split by who opened them, with accuracy and the share
+    fooled (the target) of each part. Trajectories whose writers are unknown are left out."""
+    groups: dict[str, list[Outcome]] = defaultdict(list)
+    for r in outcomes:
+        if r.method == "RRMaj" and r.opener is not None and 0 < r.c < r.n:
+            groups[r.condition].append(r)
+    rows = []
+    for key in sorted(groups, key=lambda g: (*row_key(groups[g][0]), groups[g][0].c)):
+        rs = groups[key]
+        bad = [r for r in rs if r.opener == "corrupted"]
+        good = [r for r in rs if r.opener == "honest"]
+        i = rs[0]
+        rows.append(
+            OpenerRow(
+                i.task,
+                i.ensemble,
+                i.strength,
+                i.k,
+                i.label,
+                len(rs),
+                len(bad),
+                sum(not r.mixed for r in bad),
+                _rate([r.correct for r in bad]),
+                _rate([r.fooled for r in bad]),
+                len(good),
+                _rate([r.correct for r in good]),
+                _rate([r.fooled for r in good]),
+            )  # fmt: skip
         )
     return rows

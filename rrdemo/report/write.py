@@ -31,11 +31,12 @@ from rrdemo.report.render import (
     main_table_csv,
     main_table_md,
     mix_tables,
+    opener_tables,
     scaling_tables,
     speaker_tables,
     yield_tables,
 )
-from rrdemo.report.speakers import FinalSpeakerRow, final_speaker, speaker_mix
+from rrdemo.report.speakers import FinalSpeakerRow, final_speaker, openers, speaker_mix
 from rrdemo.report.tables import (
     KPoint,
     MainRow,
@@ -71,6 +72,7 @@ def build_report(run: Run, seed: int = 0) -> Report:
     files["m_scaling.md"], files["m_scaling.csv"] = scaling_tables(scaling)
     files["final_speaker.md"], files["final_speaker.csv"] = speaker_tables(speaker)
     files["speaker_mix.md"], files["speaker_mix.csv"] = mix_tables(mix)
+    files["openers.md"], files["openers.csv"] = opener_tables(openers(outcomes))
     files["k_ablation.md"], files["k_ablation.csv"] = k_tables(kpoints)
     files["asymmetric_yield.md"], files["asymmetric_yield.csv"] = yield_tables(yields)
     weights = served_weights(c["config"] for c in run.conditions.values())
@@ -119,6 +121,8 @@ def build_report(run: Run, seed: int = 0) -> Report:
         "## M scaling\n\n" + files["m_scaling.md"],
         "## Who wrote the RR trajectories (mixed = an honest and a corrupted agent both wrote; "
         "accuracy per trajectory)\n\n" + files["speaker_mix.md"],
+        "## Who opened the RR trajectories (per trajectory; a corrupted opener that no honest "
+        "agent follows closes the text before any honest turn)\n\n" + files["openers.md"],
         "## Final speaker (mixed RR trajectories only, Fisher's exact test, two-sided)\n\n"
         "Only trajectories that both roles wrote are tested: in a single-role trajectory the last "
         "speaker's role is fixed by who wrote at all.\n\n" + files["final_speaker.md"],

@@ -93,6 +93,8 @@ class Outcome(Composition):
     adversary: str = "static"  # adversary strategy of the condition (rrdemo.adversary)
     n_tokens: int = 0  # tokens written (the answer, or the whole shared trajectory)
     cut: bool = False  # stopped at L rather than by an end-of-sequence
+    fooled: bool = False  # the answer is the corrupted agents' target
+    opener: str | None = None  # RRMaj: the role ("honest" / "corrupted") that wrote first
 
 
 @dataclass
@@ -228,6 +230,15 @@ def _mixed(record: dict) -> bool | None:
     return len(chunk_roles(record["chunks"])) == 2
 
 
+def _opener(record: dict) -> str | None:
+    """An RR trajectory record's first writer's role (the first chunk with tokens); None for MAJ,
+    an empty trajectory or chunks without roles."""
+    if record["method"] != "RRMaj" or not isinstance(record.get("chunks"), list):
+        return None
+    written = (c.get("role") for c in record["chunks"] if c.get("n_tokens", 1) > 0)
+    return next(written, None)
+
+
 def _outcome(cond: dict[str, Any], record: dict[str, Any]) -> Outcome:
     return Outcome(
         condition=cond["key"],
@@ -249,6 +260,8 @@ def _outcome(cond: dict[str, Any], record: dict[str, Any]) -> Outcome:
         adversary=cond["adversary"],
         n_tokens=int(record.get("n_tokens") or 0),
         cut=record.get("finish_reason") == "length",
+        fooled=bool(record.get("fooled")),
+        opener=_opener(record),
     )
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from rrdemo.cli import main as cli_main
 from rrdemo.errors import RRError
-from rrdemo.report.speakers import final_speaker, speaker_mix
+from rrdemo.report.speakers import final_speaker, openers, speaker_mix
 from rrdemo.report.tables import vote_rates
 from rrdemo.report.write import write_report
 from rrdemo.runs.log import read_log, read_run
@@ -174,10 +174,28 @@ def test_report_counts_mixed_trajectories_and_tests_final_speaker_on_them_only(l
     assert sum(r.clean_n + r.corrupt_n for r in only) == sum(
         m for cond, t in mixed.items() for m, _ in t
     )
+    opened = {}  # condition -> (first writer's role, only corrupted agents wrote, correct)
+    for line in log.read_text().splitlines()[1:]:
+        record = json.loads(line)
+        if record["type"] == "trajectory" and record["method"] == "RRMaj":
+            written = [ch["role"] for ch in record["chunks"] if ch["n_tokens"] > 0]
+            if written:
+                entry = (written[0], set(written) == {"corrupted"}, record["correct"])
+                opened.setdefault(record["condition"], []).append(entry)
+    by_label = {(r.label, r.strength, r.k): r for r in openers(run.outcomes)}
+    for cond in header["conditions"]:
+        if not 0 < cond["c"] < cond["n"]:
+            continue
+        found, truth = by_label[(cond["label"], cond["strength"], cond["k"])], opened[cond["key"]]
+        bad = [t for t in truth if t[0] == "corrupted"]
+        assert (found.trajectories, found.corrupt_open_n) == (len(truth), len(bad))
+        assert found.corrupt_only_n == sum(only for _, only, _ in bad)
+        assert found.honest_open_n == len(truth) - len(bad)
     out = tmp_path / "report"
     write_report(log, out, png=False)
     text = (out / "report.md").read_text()
     assert "## Final speaker (mixed RR trajectories only" in text
+    assert "## Who opened the RR trajectories" in text
     assert "Mixed trajectories" in (out / "speaker_mix.md").read_text()
 
 
