@@ -175,11 +175,7 @@ def mix_tables(rows: list[MixRow]) -> tuple[str, str]:
     header += ["RRMaj acc. mixed", "RRMaj acc. single-role"]
     body = [
         [
-            r.task,
-            r.ensemble,
-            r.strength,
-            r.k,
-            r.label,
+            *r.setting,
             f"{pct(r.mixed_share)}% ({r.mixed_n} of {r.trajectories})",
             f"{pct(r.mixed_acc)}% (n={r.mixed_n})",
             f"{pct(r.single_acc)}% (n={r.single_n})",
@@ -195,11 +191,7 @@ def opener_tables(rows: list[OpenerRow]) -> tuple[str, str]:
     header += ["right", "fooled"]
     body = [
         [
-            r.task,
-            r.ensemble,
-            r.strength,
-            r.k,
-            r.label,
+            *r.setting,
             f"{pct(r.corrupt_open_n / r.trajectories)}% ({r.corrupt_open_n} of {r.trajectories})",
             f"{r.corrupt_only_n} of {r.corrupt_open_n}",
             f"{pct(r.corrupt_open_acc)}%",

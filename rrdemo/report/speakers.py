@@ -63,14 +63,25 @@ def final_speaker(outcomes: Iterable[Outcome], mixed_only: bool = False) -> list
 
 # -- who wrote the trajectories --------------------------------------------------------------------
 @dataclass(frozen=True)
-class MixRow:
-    """Per condition: how many RR trajectories were mixed (both roles wrote) and how each kind scored."""
+class ConditionRow:
+    """What names a condition in the trajectory tables (its dataset, ensemble, strength, K, config)."""
 
     task: str
     ensemble: str
     strength: str
     k: int
     label: str
+
+    @property
+    def setting(self) -> list:
+        """The naming cells of a table row."""
+        return [self.task, self.ensemble, self.strength, self.k, self.label]
+
+
+@dataclass(frozen=True)
+class MixRow(ConditionRow):
+    """Per condition: how many RR trajectories were mixed (both roles wrote) and how each kind scored."""
+
     trajectories: int
     mixed_n: int
     mixed_share: float
@@ -112,18 +123,13 @@ def speaker_mix(outcomes: Iterable[Outcome]) -> list[MixRow]:
 
 # -- who opened the trajectories -------------------------------------------------------------------
 @dataclass(frozen=True)
-class OpenerRow:
+class OpenerRow(ConditionRow):
     """Per mixed setting (0 < c < N): the RR trajectories by the role of their first writer.
 
     A trajectory a corrupted agent opens and no honest agent writes in afterwards was closed
     before any honest turn (the corrupted opener answered and ended it, or every later writer was
     corrupted too): the share no rescue can reach in that setting."""
 
-    task: str
-    ensemble: str
-    strength: str
-    k: int
-    label: str
     trajectories: int
     corrupt_open_n: int
     corrupt_only_n: int  # of those, no honest agent wrote at all
