@@ -78,6 +78,19 @@ class ConditionRow:
         return [self.task, self.ensemble, self.strength, self.k, self.label]
 
 
+def _by_condition(outcomes: Iterable[Outcome]) -> list[list[Outcome]]:
+    """The outcomes grouped by condition, in table order (dataset, ensemble, ..., then c)."""
+    groups: dict[str, list[Outcome]] = defaultdict(list)
+    for r in outcomes:
+        groups[r.condition].append(r)
+    return sorted(groups.values(), key=lambda rs: (*row_key(rs[0]), rs[0].c))
+
+
+def _names(r: Outcome) -> tuple:
+    """The `ConditionRow` fields of an outcome's condition."""
+    return r.task, r.ensemble, r.strength, r.k, r.label
+
+
 @dataclass(frozen=True)
 class MixRow(ConditionRow):
     """Per condition: how many RR trajectories were mixed (both roles wrote) and how each kind scored."""
@@ -93,23 +106,13 @@ class MixRow(ConditionRow):
 def speaker_mix(outcomes: Iterable[Outcome]) -> list[MixRow]:
     """The share of mixed RR trajectories per condition, and the accuracy of mixed vs single-role
     trajectories. Trajectories whose writers are unknown are left out."""
-    groups: dict[str, list[Outcome]] = defaultdict(list)
-    for r in outcomes:
-        if r.method == "RRMaj" and r.mixed is not None:
-            groups[r.condition].append(r)
     rows = []
-    for key in sorted(groups, key=lambda g: (*row_key(groups[g][0]), groups[g][0].c)):
-        rs = groups[key]
+    for rs in _by_condition(r for r in outcomes if r.method == "RRMaj" and r.mixed is not None):
         mixed = [r.correct for r in rs if r.mixed]
         single = [r.correct for r in rs if not r.mixed]
-        i = rs[0]
         rows.append(
             MixRow(
-                i.task,
-                i.ensemble,
-                i.strength,
-                i.k,
-                i.label,
+                *_names(rs[0]),
                 len(rs),
                 len(mixed),
                 len(mixed) / len(rs),
@@ -147,23 +150,14 @@ def _rate(values: list[bool]) -> float:
 def openers(outcomes: Iterable[Outcome]) -> list[OpenerRow]:
     """RR trajectories of each mixed setting split by who opened them, with accuracy and the share
     fooled (the target) of each part. Trajectories whose writers are unknown are left out."""
-    groups: dict[str, list[Outcome]] = defaultdict(list)
-    for r in outcomes:
-        if r.method == "RRMaj" and r.opener is not None and 0 < r.c < r.n:
-            groups[r.condition].append(r)
     rows = []
-    for key in sorted(groups, key=lambda g: (*row_key(groups[g][0]), groups[g][0].c)):
-        rs = groups[key]
+    kept = (r for r in outcomes if r.method == "RRMaj" and r.opener is not None and 0 < r.c < r.n)
+    for rs in _by_condition(kept):
         bad = [r for r in rs if r.opener == "corrupted"]
         good = [r for r in rs if r.opener == "honest"]
-        i = rs[0]
         rows.append(
             OpenerRow(
-                i.task,
-                i.ensemble,
-                i.strength,
-                i.k,
-                i.label,
+                *_names(rs[0]),
                 len(rs),
                 len(bad),
                 sum(not r.mixed for r in bad),
