@@ -108,6 +108,7 @@ evidence: setup
 	  assets/evidence/log-2-of-2.jsonl --out assets/evidence/log.jsonl
 	$(BIN)/python -m rrdemo report assets/evidence/log.jsonl --out assets/evidence/report
 	$(BIN)/python -m rrdemo export assets/evidence/log.jsonl --submitter rrdemo --source rrdemo --force \
+	  --created 2026-11-26T03:35:01 \
 	  --notes "Qwen2.5-Coder-1.5B-Instruct Q4_K_M, llama.cpp on CPU: the evidence run on held-out arith2 (generated, beyond the paper), moderate injection, N = M = 5, K = 16 (assets/evidence, docs/evidence.md)" \
 	  --out assets/evidence/submission.json
 

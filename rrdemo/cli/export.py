@@ -12,6 +12,7 @@ import argparse
 import json
 import os
 import tempfile
+from datetime import datetime, timezone
 from pathlib import Path
 
 from rrdemo.errors import RRError
@@ -48,7 +49,26 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="local_run (default); rrdemo only for a finished sweep this project commits as "
         "assets/<name>/submission.json, which every board seeds (nobody can submit it)",
     )
+    parser.add_argument(
+        "--created",
+        type=_created,
+        help="when the run finished, YYYY-MM-DD or YYYY-MM-DDTHH:MM:SS in UTC (default: when the "
+        "log was last written, which a git checkout does not keep)",
+    )
     parser.set_defaults(func=handler)
+
+
+def _created(value: str) -> datetime:
+    """A date or time in UTC, for --created."""
+    try:
+        when = datetime.fromisoformat(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{value!r} is not a date; give YYYY-MM-DD or YYYY-MM-DDTHH:MM:SS (UTC)"
+        ) from None
+    if when.tzinfo is not None and when.utcoffset():
+        raise argparse.ArgumentTypeError(f"{value!r} is not in UTC; give the time in UTC")
+    return when.replace(tzinfo=timezone.utc)
 
 
 def handler(args: argparse.Namespace) -> int:
@@ -70,9 +90,10 @@ def handler(args: argparse.Namespace) -> int:
         _finished(log)
     if out.exists() and not args.force:
         raise RRError(f"{out} already exists; pass --force to replace it or choose another --out")
-    data = build_submission(log, args.submitter, args.notes, source=args.source).model_dump(
-        mode="json"
+    submission = build_submission(
+        log, args.submitter, args.notes, source=args.source, created=args.created
     )
+    data = submission.model_dump(mode="json")
     out.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=".export-", suffix=".json")
     with os.fdopen(fd, "w", encoding="utf-8") as fh:

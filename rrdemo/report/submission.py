@@ -399,9 +399,14 @@ def _reject_non_finite(data: Any, where: str = "file") -> None:
 
 
 def build_submission(
-    log_path: Path | str, submitter: str, notes: str = "", source: str = "local_run"
+    log_path: Path | str,
+    submitter: str,
+    notes: str = "",
+    source: str = "local_run",
+    created: datetime | None = None,
 ) -> Submission:
-    """The submission of an experiment log (rows name their adversary strategy).
+    """The submission of an experiment log (rows name their adversary strategy), dated `created`
+    (UTC), else when the log was last written.
 
     One result row per condition at M = N (MAJ and RRMaj accuracy with 95% intervals); agents
     are named by their weights (`rrdemo.report.models.result_model`: a served agent by its
@@ -451,15 +456,19 @@ def build_submission(
                     "adversary": adversary,
                 }
             )
-    # When the run's log was last written: exporting one finished run twice gives one file.
-    modified = datetime.fromtimestamp(Path(log_path).stat().st_mtime, timezone.utc)
+    # Else when the run's log was last written: exporting one finished run twice gives one file.
+    # A checkout does not keep a file's time, so the project's own runs pass the day they finished.
+    if created is None:
+        created = datetime.fromtimestamp(Path(log_path).stat().st_mtime, timezone.utc)
+    elif created.tzinfo is None:
+        created = created.replace(tzinfo=timezone.utc)
     data = {
         "schema_version": SCHEMA_VERSION,
         "submitter": submitter,
         "notes": notes,
         "source": source,
         "rrdemo_version": rrdemo.__version__,
-        "created": modified.isoformat(timespec="seconds"),
+        "created": created.isoformat(timespec="seconds"),
         "results": results,
     }
     return validate_submission(json.loads(json.dumps(data)), allow_reserved=True)

@@ -92,3 +92,30 @@ def test_a_run_under_way_is_not_exported_as_the_projects_own_rows(logic3_log, tm
     assert not out.exists() and sorted(p.name for p in partial.parent.iterdir()) == [partial.name]
     assert cli_main(argv) == 0  # local_run: the rows say how many questions they rest on
     assert json.loads(out.read_text())["source"] == "local_run"
+
+
+def test_created_dates_the_submission_whatever_the_logs_file_time(logic3_log, tmp_path, capsys):
+    """A checkout gives a log today's file time; --created keeps the day the run finished, so
+    exporting a committed run again gives the committed file. A bad date writes nothing."""
+    import os
+
+    out = tmp_path / "submission.json"
+    argv = ["export", str(logic3_log), "--submitter", "x", "--out", str(out), "--force"]
+    os.utime(logic3_log, (1_700_000_000, 1_700_000_000))
+    assert cli_main(argv) == 0
+    assert json.loads(out.read_text())["created"].startswith("2023-11-14T22:13:20")
+    first = None
+    for stamp in (1_800_000_000, 1_900_000_000):  # the file's time moves, the date does not
+        os.utime(logic3_log, (stamp, stamp))
+        assert cli_main([*argv, "--created", "2026-11-26"]) == 0
+        text = out.read_text()
+        assert json.loads(text)["created"].startswith("2026-11-26T00:00:00")
+        assert first in (None, text)
+        first = text
+    capsys.readouterr()
+    for bad in ("26/11/2026", "2026-11-26T09:00:00+02:00"):
+        with pytest.raises(SystemExit):
+            cli_main([*argv, "--created", bad])
+        err = capsys.readouterr().err
+        assert "--created" in err and ("YYYY-MM-DD" in err or "UTC" in err)
+        assert out.read_text() == first
