@@ -127,6 +127,7 @@ evidence-aqua: setup
 	$(BIN)/python -m rrdemo reextract assets/evidence_aqua/log.jsonl --write
 	$(BIN)/python -m rrdemo report assets/evidence_aqua/log.jsonl --out assets/evidence_aqua/report
 	$(BIN)/python -m rrdemo export assets/evidence_aqua/log.jsonl --submitter rrdemo --source rrdemo --force \
+	  --created 2026-11-26T11:35:00 \
 	  --notes "Qwen2.5-Coder-1.5B-Instruct Q4_K_M, llama.cpp on CPU: the evidence run on held-out AQuA, moderate injection, N = M = 5, K = 16 (assets/evidence_aqua, docs/evidence.md)" \
 	  --out assets/evidence_aqua/submission.json
 

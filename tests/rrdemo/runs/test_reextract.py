@@ -35,6 +35,7 @@ SHIPPED_RUNS = (
     "evidence/log.jsonl",
     "evidence/log-1-of-2.jsonl",
     "evidence/log-2-of-2.jsonl",
+    "evidence_aqua/log.jsonl",
 )
 SHIPPED_CALIBRATIONS = ("qwen15b.jsonl", "qwen05b.jsonl", "qwen15b_arith.jsonl")
 

@@ -18,6 +18,7 @@ ROOT = Path(__file__).resolve().parents[3]
 # log -> (task, finished questions planned per config)
 EVIDENCE = {
     "evidence/log.jsonl": ("arith2", {"3c2t": 80, "0c5t": 40, "1c4t": 40, "4c1t": 40, "5c0t": 40}),
+    "evidence_aqua/log.jsonl": ("aqua", {"3c2t": 80, "0c5t": 40, "1c4t": 40, "4c1t": 40, "5c0t": 40}),
 }
 
 
