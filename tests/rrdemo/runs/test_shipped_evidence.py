@@ -15,11 +15,9 @@ from rrdemo.tasks import get_task
 
 ROOT = Path(__file__).resolve().parents[3]
 
-# log -> (task, finished questions planned per config)
-EVIDENCE = {
-    "evidence/log.jsonl": ("arith2", {"3c2t": 80, "0c5t": 40, "1c4t": 40, "4c1t": 40, "5c0t": 40}),
-    "evidence_aqua/log.jsonl": ("aqua", {"3c2t": 80, "0c5t": 40, "1c4t": 40, "4c1t": 40, "5c0t": 40}),
-}
+# The terms: 3c2t on 80 questions, every other config on 40.
+PLANNED = {"3c2t": 80, "0c5t": 40, "1c4t": 40, "4c1t": 40, "5c0t": 40}
+EVIDENCE = {"evidence/log.jsonl": ("arith2", PLANNED), "evidence_aqua/log.jsonl": ("aqua", PLANNED)}
 
 
 @pytest.fixture(params=sorted(EVIDENCE), scope="module")
