@@ -132,7 +132,7 @@ def write_calibration_report(log_path: Path | str, out: Path | str, png: bool = 
     md.write_text("\n".join(lines), encoding="utf-8")
     (out / "calibration.csv").write_text(calibration_csv(stats), encoding="utf-8")
     fig = calibration_figure(rows)
-    fig.write_html(out / "calibration.html", include_plotlyjs="cdn")
+    fig.write_html(out / "calibration.html", include_plotlyjs="cdn", div_id="calibration")
     if png:
         write_png(fig, out / "calibration.png")
     return md

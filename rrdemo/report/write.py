@@ -182,7 +182,8 @@ def write_report(
             (Path(tmp) / name).write_text(text.rstrip("\n") + "\n", encoding="utf-8")
         notes = []
         for stem, fig in report.figures.items():
-            fig.write_html(str(Path(tmp) / f"{stem}.html"), include_plotlyjs="cdn")
+            # A fixed element id: the same log gives the same files (plotly draws a random one).
+            fig.write_html(str(Path(tmp) / f"{stem}.html"), include_plotlyjs="cdn", div_id=stem)
             if png:
                 notes.append(f"{stem}.png: {write_png(fig, Path(tmp) / f'{stem}.png')}")
         (Path(tmp) / "figures.txt").write_text("\n".join(notes) + "\n", encoding="utf-8")

@@ -126,6 +126,17 @@ def test_figures_are_written_as_html_and_png(log, tmp_path):
         assert (out / f"{stem}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_the_same_log_writes_the_same_report(log, tmp_path):
+    """A committed report is rewritten byte for byte from its log (no random ids, no times)."""
+    first, again = tmp_path / "first", tmp_path / "again"
+    write_report(log, first, png=False)
+    write_report(log, again, png=False)
+    names = sorted(p.name for p in first.iterdir())
+    assert "rho.html" in names and names == sorted(p.name for p in again.iterdir())
+    for name in names:
+        assert (first / name).read_bytes() == (again / name).read_bytes(), name
+
+
 # -- one small real run, end to end ---------------------------------------------------------------------
 @pytest.mark.slow
 def test_real_run_reports_and_exports(tmp_path, real_pool):
