@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -97,8 +98,6 @@ def test_a_run_under_way_is_not_exported_as_the_projects_own_rows(logic3_log, tm
 def test_created_dates_the_submission_whatever_the_logs_file_time(logic3_log, tmp_path, capsys):
     """A checkout gives a log today's file time; --created keeps the day the run finished, so
     exporting a committed run again gives the committed file. A bad date writes nothing."""
-    import os
-
     out = tmp_path / "submission.json"
     argv = ["export", str(logic3_log), "--submitter", "x", "--out", str(out), "--force"]
     os.utime(logic3_log, (1_700_000_000, 1_700_000_000))
