@@ -34,7 +34,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--tasks", help="comma-separated: gsm8k,aqua,math500,logic3,logic7,track7 (or demo)"
     )
     parser.add_argument(
-        "--model", dest="models", help="model(s) of the homogeneous ensembles, comma-separated"
+        "--models",
+        "--model",  # the singular reads naturally for one model; both spellings are one option
+        dest="models",
+        help="model(s) of the homogeneous ensembles, comma-separated",
     )
     parser.add_argument(
         "--configs",
