@@ -431,7 +431,10 @@ def plan_sweep(
     keys = [c.key for c in conditions]
     if len(set(keys)) != len(keys):
         raise RRError("the sweep lists the same condition twice; remove the repeated config")
-    return Plan(sweep, tuple(conditions), plan_warnings(conditions))
+    warnings = plan_warnings(conditions) + calibration_warnings(
+        sweep.get("calibration", []), [a for agents in ensembles for a in agents]
+    )
+    return Plan(sweep, tuple(conditions), warnings)
 
 
 def _seated(
@@ -458,6 +461,24 @@ def calibration_questions(paths: Sequence[str]) -> dict[str, set[str]]:
         for task, qids in split_of(path).items():
             used.setdefault(task, set()).update(qids)
     return used
+
+
+def calibration_warnings(paths: Sequence[str], agents: Sequence[AgentSpec]) -> tuple[str, ...]:
+    """One line per calibration log that measured none of the sweep's models: its questions are
+    still held out, but its ceiling and obedience describe other models than this run's."""
+    from rrdemo.calibration.log import read_calibration_header
+
+    names = {a.model for a in agents} | {a.hub_id for a in agents if a.hub_id}
+    warnings = []
+    for path in paths:
+        measured = read_calibration_header(path).get("settings", {}).get("models") or []
+        if measured and not names & set(measured):
+            warnings.append(
+                f"the calibration {path} measured {', '.join(measured)}, but this sweep runs "
+                f"{', '.join(sorted({a.model for a in agents}))}: its questions are held out, "
+                "but its ceiling and obedience say nothing about these models"
+            )
+    return tuple(warnings)
 
 
 def held_out_questions(name: str, sweep: dict[str, Any], used: set[str]) -> list[Question]:
