@@ -192,7 +192,10 @@ def served_sweep_block() -> str:
     return next(b for b in blocks if "configs:" in b and "endpoints:" in b)
 
 
-def test_the_served_sweep_of_docs_serving_dry_runs_as_written(tmp_path, capsys, base_url):
+def test_the_served_sweep_of_docs_serving_dry_runs_as_written(
+    tmp_path, capsys, base_url, monkeypatch
+):
+    monkeypatch.setenv("VLLM_API_KEY", "key")  # the check of its endpoint sends the key
     path = tmp_path / "sweep_served.yaml"  # its server's address made this machine's
     path.write_text(served_sweep_block().replace("http://GPU-HOST:8000/v1", base_url))
     code, out, err = _dry_run(tmp_path, capsys, "--sweep", str(path))
