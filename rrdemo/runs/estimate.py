@@ -7,13 +7,15 @@ trajectory each agent that speaks (at most min(N, ceil(L / K)) of them) reads it
 then what the others wrote, at most L tokens. A server without prefix caching prefills more (each
 turn re-sends the whole text); one with it (vLLM, TGI) about this much. Prompt lengths are the
 question's prompt text (no chat template, no injection) counted by the first agent's tokenizer
-when it is on this machine already, else roughly, at `CHARS_PER_TOKEN` characters a token.
+when it is on this machine already (an offline model's GGUF file counts), else roughly, at
+`CHARS_PER_TOKEN` characters a token.
 """
 
 from __future__ import annotations
 
 import math
 import os
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -84,21 +86,19 @@ def rough_count(text: str) -> int:
 
 
 def local_counters(tokenizers: Mapping[str, str | None]) -> Callable[[str], tuple[Counter, str]]:
-    """`counter_for` reading each model's tokenizer where it is already on this machine (a
-    registry model's converted copy, a local folder) and counting roughly otherwise; `tokenizers`
-    maps served models to their tokenizer source (rrdemo.ensemble.ServedAgent.tokenizer)."""
-    loaded: dict[str, tuple[Counter, str]] = {}
+    """`counter_for` reading each model's tokenizer where it is on this machine already (a
+    registry model's converted copy or GGUF file, a local folder or .gguf file, a hub id in the
+    hub cache) and counting roughly otherwise; `tokenizers` maps served models to their
+    tokenizer source (rrdemo.ensemble.ServedAgent.tokenizer)."""
+    loaded: dict[str | None, tuple[Counter, str]] = {}
 
     def counter_for(model: str) -> tuple[Counter, str]:
         source = tokenizers.get(model, model)
         if source not in loaded:
-            folder = _tokenizer_folder(source) if source else None
-            if folder is None:
+            tokenizer = _local_tokenizer(source) if source else None
+            if tokenizer is None:
                 loaded[source] = rough_count, f"{CHARS_PER_TOKEN} characters a token (rough)"
             else:
-                from transformers import AutoTokenizer
-
-                tokenizer = AutoTokenizer.from_pretrained(folder)
                 loaded[source] = (
                     lambda text: len(tokenizer(text, add_special_tokens=False)["input_ids"]),
                     f"the {source} tokenizer",
@@ -108,15 +108,39 @@ def local_counters(tokenizers: Mapping[str, str | None]) -> Callable[[str], tupl
     return counter_for
 
 
-def _tokenizer_folder(source: str) -> Path | None:
-    """Where a tokenizer loads from without a download or a conversion, or None."""
-    from rrdemo.backends.registry import REGISTRY
+def _local_tokenizer(source: str):
+    """The tokenizer of `source` when it loads without a download, a conversion of weights or
+    an assembly of a parted file; else None. One read from a GGUF file (tens of seconds for a
+    large vocabulary on a busy CPU) is kept under the cache's tokenizers/ for the next plan."""
+    from transformers import AutoTokenizer
+
+    from rrdemo.backends.registry import REGISTRY, gguf_on_disk
 
     cache = Path(os.environ.get("RRDEMO_CACHE_DIR") or Path(".cache") / "rrdemo")
     info = REGISTRY.get(source)
-    for folder in (cache / "models" / info.name if info else None, Path(source)):
-        if folder is not None and (folder / "tokenizer_config.json").is_file():
-            return folder
+    name = info.name if info else source
+    folders = [cache / "tokenizers" / name, cache / "models" / name] if info else []
+    for folder in [*folders, Path(source)]:
+        if (folder / "tokenizer_config.json").is_file():
+            return AutoTokenizer.from_pretrained(folder)
+    gguf = gguf_on_disk(info) if info else None
+    if gguf is None and source.lower().endswith(".gguf") and Path(source).is_file():
+        gguf = Path(source)
+    if gguf is not None:
+        print(f"reading the {source} tokenizer from {gguf.name} ...", file=sys.stderr)
+        tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+        if info:  # a registry model: keep the copy (another process may be writing it too)
+            tmp = cache / "tokenizers" / f"{name}.tmp{os.getpid()}"
+            tokenizer.save_pretrained(tmp)
+            if not (cache / "tokenizers" / name).exists():
+                tmp.replace(cache / "tokenizers" / name)
+        return tokenizer
+    hub_id = info.hub_id if info and info.hub_id else source
+    if "/" in hub_id and not Path(hub_id).exists():
+        try:  # already in the hub cache (a model used before); never downloads
+            return AutoTokenizer.from_pretrained(hub_id, local_files_only=True)
+        except (OSError, ValueError):
+            return None
     return None
 
 
