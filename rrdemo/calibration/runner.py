@@ -139,7 +139,7 @@ def run_calibration(
         if model not in counters:
             from rrdemo.backends.counting import token_counter
 
-            found = token_counter(model)
+            found = token_counter(model, assemble=True)
             counters[model] = found[0] if found else None
         return counters[model]
 

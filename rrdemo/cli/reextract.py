@@ -75,7 +75,7 @@ def _counters():
 
     @cache
     def count_for(model: str):
-        found = token_counter(model)
+        found = token_counter(model, assemble=True)
         if found is None:
             raise RRError(
                 f"the tokenizer of {model} is not on this machine: --positions counts tokens "

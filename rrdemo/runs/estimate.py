@@ -14,11 +14,8 @@ when it is on this machine already (an offline model's GGUF file counts), else r
 from __future__ import annotations
 
 import math
-import os
-import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 
 from rrdemo.runs.spec import Condition, Plan
 from rrdemo.tasks.benchmarks import styled_prompt
@@ -86,62 +83,18 @@ def rough_count(text: str) -> int:
 
 
 def local_counters(tokenizers: Mapping[str, str | None]) -> Callable[[str], tuple[Counter, str]]:
-    """`counter_for` reading each model's tokenizer where it is on this machine already (a
-    registry model's converted copy or GGUF file, a local folder or .gguf file, a hub id in the
-    hub cache) and counting roughly otherwise; `tokenizers` maps served models to their
-    tokenizer source (rrdemo.ensemble.ServedAgent.tokenizer)."""
-    loaded: dict[str | None, tuple[Counter, str]] = {}
+    """`counter_for` counting each model's tokens with its tokenizer where it is on this machine
+    already (`rrdemo.backends.counting.token_counter`; nothing is downloaded or assembled) and
+    roughly otherwise; `tokenizers` maps served models to their tokenizer source
+    (rrdemo.ensemble.ServedAgent.tokenizer)."""
+    from rrdemo.backends.counting import token_counter
 
     def counter_for(model: str) -> tuple[Counter, str]:
         source = tokenizers.get(model, model)
-        if source not in loaded:
-            tokenizer = _local_tokenizer(source) if source else None
-            if tokenizer is None:
-                loaded[source] = rough_count, f"{CHARS_PER_TOKEN} characters a token (rough)"
-            else:
-                loaded[source] = (
-                    lambda text: len(tokenizer(text, add_special_tokens=False)["input_ids"]),
-                    f"the {source} tokenizer",
-                )
-        return loaded[source]
+        found = token_counter(source) if source else None
+        return found or (rough_count, f"{CHARS_PER_TOKEN} characters a token (rough)")
 
     return counter_for
-
-
-def _local_tokenizer(source: str):
-    """The tokenizer of `source` when it loads without a download, a conversion of weights or
-    an assembly of a parted file; else None. One read from a GGUF file (tens of seconds for a
-    large vocabulary on a busy CPU) is kept under the cache's tokenizers/ for the next plan."""
-    from transformers import AutoTokenizer
-
-    from rrdemo.backends.registry import REGISTRY, gguf_on_disk
-
-    cache = Path(os.environ.get("RRDEMO_CACHE_DIR") or Path(".cache") / "rrdemo")
-    info = REGISTRY.get(source)
-    name = info.name if info else source
-    folders = [cache / "tokenizers" / name, cache / "models" / name] if info else []
-    for folder in [*folders, Path(source)]:
-        if (folder / "tokenizer_config.json").is_file():
-            return AutoTokenizer.from_pretrained(folder)
-    gguf = gguf_on_disk(info) if info else None
-    if gguf is None and source.lower().endswith(".gguf") and Path(source).is_file():
-        gguf = Path(source)
-    if gguf is not None:
-        print(f"reading the {source} tokenizer from {gguf.name} ...", file=sys.stderr)
-        tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
-        if info:  # a registry model: keep the copy (another process may be writing it too)
-            tmp = cache / "tokenizers" / f"{name}.tmp{os.getpid()}"
-            tokenizer.save_pretrained(tmp)
-            if not (cache / "tokenizers" / name).exists():
-                tmp.replace(cache / "tokenizers" / name)
-        return tokenizer
-    hub_id = info.hub_id if info and info.hub_id else source
-    if "/" in hub_id and not Path(hub_id).exists():
-        try:  # already in the hub cache (a model used before); never downloads
-            return AutoTokenizer.from_pretrained(hub_id, local_files_only=True)
-        except (OSError, ValueError):
-            return None
-    return None
 
 
 def _duration(seconds: float) -> str:
