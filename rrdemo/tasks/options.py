@@ -105,6 +105,16 @@ def _concluded_values(clause: str) -> set[Fraction]:
     return stated_values(clause)
 
 
+def concluded_values_of(text: str) -> set[Fraction]:
+    """Every value the concluding sentences of `text` state (`_concluded_values`)."""
+    values: set[Fraction] = set()
+    for match in _SENTENCE.finditer(text):
+        clause = _concluding_clause(match.group(0))
+        if clause is not None and not _NEGATION.search(clause):
+            values |= _concluded_values(clause)
+    return values
+
+
 def concluded_option(
     text: str,
     contents: tuple[tuple[str, str], ...],
