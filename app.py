@@ -79,7 +79,7 @@ def build_demo(pool: ModelSource | None = None, leaderboard: Store | None = None
     pool = pool if pool is not None else ModelPool(preferred_backend=DEFAULT_BACKEND, public=True)
     store = leaderboard if leaderboard is not None else open_leaderboard()
     with gr.Blocks(title=TITLE, delete_cache=DELETE_CACHE) as demo:
-        gr.Markdown(f"## {TITLE}")
+        gr.Markdown(f"## {TITLE}", elem_id="rr-title")
         with gr.Tab("Arena", id="arena"):
             build_arena_tab(pool)
         with gr.Tab("Experiments", id="experiments"):

@@ -68,10 +68,16 @@ RECORDINGS_NOTE = (
 ARENA_CSS = """
 #rr-intro { font-size: 13px; }
 #rr-question .rr-question > div:last-child { max-height: 4.6em !important; }
-#rr-maj, #rr-rrmaj { max-height: 56vh; overflow-y: auto; }
+#rr-maj, #rr-rrmaj { max-height: 54vh; overflow-y: auto !important; }
 @media (max-width: 640px) {
-  #rr-intro { display: none; }
-  #rr-maj, #rr-rrmaj { max-height: 24vh; }
+  #rr-title h2 { font-size: 1.05rem; margin: 0; }
+  #rr-intro, #rr-verdict .rr-compute, #rr-verdict .rr-honest-writers, #rr-result .rr-source,
+  .rr-panel .rr-subtitle {
+    display: none;
+  }
+  #rr-result .rr-result, #rr-verdict .rr-verdict-line { font-size: 12px !important; }
+  #rr-top, #rr-panels { flex-direction: column !important; }
+  #rr-maj, #rr-rrmaj { max-height: 21vh; }
   #rr-question .rr-question > div:last-child { max-height: 3.1em !important; }
 }
 """
@@ -177,12 +183,13 @@ def _panels(gallery: Gallery | None) -> Panels:
     frame of the recording the page opens on, so that it shows on the first paint."""
     opening = opening_frame(gallery)
     status, verdict, maj, rrmaj = opening[:4] if opening else ("", "", None, None)
-    question = gr.HTML(opening_question(gallery), elem_id="rr-question")
-    result = gr.HTML(opening_result(gallery), elem_id="rr-result")
+    with gr.Row(equal_height=False, elem_id="rr-top"):
+        question = gr.HTML(opening_question(gallery), elem_id="rr-question", min_width=300)
+        result = gr.HTML(opening_result(gallery), elem_id="rr-result", min_width=300)
     verdict = gr.HTML(verdict, elem_id="rr-verdict")
-    with gr.Row(equal_height=False):
-        maj = gr.HTML(maj or render.placeholder("MAJ"), elem_id="rr-maj", min_width=160)
-        rrmaj = gr.HTML(rrmaj or render.placeholder("RRMaj"), elem_id="rr-rrmaj", min_width=160)
+    with gr.Row(equal_height=False, elem_id="rr-panels"):  # one above the other on a phone
+        maj = gr.HTML(maj or render.placeholder("MAJ"), elem_id="rr-maj", min_width=300)
+        rrmaj = gr.HTML(rrmaj or render.placeholder("RRMaj"), elem_id="rr-rrmaj", min_width=300)
     status = gr.Markdown(status or "Pick a recording or set up a run.", elem_id="rr-status")
     record = gr.JSON(label="summary of the run (no texts)", render=False)
     return Panels(question, result, status, verdict, maj, rrmaj, record, gr.State(None))
@@ -213,8 +220,9 @@ def _wire_runs(
         return lines
 
     ran = run_button.click(run, controls, panels.outputs, api_name="run", **once)
-    cancellable = [ran, run_button.click(live(False), question, shown, **quick)]
+    run_button.click(live(False), question, shown, **quick)
     ran.success(live(True), question, shown, **quick)
+    cancellable = [ran]
     replays, live_run = recordings(run)
     cancellable += replays
     if replay is not None and live_run is not None:  # Run live: the recording's question

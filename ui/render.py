@@ -145,7 +145,7 @@ def _header(title: str, view: MethodRecord, subtitle: str) -> str:
         f'<div style="display:flex;justify-content:space-between;align-items:baseline">'
         f'<h3 style="margin:0 0 4px 0">{title}</h3>'
         f'<span class="rr-state" style="color:#52525b;font-size:12px">{state}</span></div>'
-        f'<div style="color:#52525b;font-size:12px;margin-bottom:6px">{subtitle}</div>'
+        f'<div class="rr-subtitle" style="color:#52525b;font-size:12px;margin-bottom:6px">{subtitle}</div>'
     )
 
 
@@ -397,7 +397,7 @@ def render_verdict(state: ArenaState) -> str:
         if view.compute:
             c = view.compute
             text += (
-                f' <span style="color:#52525b">· {c.decode_tokens} decode + '
+                f' <span class="rr-compute" style="color:#52525b">· {c.decode_tokens} decode + '
                 f"{c.prefill_tokens} prefill tokens · {c.wall_s:.1f} s</span>"
             )
         if method == "RRMaj" and view.trajectories:
@@ -459,8 +459,9 @@ def result_line(outcome: CellOutcome | None, cell: str, unit: RecordedUnit) -> s
         )
     r = outcome.row
     return (
-        f'<div class="rr-result" style="{_RESULT_STYLE}"><b>Whole run of this setting</b> '
-        f'<span style="color:#4338ca">({escape(unit.source)})</span>: {r.questions} questions · '
+        f'<div class="rr-result" style="{_RESULT_STYLE}"><b>Whole run of this setting</b>'
+        f'<span class="rr-source" style="color:#4338ca"> ({escape(unit.source)})</span>: '
+        f"{r.questions} questions · "
         f"MAJ {pct(r.maj)}% · RRMaj {pct(r.rrmaj)}% · RRMaj - MAJ "
         f"<b>{escape(outcome.difference())}</b> (95% interval): <b>{escape(outcome.finding)}</b>. "
         f"{escape(outcome.counts())}; <b>{qid}</b> is {escape(_cell_words(cell))}.</div>"
