@@ -125,8 +125,7 @@ class GallerySetting:
         """The model and task the setting ran, e.g. "qwen2.5-coder-1.5b · AQuA" (the chooser's
         groups), with why it is kept aside for a shelved recording ("... (old prompt)")."""
         cond = cached_log(self.log).conditions.get(self.condition, {})
-        title = get_task(cond["task"]).title if cond.get("task") else "?"
-        group = f"{cond.get('ensemble', '?')} · {title}"
+        group = f"{cond.get('ensemble', '?')} · {_task_title(str(cond.get('task', '?')))}"
         return f"{group} ({self.shelf})" if self.shelf else group
 
     def outcome(self) -> CellOutcome | None:
@@ -163,6 +162,14 @@ class Gallery:
             if bool(setting.shelf) == shelved:
                 grouped.setdefault(setting.group, []).append(i)
         return grouped
+
+
+def _task_title(task: str) -> str:
+    """The task's title ("AQuA"); its name when this build does not know the task."""
+    try:
+        return get_task(task).title
+    except RRError:
+        return task
 
 
 def manifest_path() -> Path:

@@ -120,10 +120,17 @@ def build_shelf(chooser: Chooser) -> None:
         chooser.shelf.render()
 
 
-def wire_chooser(gallery: Gallery, chooser: Chooser) -> list:
-    """The picks that change the question dropdown; the caller chains fill and play on each."""
+def wire_chooser(gallery: Gallery, chooser: Chooser) -> list[tuple]:
+    """The picks that change the question dropdown, each as (event, the dropdown it read, its
+    value -> the recording to play); the caller chains fill and play on each."""
     quick = {"queue": False, "api_visibility": "private"}
     groups = gallery.groups()
+
+    def first_of_group(group: str) -> str:
+        return first_question(gallery, (groups.get(group) or [0])[0])
+
+    def first_of_setting(index: str | None) -> str:
+        return first_question(gallery, int(index) if (index or "").isdigit() else -1)
 
     def questions_of(index: int) -> dict:
         choices = question_choices(gallery, index)
@@ -139,10 +146,21 @@ def wire_chooser(gallery: Gallery, chooser: Chooser) -> list:
     def pick_setting(index: str | None):
         return questions_of(int(index)) if (index or "").isdigit() else gr.update()
 
+    group, setting, shelf, question = (
+        chooser.group,
+        chooser.setting,
+        chooser.shelf,
+        chooser.question,
+    )
     return [
-        chooser.group.input(
-            pick_group, chooser.group, [chooser.setting, chooser.question], **quick
-        ),
-        chooser.setting.input(pick_setting, chooser.setting, chooser.question, **quick),
-        chooser.shelf.input(pick_setting, chooser.shelf, chooser.question, **quick),
+        (group.input(pick_group, group, [setting, question], **quick), group, first_of_group),
+        (setting.input(pick_setting, setting, question, **quick), setting, first_of_setting),
+        (shelf.input(pick_setting, shelf, question, **quick), shelf, first_of_setting),
     ]
+
+
+def first_question(gallery: Gallery, index: int) -> str:
+    """The recording a setting plays when picked: its first question ("" for no setting)."""
+    if not 0 <= index < len(gallery.settings):
+        return ""
+    return f"{index}/{gallery.settings[index].questions[0]}"

@@ -329,22 +329,28 @@ def wire_replay(
         log, unit = uploaded_log_unit(path, choice)
         return values(unit, result_for_log(log, unit))
 
-    fill_gallery = _plain(gallery_values)
-    play_gallery = _streamed(lambda choice: stream_replay(gallery_unit(gallery, choice), seconds))
     fill_upload = _plain(upload_values)
     play_upload = _streamed(lambda path, choice: stream_replay(upload_unit(path, choice), seconds))
 
-    def then_play(picked, api_name: str | None = None):
-        """After a pick: the controls follow, then the recording plays."""
-        filled = picked.then(fill_gallery, parts.choice, fill, **quick)
-        if api_name:
-            return filled.then(play_gallery, parts.choice, outputs, api_name=api_name, **played)
-        return filled.then(play_gallery, parts.choice, outputs, api_visibility="private", **played)
+    def then_play(picked, source=parts.choice, to_choice=None, api_name: str | None = None):
+        """After a pick: the controls follow, then the recording plays. `to_choice` turns the
+        value of `source` into the recording's choice (a setting plays its first question):
+        the question dropdown's new value is not read back, so no pick races another."""
+        choose = to_choice or (lambda value: value)
+        fill_pick = _plain(lambda value: gallery_values(choose(value)))
+        play_pick = _streamed(
+            lambda value: stream_replay(gallery_unit(gallery, choose(value)), seconds)
+        )
+        filled = picked.then(fill_pick, source, fill, **quick)
+        named = {"api_name": api_name} if api_name else {"api_visibility": "private"}
+        return filled.then(play_pick, source, outputs, **named, **played)
 
-    events = [
-        then_play(parts.choice.input(lambda c: c, parts.choice, parts.choice, **quick), "replay")
+    picked = parts.choice.input(lambda c: c, parts.choice, parts.choice, **quick)
+    events = [then_play(picked, api_name="replay")]
+    events += [
+        then_play(event, source, to_choice)
+        for event, source, to_choice in wire_chooser(gallery, parts.chooser)
     ]
-    events += [then_play(picked) for picked in wire_chooser(gallery, parts.chooser)]
     entries = gallery.entries()
     if entries:  # the page opens on the first recorded run (its controls are set already)
         first = "{}/{}".format(*entries[0])
