@@ -65,6 +65,7 @@ bench: setup warm llama
 	$(BIN)/python -m bench.cost
 	$(BIN)/python -m bench.backends
 	$(BIN)/python -m bench.interactive
+	$(BIN)/python -m bench.first_screen
 
 # The small real sweep shown in the README (assets/experiment_small_shuffled.jsonl; about 6 minutes
 # on 2 CPU cores with the llama.cpp backend, an hour on transformers).

@@ -31,7 +31,7 @@ from rrdemo.backends.registry import DEFAULT_MODEL
 from rrdemo.ensemble import load_ensemble
 from rrdemo.errors import RRError
 from ui.about import build_about_tab
-from ui.arena import build_arena_tab
+from ui.arena import ARENA_CSS, build_arena_tab
 from ui.experiments_tab import build_experiments_tab
 from ui.leaderboard_tab import build_leaderboard_tab
 from ui.queue_limits import limit_generation, session_capacity
@@ -79,7 +79,7 @@ def build_demo(pool: ModelSource | None = None, leaderboard: Store | None = None
     pool = pool if pool is not None else ModelPool(preferred_backend=DEFAULT_BACKEND, public=True)
     store = leaderboard if leaderboard is not None else open_leaderboard()
     with gr.Blocks(title=TITLE, delete_cache=DELETE_CACHE) as demo:
-        gr.Markdown(f"## {TITLE}")
+        gr.Markdown(f"## {TITLE}", elem_id="rr-title")
         with gr.Tab("Arena", id="arena"):
             build_arena_tab(pool)
         with gr.Tab("Experiments", id="experiments"):
@@ -96,10 +96,11 @@ def build_demo(pool: ModelSource | None = None, leaderboard: Store | None = None
 
 
 def serve(demo: gr.Blocks, host: str, port: int, **options) -> None:
-    """Launch `demo` with the upload limits (per file, and per client: `ui.uploads`) and the
-    session limit; `options` go to `launch` (tests:
+    """Launch `demo` with the upload limits (per file, and per client: `ui.uploads`), the
+    session limit and the Arena's layout (`ui.arena.ARENA_CSS`); `options` go to `launch` (tests:
     prevent_thread_lock)."""
     demo.launch(
+        css=ARENA_CSS,
         server_name=host,
         server_port=port,
         max_file_size=MAX_UPLOAD,

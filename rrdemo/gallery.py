@@ -1,9 +1,12 @@
 """The gallery of recorded runs: which logged questions the Arena replays, read from a manifest.
 
 The manifest (`assets/gallery.json`, or the file env RRDEMO_GALLERY names) is data only: its rule
-for picking questions, when each log was recorded, and per *setting* (trap and rescue, ceiling,
-floor, ...) the log, the condition and the question ids it shows. Pointing the Arena at another
-sweep means editing that file. The rule is one for all: the first k finished questions of the
+for picking questions, when each log was recorded, and per *setting* (a condition such as
+`moderate 3c2t · AQuA`) the log, the condition and the question ids it shows, and optionally a
+`shelf`: why an older recording is kept aside (the Arena lists those behind a disclosure, labelled).
+Pointing the Arena at another sweep means editing that file. Beside each setting the Arena shows
+what its whole run measured (`CellOutcome`: the paired difference of rrdemo.report.paired), so
+a setting is named by what it is and what its run found, never by what it was meant to show. The rule is one for all: the first k finished questions of the
 condition in the sweep's order (`first_questions`), so nothing is picked for its outcome; the tests hold
 the manifest to it. Log paths in the manifest are relative to the manifest's folder.
 """
@@ -16,31 +19,130 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from rrdemo.config import RunConfig
 from rrdemo.errors import RRError
 from rrdemo.replay import RecordedUnit, finished_units, read_unit
+from rrdemo.report.paired import PairedRow, paired_by_condition
+from rrdemo.report.render import pct
 from rrdemo.runs.log import RunLog, read_log
+from rrdemo.tasks import get_task
 
 DEFAULT_MANIFEST = Path(__file__).resolve().parents[1] / "assets" / "gallery.json"
 _SETTING_FIELDS = ("name", "description", "log", "condition", "questions")
 
 
 @dataclass(frozen=True)
+class CellOutcome:
+    """A condition's whole run, MAJ against RRMaj on the same questions (a `PairedRow`), and what
+    it shows: a difference counts only when its 95% interval excludes 0."""
+
+    row: PairedRow
+    corrupted: int  # c of the condition
+    agents: int  # N
+
+    @property
+    def finding(self) -> str:
+        """The run in words: "rescue" only where the corrupted agents are a majority beside
+        honest ones and RRMaj's lead over MAJ has an interval above 0; "no rescue" there
+        otherwise; elsewhere RRMaj ahead / behind / no difference shown."""
+        r, trap = self.row, self.agents / 2 < self.corrupted < self.agents
+        if r.delta_lo > 0:
+            return "rescue" if trap else "RRMaj ahead"
+        if r.delta_hi < 0:
+            return "RRMaj behind"
+        return "no rescue" if trap else "no difference shown"
+
+    def difference(self) -> str:
+        """RRMaj - MAJ in points with its 95% interval, as the report writes it."""
+        r = self.row
+        return f"{pct(r.delta, True)} [{pct(r.delta_lo, True)}, {pct(r.delta_hi, True)}]"
+
+    def short(self) -> str:
+        return f"{self.finding}, {self.difference()}"
+
+    def counts(self) -> str:
+        """Where the questions fall: who alone was right, both, neither."""
+        r = self.row
+        return (
+            f"RRMaj alone right on {r.rrmaj_only} of {r.questions}, MAJ alone on {r.maj_only}, "
+            f"both right on {r.both_right}, both wrong on {r.both_wrong}"
+        )
+
+
+def cell_outcomes(log: RunLog) -> dict[str, CellOutcome]:
+    """The paired result of each condition over the log's finished questions, by condition key
+    (a condition without a finished question has none)."""
+    outcomes = {}
+    for key, row in paired_by_condition(log).items():
+        config = RunConfig.from_dict(log.conditions[key]["config"])
+        outcomes[key] = CellOutcome(row, config.c, config.n)
+    return outcomes
+
+
+def cached_outcomes(path: Path) -> dict[str, CellOutcome]:
+    """`cell_outcomes` of a log file, computed once per version of the file."""
+    stat = path.stat()
+    return _outcomes(path, stat.st_mtime_ns, stat.st_size)
+
+
+CELLS = {
+    (True, True): "both right",
+    (False, True): "RRMaj alone right",
+    (True, False): "MAJ alone right",
+    (False, False): "both wrong",
+}
+
+
+def question_cell(unit: RecordedUnit) -> str:
+    """Which of the four cells of its run a recorded question falls in ("RRMaj alone right")."""
+    votes = unit.done.get("votes", {})
+    return CELLS[
+        bool(votes.get("MAJ", {}).get("correct")), bool(votes.get("RRMaj", {}).get("correct"))
+    ]
+
+
+@dataclass(frozen=True)
 class GallerySetting:
     """One setting of the gallery (also an Arena preset): a condition of a log and its questions."""
 
-    name: str  # e.g. "Trap and rescue · strong 3c2t · Logic3"
+    name: str  # the condition in the paper's words, e.g. "moderate 3c2t" (model and task: `group`)
     description: str  # what the setting shows, one or two sentences
     log: Path
     source: str  # the log as shown to people, e.g. "assets/experiment_small_shuffled.jsonl"
     recorded: str  # when the log was written
     condition: str  # the condition key in the log's header
     questions: tuple[str, ...]
+    shelf: str = ""  # "" for a current run; else why it is kept aside, e.g. "old prompt"
 
     def unit(self, question_id: str) -> RecordedUnit:
         return read_unit(
             cached_log(self.log), question_id, self.condition, source=self.source,
             recorded=self.recorded,
         )  # fmt: skip
+
+    @property
+    def group(self) -> str:
+        """The model and task the setting ran, e.g. "qwen2.5-coder-1.5b · AQuA" (the chooser's
+        groups), with why it is kept aside for a shelved recording ("... (old prompt)")."""
+        cond = cached_log(self.log).conditions.get(self.condition, {})
+        group = f"{cond.get('ensemble', '?')} · {_task_title(str(cond.get('task', '?')))}"
+        return f"{group} ({self.shelf})" if self.shelf else group
+
+    def outcome(self) -> CellOutcome | None:
+        """What the setting's whole run measured; None while no question of it is finished."""
+        return cached_outcomes(self.log).get(self.condition)
+
+    @property
+    def title(self) -> str:
+        """The setting with its model and task: "moderate 3c2t · AQuA · qwen2.5-coder-1.5b"."""
+        return f"{self.name} · {self.group}"
+
+    def label(self, grouped: bool = False) -> str:
+        """The setting's title with its run's outcome ("moderate 3c2t · AQuA · ...: no rescue,
+        +6.2 [+0.0, +13.8]"); `grouped`: without the model and task (the chooser says them)."""
+        outcome = self.outcome()
+        named = self.name if grouped else self.title
+        return f"{named}: {outcome.short()}" if outcome is not None else named
 
 
 @dataclass(frozen=True)
@@ -51,6 +153,23 @@ class Gallery:
     def entries(self) -> list[tuple[int, str]]:
         """(setting index, question id) of every recorded run, setting by setting."""
         return [(i, q) for i, s in enumerate(self.settings) for q in s.questions]
+
+    def groups(self, shelved: bool = False) -> dict[str, list[int]]:
+        """Setting indices by model and task, in the manifest's order: the current runs, or
+        (`shelved`) the recordings kept aside."""
+        grouped: dict[str, list[int]] = {}
+        for i, setting in enumerate(self.settings):
+            if bool(setting.shelf) == shelved:
+                grouped.setdefault(setting.group, []).append(i)
+        return grouped
+
+
+def _task_title(task: str) -> str:
+    """The task's title ("AQuA"); its name when this build does not know the task."""
+    try:
+        return get_task(task).title
+    except RRError:
+        return task
 
 
 def manifest_path() -> Path:
@@ -81,6 +200,7 @@ def load_gallery(path: Path | str | None = None) -> Gallery:
                 recorded=str(logs[raw["log"]].get("recorded", "")),
                 condition=raw["condition"],
                 questions=tuple(raw["questions"]),
+                shelf=str(raw.get("shelf") or ""),
             )
         )
     if not settings:
@@ -106,3 +226,8 @@ def cached_log(path: Path) -> RunLog:
 @lru_cache(maxsize=8)
 def _parsed(path: Path, mtime_ns: int, size: int) -> RunLog:
     return read_log(path)
+
+
+@lru_cache(maxsize=8)
+def _outcomes(path: Path, mtime_ns: int, size: int) -> dict[str, CellOutcome]:
+    return cell_outcomes(_parsed(path, mtime_ns, size))

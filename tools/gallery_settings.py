@@ -15,22 +15,20 @@ import sys
 from pathlib import Path
 
 from rrdemo.gallery import DEFAULT_MANIFEST, cached_log, first_questions
-from rrdemo.tasks import get_task
 
-# (config, what the setting is called, what it shows), in the order the gallery lists them; each
-# is listed for every task of the log, named with the log's strength and the task's title.
+# (config, what it shows), in the order the gallery lists them; each setting is named by its
+# condition ("moderate 3c2t"), and the Arena adds its model, task and measured outcome.
 SETTINGS = (
-    ("3c2t", "Trap and rescue",
-     "The consensus trap: 3 of 5 agents are told to pick a wrong answer (rho = 0.6). MAJ follows "
-     "the corrupted majority when they obey; RR lets the honest agents' turns pull the shared "
-     "text back, or not."),
-    ("1c4t", "Robustness tax",
+    ("3c2t",
+     "3 of 5 agents are told to pick a wrong answer (rho = 0.6): MAJ follows the corrupted "
+     "majority when they obey; in RR the honest agents' turns may pull the shared text back."),
+    ("1c4t",
      "A single corrupted agent (rho = 0.2): MAJ outvotes it, while in RR it writes part of every "
      "shared text."),
-    ("0c5t", "Ceiling", "No corruption: how well the ensemble does on its own (the clean ceiling)."),
-    ("5c0t", "Floor",
+    ("0c5t", "No corruption: how well the ensemble does on its own (the clean ceiling)."),
+    ("5c0t",
      "Every agent is corrupted (rho = 1): no honest voice is left, in either protocol."),
-    ("4c1t", "Heavy majority",
+    ("4c1t",
      "Four of five agents corrupted (rho = 0.8): one honest writer in every shared text."),
 )  # fmt: skip
 
@@ -38,19 +36,18 @@ SETTINGS = (
 def main(log_name: str, recorded: str, manifest: Path = DEFAULT_MANIFEST) -> None:
     data = json.loads(manifest.read_text(encoding="utf-8"))
     log = cached_log(manifest.parent / log_name)
-    model = next(iter({c["ensemble"] for c in log.header["conditions"]}))
     conditions = {(c["task"], c["label"]): c for c in log.header["conditions"]}
     tasks = list(dict.fromkeys(c["task"] for c in log.header["conditions"]))
     ours = []
     for task in tasks:
-        for label, name, description in SETTINGS:
+        for label, description in SETTINGS:
             condition = conditions.get((task, label))
             questions = first_questions(log, condition["key"], 3) if condition else []
             if questions:
                 strength = "" if condition["c"] == 0 else f"{condition['strength']} "
                 ours.append(
                     {
-                        "name": f"{name} · {strength}{label} · {get_task(task).title} · {model}",
+                        "name": f"{strength}{label}",
                         "description": description,
                         "log": log_name,
                         "condition": condition["key"],

@@ -4,8 +4,10 @@ The run callback reads the controls into an `ArenaRequest`, asks `ui.state.build
 engine's config, loads the models (showing that it does), then iterates
 `run_question(..., interleave=True)`, folds each event into the user's `ArenaState` and re-renders
 both panels at most ~10 times a second. Errors reach the user as `gr.Error` messages.
-The page opens on a recorded run played back in the same panels (ui.replay); the presets are the
-settings of the gallery of recordings (rrdemo.gallery), and **Run live** runs one on the models.
+The page opens on a recorded run played back in the same panels (ui.replay): the question, the
+line with what that setting's whole run found, and both panels come first, within one screen of
+a laptop or a phone (`ARENA_CSS`); the chooser of recordings (ui.arena_chooser) follows, and the
+run controls are folded under "Set up your own run".
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
+from typing import Any
 
 import gradio as gr
 
@@ -26,14 +29,16 @@ from rrdemo.protocols import run_question
 from rrdemo.report.paper.tables import models_text
 from rrdemo.seats import parse_agents
 from ui import render
-from ui.arena_controls import build_controls, wire_controls
+from ui.arena_controls import build_controls, question_preview, wire_controls
 from ui.errors import user_error
 from ui.render import UPDATE_INTERVAL_S, Throttle
 from ui.replay import (
+    ReplayControls,
     build_replay,
-    gallery_choices,
     opening_frame,
+    opening_question,
     opening_request,
+    opening_result,
     wire_replay,
 )
 from ui.state import ARENA_FIELDS, ArenaRequest, ArenaState, build_run
@@ -41,16 +46,41 @@ from ui.state import ARENA_FIELDS, ArenaRequest, ArenaState, build_run
 log = logging.getLogger(__name__)
 
 
-PRESET_MODEL_NOTE = (
-    "Each preset replays the first recorded run of its setting; **Run live** runs it again on the "
-    "models with the same config and seed. The first presets are recordings of "
-    "Qwen2.5-Coder-1.5B, an offline model that reasons step by step: its agents solve some "
-    "problems, the injection moves them, and RR trajectories mix honest and corrupted writers. "
-    "Our sweep with it is partial (100 of 600 units) and shows no rescue beyond its intervals yet "
-    "(About tab). SmolLM2-135M and Gemma-3-270M show how the protocols work, not the rescue. On a "
-    "GPU, type a hub model of a few billion parameters in **Model (all agents)**, e.g. "
-    f"`Qwen/Qwen2.5-7B-Instruct` (the paper used {models_text()})."
+INTRO = (
+    "N agents answer one question; c of them are **corrupted** by a prompt injection that "
+    "pushes a wrong target answer. **MAJ** votes over N independent answers; **RRMaj** lets the "
+    "agents take turns writing K tokens of one shared text, M times, and votes over those."
 )
+
+RECORDINGS_NOTE = (
+    "Each setting replays recordings of one condition of a committed run; beside its name is what "
+    "the whole run measured: RRMaj - MAJ in points with a bootstrap 95% interval over its "
+    "questions (rrdemo.report.paired). A difference counts only when the interval excludes 0, and "
+    "only then does a setting where the corrupted agents are a majority say **rescue**. **Run "
+    "live** runs the recording's config again on the models, same seed. The current recordings "
+    "are of Qwen2.5-Coder-1.5B, an offline model that reasons step by step; on a GPU, type a hub "
+    "model of a few billion parameters in **Model (all agents)**, e.g. `Qwen/Qwen2.5-7B-Instruct` "
+    f"(the paper used {models_text()})."
+)
+
+# The first screen: the question, the result line and both panels fit a 1400 x 900 laptop and
+# a 390 x 844 phone; a panel scrolls inside itself rather than pushing the other one down.
+ARENA_CSS = """
+#rr-intro { font-size: 13px; }
+#rr-question .rr-question > div:last-child { max-height: 4.6em !important; }
+#rr-maj, #rr-rrmaj { max-height: 54vh; overflow-y: auto !important; }
+@media (max-width: 640px) {
+  #rr-title h2 { font-size: 1.05rem; margin: 0; }
+  #rr-intro, #rr-verdict .rr-compute, #rr-verdict .rr-honest-writers, #rr-result .rr-source,
+  .rr-panel .rr-subtitle {
+    display: none;
+  }
+  #rr-result .rr-result, #rr-verdict .rr-verdict-line { font-size: 12px !important; }
+  #rr-top, #rr-panels { flex-direction: column !important; }
+  #rr-maj, #rr-rrmaj { max-height: 21vh; }
+  #rr-question .rr-question > div:last-child { max-height: 3.1em !important; }
+}
+"""
 
 
 def stream_run(
@@ -121,29 +151,20 @@ def _run_callback(pool: ModelSource):
     return run
 
 
-def _intro(gallery: Gallery | None) -> list[gr.Button]:
-    """What the Arena shows, and one button per recorded setting of the gallery (its presets)."""
-    gr.Markdown(
-        "N agents answer one question; c of them are **corrupted** by a prompt injection that "
-        "pushes a wrong target answer. **MAJ** votes over N independent answers; **RRMaj** lets "
-        "the agents take turns writing K tokens of one shared text, M times, and votes over those."
-    )
+def _about_settings(gallery: Gallery | None) -> None:
+    """What each recorded setting is, with its run's outcome, folded."""
     settings = gallery.settings if gallery is not None else ()
-    with gr.Row():
-        buttons = [
-            gr.Button(s.name, size="sm", variant="secondary", elem_id=f"rr-preset-{i}")
-            for i, s in enumerate(settings)
-        ]
-    with gr.Accordion("What the presets show", open=False):
-        gr.Markdown("\n".join(f"* **{s.name}**: {s.description}" for s in settings))
-        gr.Markdown(PRESET_MODEL_NOTE)
-    return buttons
+    with gr.Accordion("What the recorded settings are", open=False):
+        gr.Markdown("\n".join(f"* **{s.label()}**: {s.description}" for s in settings))
+        gr.Markdown(RECORDINGS_NOTE)
 
 
 @dataclass(frozen=True)
 class Panels:
     """What a run updates: status, verdict, both panels, the run record and the user's state."""
 
+    question: gr.HTML  # the question the panels show
+    result: gr.HTML  # what the recording's whole run found, or "one question" for a live run
     status: gr.Markdown
     verdict: gr.HTML
     maj: gr.HTML
@@ -157,18 +178,21 @@ class Panels:
         return [self.status, self.verdict, self.maj, self.rrmaj, self.record, self.state]
 
 
-def _panels(opening: tuple | None) -> Panels:
-    """The status, verdict and panels; `opening` is the first frame of the recording the page
-    opens on, drawn into the page itself so that "Recorded" shows on the first paint."""
+def _panels(gallery: Gallery | None) -> Panels:
+    """The question, the result line, the verdict, both panels and the status, set to the first
+    frame of the recording the page opens on, so that it shows on the first paint."""
+    opening = opening_frame(gallery)
     status, verdict, maj, rrmaj = opening[:4] if opening else ("", "", None, None)
-    status = gr.Markdown(status or "Pick a preset or press **Run**.", elem_id="rr-status")
+    with gr.Row(equal_height=False, elem_id="rr-top"):
+        question = gr.HTML(opening_question(gallery), elem_id="rr-question", min_width=300)
+        result = gr.HTML(opening_result(gallery), elem_id="rr-result", min_width=300)
     verdict = gr.HTML(verdict, elem_id="rr-verdict")
-    with gr.Row(equal_height=False):
-        maj = gr.HTML(maj or render.placeholder("MAJ"), elem_id="rr-maj")
-        rrmaj = gr.HTML(rrmaj or render.placeholder("RRMaj"), elem_id="rr-rrmaj")
-    with gr.Accordion("Run record (JSON)", open=False):
-        record = gr.JSON(label="summary of the run (no texts)")
-    return Panels(status, verdict, maj, rrmaj, record, gr.State(None))
+    with gr.Row(equal_height=False, elem_id="rr-panels"):  # one above the other on a phone
+        maj = gr.HTML(maj or render.placeholder("MAJ"), elem_id="rr-maj", min_width=300)
+        rrmaj = gr.HTML(rrmaj or render.placeholder("RRMaj"), elem_id="rr-rrmaj", min_width=300)
+    status = gr.Markdown(status or "Pick a recording or set up a run.", elem_id="rr-status")
+    record = gr.JSON(label="summary of the run (no texts)", render=False)
+    return Panels(question, result, status, verdict, maj, rrmaj, record, gr.State(None))
 
 
 def _wire_runs(
@@ -176,46 +200,75 @@ def _wire_runs(
     run_button: gr.Button,
     stop_button: gr.Button,
     controls: list,
-    outputs: list,
-    recordings: Callable[[Callable], list],
+    panels: Panels,
+    replay: ReplayControls | None,
+    recordings: Callable[[Callable], tuple[list, Any]],
 ) -> None:
-    """Run streams a run; `recordings(run)` wires the replays and Run live; Stop cancels any."""
+    """Run streams a run; `recordings(run)` wires the replays and Run live; Stop cancels any.
+    A live run replaces the recording's question and result line: one question, no finding."""
     run = _run_callback(pool)
     once = {"concurrency_id": "model", "concurrency_limit": 1}  # one generation at a time
-    cancellable = [run_button.click(run, controls, outputs, api_name="run", **once)]
-    cancellable += recordings(run)
+    quick = {"queue": False, "api_visibility": "private"}
+    asked = ("task", "question_index", "custom_question", "custom_gold")
+    question = [controls[ARENA_FIELDS.index(name)] for name in asked]
+    shown = [panels.question, panels.result]
+
+    def live(done: bool) -> Callable:
+        def lines(task, index, text, gold) -> tuple[str, str]:
+            return question_preview(task, index, text, gold), render.live_result_line(done)
+
+        return lines
+
+    ran = run_button.click(run, controls, panels.outputs, api_name="run", **once)
+    run_button.click(live(False), question, shown, **quick)
+    ran.success(live(True), question, shown, **quick)
+    cancellable = [ran]
+    replays, live_run = recordings(run)
+    cancellable += replays
+    if replay is not None and live_run is not None:  # Run live: the recording's question
+        replay.run_live.click(lambda: render.live_result_line(False), None, panels.result, **quick)
+        live_run.success(lambda: render.live_result_line(True), None, panels.result, **quick)
     stop_button.click(None, None, None, cancels=cancellable, api_visibility="private")
 
 
-def _gallery() -> tuple[Gallery | None, list[tuple[str, str]]]:
+def _gallery() -> Gallery | None:
     """The recorded runs (rrdemo.gallery); None, logged, when the manifest cannot be read."""
     try:
-        gallery = load_gallery()
-        return gallery, gallery_choices(gallery)
+        return load_gallery()
     except RRError:
         log.exception("the gallery of recorded runs could not be read")
-        return None, []
+        return None
 
 
 def build_arena_tab(pool: ModelSource) -> dict[str, gr.components.Component]:
-    """Add the arena to the enclosing Blocks/Tab; returns its components by name."""
-    gallery, choices = _gallery()
-    presets = _intro(gallery)
+    """Add the arena to the enclosing Blocks/Tab; returns its components by name.
+
+    Top to bottom: one line on what is compared, the question, the result line, the verdict,
+    both panels, the status; then the chooser of recordings with Run live and Stop, the
+    recordings kept aside, the upload, and "Set up your own run" (every control, folded)."""
+    gallery = _gallery()
+    gr.Markdown(INTRO, elem_id="rr-intro")
+    panels = _panels(gallery)
     opening = opening_request(gallery)
-    replay = build_replay(gallery, choices, opening) if gallery is not None else None
-    controls = build_controls(opening or ArenaRequest(model=DEFAULT_MODEL), pool.offered())
-    with gr.Row():
-        run_button = gr.Button("Run MAJ vs RRMaj", variant="primary", elem_id="rr-run")
-        stop_button = gr.Button("Stop", variant="stop", elem_id="rr-stop")
-    panels = _panels(opening_frame(gallery))
-    outputs = panels.outputs
+    replay = build_replay(gallery, opening) if gallery is not None else None
+    with gr.Accordion("Set up your own run", open=False, elem_id="rr-setup"):
+        controls = build_controls(opening or ArenaRequest(model=DEFAULT_MODEL), pool.offered())
+        with gr.Row():
+            run_button = gr.Button("Run MAJ vs RRMaj", variant="primary", elem_id="rr-run")
+            if replay is None:
+                stop_button = gr.Button("Stop", variant="stop", elem_id="rr-stop")
+    stop_button = replay.stop if replay is not None else stop_button
+    _about_settings(gallery)
+    with gr.Accordion("Run record (JSON)", open=False):
+        panels.record.render()
 
-    def recordings(run: Callable) -> list:
+    def recordings(run: Callable) -> tuple[list, Any]:
         if replay is None:
-            return []
-        return wire_replay(gallery, replay, presets, controls.inputs, outputs, run)
+            return [], None
+        shown = [panels.question, panels.result]
+        return wire_replay(gallery, replay, controls.inputs, shown, panels.outputs, run)
 
-    _wire_runs(pool, run_button, stop_button, controls.inputs, outputs, recordings)
+    _wire_runs(pool, run_button, stop_button, controls.inputs, panels, replay, recordings)
     wire_controls(controls)
     return {
         **controls.fields,
@@ -224,4 +277,5 @@ def build_arena_tab(pool: ModelSource) -> dict[str, gr.components.Component]:
         "status": panels.status,
         "maj": panels.maj,
         "rrmaj": panels.rrmaj,
+        "result": panels.result,
     }

@@ -40,7 +40,7 @@ Components = dict[str, gr.components.Component]
 
 
 # -- the helper texts -----------------------------------------------------------------------------
-def _preview(task_name: str, index: float, text: str, gold: str) -> str:
+def question_preview(task_name: str, index: float, text: str, gold: str) -> str:
     """The picked question with its gold answer, or why it cannot be picked."""
     try:
         task, question = pick_question(task_name, int(index or 0), text, gold)
@@ -200,7 +200,7 @@ def _question(default: ArenaRequest, c: Components) -> tuple[gr.Button, gr.HTML]
         lines=3, label="Your question (list options as (A) ...)", visible=typed
     )
     c["custom_gold"] = gr.Textbox(label="Correct answer of your question (optional)", visible=typed)
-    shown = gr.HTML(_preview(default.task, default.question_index, "", ""))
+    shown = gr.HTML(question_preview(default.task, default.question_index, "", ""))
     return shuffle, shown
 
 
@@ -297,7 +297,7 @@ def wire_controls(controls: Controls) -> None:
         api_visibility="private",
     )
     question = [c["task"], c["question_index"], c["custom_question"], c["custom_gold"]]
-    _on_change(question, _preview, question, controls.preview)
+    _on_change(question, question_preview, question, controls.preview)
     controls.shuffle.click(
         _random_index, c["task"], c["question_index"], queue=False, api_visibility="private"
     )

@@ -14,6 +14,9 @@ from html import escape
 from rrdemo.config import RunConfig, beyond_paper
 from rrdemo.events import METHODS, AnswerExtracted, Decision, TurnMeasured
 from rrdemo.fold import FoldedChunk, FoldedTrajectory, MethodRecord, TrajectorySpeakers
+from rrdemo.gallery import CellOutcome
+from rrdemo.replay import RecordedUnit
+from rrdemo.report.render import pct
 from ui.state import ArenaState
 
 HONEST_HUES = ("#1d4ed8", "#047857", "#0e7490", "#4338ca", "#15803d", "#0369a1", "#6d28d9")
@@ -142,7 +145,7 @@ def _header(title: str, view: MethodRecord, subtitle: str) -> str:
         f'<div style="display:flex;justify-content:space-between;align-items:baseline">'
         f'<h3 style="margin:0 0 4px 0">{title}</h3>'
         f'<span class="rr-state" style="color:#52525b;font-size:12px">{state}</span></div>'
-        f'<div style="color:#52525b;font-size:12px;margin-bottom:6px">{subtitle}</div>'
+        f'<div class="rr-subtitle" style="color:#52525b;font-size:12px;margin-bottom:6px">{subtitle}</div>'
     )
 
 
@@ -394,7 +397,7 @@ def render_verdict(state: ArenaState) -> str:
         if view.compute:
             c = view.compute
             text += (
-                f' <span style="color:#52525b">· {c.decode_tokens} decode + '
+                f' <span class="rr-compute" style="color:#52525b">· {c.decode_tokens} decode + '
                 f"{c.prefill_tokens} prefill tokens · {c.wall_s:.1f} s</span>"
             )
         if method == "RRMaj" and view.trajectories:
@@ -435,3 +438,46 @@ def render_question(task_title: str, question_text: str, gold: str | None, qid: 
         f'<div style="white-space:pre-wrap;max-height:180px;overflow-y:auto;margin-top:4px">'
         f"{escape(question_text)}</div></div>"
     )
+
+
+_RESULT_STYLE = (
+    "font-family:system-ui,sans-serif;font-size:13px;line-height:1.45;padding:6px 10px;"
+    "border-radius:8px;background:#eef2ff;color:#1e1b4b;border-left:4px solid #4f46e5"
+)
+LIVE_RESULT = "one question: see Experiments for a sweep"
+
+
+def result_line(outcome: CellOutcome | None, cell: str, unit: RecordedUnit) -> str:
+    """What the recording's whole run found, beside the one question it plays: questions, both
+    accuracies, RRMaj - MAJ with its 95% interval, and which of the four cells this question is
+    in ("RRMaj alone right on 7 of 80, MAJ alone on 2, ...")."""
+    qid = escape(unit.question_id)
+    if outcome is None:
+        return (
+            f'<div class="rr-result" style="{_RESULT_STYLE}">No finished question of this '
+            f"setting has both methods' decisions yet; this is {qid} alone.</div>"
+        )
+    r = outcome.row
+    return (
+        f'<div class="rr-result" style="{_RESULT_STYLE}"><b>Whole run of this setting</b>'
+        f'<span class="rr-source" style="color:#4338ca"> ({escape(unit.source)})</span>: '
+        f"{r.questions} questions · "
+        f"MAJ {pct(r.maj)}% · RRMaj {pct(r.rrmaj)}% · RRMaj - MAJ "
+        f"<b>{escape(outcome.difference())}</b> (95% interval): <b>{escape(outcome.finding)}</b>. "
+        f"{escape(outcome.counts())}; <b>{qid}</b> is {escape(_cell_words(cell))}.</div>"
+    )
+
+
+def _cell_words(cell: str) -> str:
+    return {
+        "both right": "one both got right",
+        "both wrong": "one both got wrong",
+        "RRMaj alone right": "one RRMaj alone got right",
+        "MAJ alone right": "one MAJ alone got right",
+    }[cell]
+
+
+def live_result_line(done: bool) -> str:
+    """The result line of a live run: one question, never a finding."""
+    words = LIVE_RESULT if done else "running one question live"
+    return f'<div class="rr-result rr-live-result" style="{_RESULT_STYLE}"><b>Live run</b>: {words}.</div>'

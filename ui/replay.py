@@ -2,9 +2,10 @@
 
 A replay is a recorded unit (rrdemo.replay) streamed through the same fold (`ArenaState`) and the
 same panels (ui.render) as a live run; only the source of the events differs, and the panels say
-"Recorded" with where it comes from. The page opens on the first setting of the gallery
-(rrdemo.gallery); the presets, the gallery dropdown and an uploaded run log play others.
-**Run live** fills the controls with the recording's config (same seed) and runs it on the models.
+"Recorded" with where it comes from, and the result line above them says what the recording's
+whole run found. The page opens on the first setting of the gallery (rrdemo.gallery); the
+chooser (ui.arena_chooser) and an uploaded run log play others. **Run live** fills the controls
+with the recording's config (same seed) and runs it on the models.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, astuple, dataclass
 from pathlib import Path
+from typing import Any
 
 import gradio as gr
 
@@ -27,8 +29,16 @@ from rrdemo.replay import (
     read_unit,
     replay,
 )
-from rrdemo.runs.log import read_log
+from rrdemo.runs.log import RunLog, read_log
 from ui import render
+from ui.arena_chooser import (
+    Chooser,
+    build_chooser,
+    build_shelf,
+    result_for,
+    result_for_log,
+    wire_chooser,
+)
 from ui.errors import user_error
 from ui.render import Throttle
 from ui.state import ARENA_FIELDS, ArenaRequest, ArenaState, arena_settings
@@ -110,16 +120,6 @@ def stream_replay(
 
 
 # -- where recordings come from: the gallery, or a log the user uploaded ----------------------------
-def gallery_choices(gallery: Gallery) -> list[tuple[str, str]]:
-    """Dropdown choices, setting by setting: "<setting> · <question>: <verdict>" -> "i/qid"."""
-    choices = []
-    for i, qid in gallery.entries():
-        setting = gallery.settings[i]
-        verdict = setting.unit(qid).verdict()
-        choices.append((f"{setting.name} · {qid}: {verdict}", f"{i}/{qid}"))
-    return choices
-
-
 def gallery_unit(gallery: Gallery, choice: str) -> RecordedUnit:
     index, _, qid = (choice or "").partition("/")
     if not index.isdigit() or int(index) >= len(gallery.settings):
@@ -163,10 +163,16 @@ def upload_choices(path: str | None) -> list[tuple[str, str]]:
 
 
 def upload_unit(path: str | None, choice: str) -> RecordedUnit:
+    return uploaded_log_unit(path, choice)[1]
+
+
+def uploaded_log_unit(path: str | None, choice: str) -> tuple[RunLog, RecordedUnit]:
+    """The uploaded log, read once, and the question picked from it."""
     file, name = _upload(path)
     key, _, qid = (choice or "").partition("|")
     try:
-        return read_unit(read_log(file), qid, key, source=name)
+        log = read_log(file)
+        return log, read_unit(log, qid, key, source=name)
     except RRError as exc:
         raise _as_uploaded(exc, file, name) from None
 
@@ -174,13 +180,19 @@ def upload_unit(path: str | None, choice: str) -> RecordedUnit:
 # -- the components and what they do ----------------------------------------------------------------
 @dataclass(frozen=True)
 class ReplayControls:
-    """The gallery dropdown, Run live, and the upload of one's own log."""
+    """The chooser, Run live, Stop, and the upload of one's own log."""
 
-    choice: gr.Dropdown
+    chooser: Chooser
     run_live: gr.Button
+    stop: gr.Button
     upload: gr.File
     uploaded: gr.Dropdown
     live: gr.State  # the ArenaRequest values of the recording shown last (what Run live runs)
+
+    @property
+    def choice(self) -> gr.Dropdown:
+        """The question dropdown: its value ("<setting>/<question>") is what plays."""
+        return self.chooser.question
 
 
 def _opening(gallery: Gallery | None) -> RecordedUnit | None:
@@ -204,20 +216,42 @@ def opening_frame(gallery: Gallery | None) -> tuple | None:
     return next(stream_replay(unit)) if unit is not None else None
 
 
-def build_replay(
-    gallery: Gallery, choices: list[tuple[str, str]], opening: ArenaRequest | None
-) -> ReplayControls:
-    """The gallery row and the upload; `opening` is what Run live runs before any pick."""
-    with gr.Row(equal_height=True):
-        choice = gr.Dropdown(
-            choices,
-            value=choices[0][1] if choices else None,
-            label="Recorded runs (setting · question: how each method's vote ended)",
-            info=f"How they were picked: {gallery.rule}.",
-            elem_id="rr-gallery",
-            scale=4,
-        )
-        run_live = gr.Button("Run live", variant="primary", elem_id="rr-run-live", scale=1)
+def opening_result(gallery: Gallery | None) -> str:
+    """The result line of the recording the page opens on ("" without a gallery)."""
+    entries = gallery.entries() if gallery is not None else []
+    if not entries:
+        return ""
+    index, qid = entries[0]
+    return result_for(gallery, gallery.settings[index].unit(qid), index)
+
+
+def opening_question(gallery: Gallery | None) -> str:
+    """The question the page opens on, as the panels above it show it ("" without a gallery)."""
+    unit = _opening(gallery)
+    return question_html(unit) if unit is not None else ""
+
+
+def question_html(unit: RecordedUnit) -> str:
+    from rrdemo.tasks import get_task
+
+    task = unit.condition["task"]
+    try:
+        title = get_task(task).title
+    except RRError:
+        title = task
+    text = unit.question_text or "(the question's text is not in the data available here)"
+    return render.render_question(title, text, unit.done.get("gold"), unit.question_id)
+
+
+def build_replay(gallery: Gallery, opening: ArenaRequest | None) -> ReplayControls:
+    """The chooser row (model · task, setting, question, Run live, Stop), the recordings kept
+    aside and the upload; `opening` is what Run live runs before any pick."""
+    with gr.Row(equal_height=True, elem_id="rr-chooser"):
+        chooser = build_chooser(gallery)
+        with gr.Column(scale=0, min_width=120):
+            run_live = gr.Button("Run live", variant="primary", elem_id="rr-run-live")
+            stop = gr.Button("Stop", variant="stop", elem_id="rr-stop", size="sm")
+    build_shelf(chooser)
     with gr.Accordion("Replay your own run log", open=False):
         upload = gr.File(
             label="A run log (.jsonl) written by `rrdemo experiment --out`",
@@ -227,7 +261,7 @@ def build_replay(
         )
         uploaded = gr.Dropdown([], label="Question of your log", elem_id="rr-uploaded")
     live = gr.State(asdict(opening) if opening is not None else None)
-    return ReplayControls(choice, run_live, upload, uploaded, live)
+    return ReplayControls(chooser, run_live, stop, upload, uploaded, live)
 
 
 OPENING_PACE = 0.5  # the page's first recording plays in half the usual time
@@ -260,48 +294,63 @@ def _streamed(fn: Callable[..., Iterator]) -> Callable[..., Iterator]:
 def wire_replay(
     gallery: Gallery,
     parts: ReplayControls,
-    presets: list[gr.Button],
     controls: list,
+    shown: list,
     outputs: list,
     run: Callable,
     seconds: float = REPLAY_SECONDS,
-) -> list:
-    """Page load, presets, the dropdowns and Run live; returns the events Stop cancels.
+) -> tuple[list, Any]:
+    """Page load, the chooser, the upload and Run live; returns the events Stop cancels and
+    Run live's run. `shown` is the question and the result line above the panels.
 
     Each way of picking a recording first sets the controls to its config (so the panel shows
     what is playing and Run live can run it), then plays it; the page's opening recording has its
     controls set when the page is built, so it starts playing at once.
     """
-    fill = [*controls, parts.live]
+    fill = [*controls, parts.live, *shown]
     played = {"concurrency_id": "replay", "concurrency_limit": REPLAY_CONCURRENCY}
     quick = {"queue": False, "api_visibility": "private"}
 
-    def values(unit: RecordedUnit) -> list:
-        """The controls set to the recording (left as they are when it cannot run live here)."""
+    def values(unit: RecordedUnit, result: str) -> list:
+        """The controls set to the recording (left as they are when it cannot run live here),
+        then the question and the result line above the panels."""
         try:
             request = arena_request(unit)
+            filled = [*astuple(request), asdict(request)]
         except RRError:
-            return [gr.update() for _ in controls] + [None]
-        return [*astuple(request), asdict(request)]
+            filled = [gr.update() for _ in controls] + [None]
+        return [*filled, question_html(unit), result]
 
-    fill_gallery = _plain(lambda choice: values(gallery_unit(gallery, choice)))
-    play_gallery = _streamed(lambda choice: stream_replay(gallery_unit(gallery, choice), seconds))
-    fill_upload = _plain(lambda path, choice: values(upload_unit(path, choice)))
+    def gallery_values(choice: str) -> list:
+        unit = gallery_unit(gallery, choice)
+        return values(unit, result_for(gallery, unit, int(choice.partition("/")[0])))
+
+    def upload_values(path: str | None, choice: str) -> list:
+        log, unit = uploaded_log_unit(path, choice)
+        return values(unit, result_for_log(log, unit))
+
+    fill_upload = _plain(upload_values)
     play_upload = _streamed(lambda path, choice: stream_replay(upload_unit(path, choice), seconds))
 
-    def then_play(picked, api_name: str | None = None):
-        """After a pick: the controls follow, then the recording plays."""
-        filled = picked.then(fill_gallery, parts.choice, fill, **quick)
-        if api_name:
-            return filled.then(play_gallery, parts.choice, outputs, api_name=api_name, **played)
-        return filled.then(play_gallery, parts.choice, outputs, api_visibility="private", **played)
+    def then_play(picked, source=parts.choice, to_choice=None, api_name: str | None = None):
+        """After a pick: the controls follow, then the recording plays. `to_choice` turns the
+        value of `source` into the recording's choice (a setting plays its first question):
+        the question dropdown's new value is not read back, so no pick races another."""
+        choose = to_choice or (lambda value: value)
+        fill_pick = _plain(lambda value: gallery_values(choose(value)))
+        play_pick = _streamed(
+            lambda value: stream_replay(gallery_unit(gallery, choose(value)), seconds)
+        )
+        filled = picked.then(fill_pick, source, fill, **quick)
+        named = {"api_name": api_name} if api_name else {"api_visibility": "private"}
+        return filled.then(play_pick, source, outputs, **named, **played)
 
-    events = [
-        then_play(parts.choice.input(lambda c: c, parts.choice, parts.choice, **quick), "replay")
+    picked = parts.choice.input(lambda c: c, parts.choice, parts.choice, **quick)
+    events = [then_play(picked, api_name="replay")]
+    events += [
+        then_play(event, source, to_choice)
+        for event, source, to_choice in wire_chooser(gallery, parts.chooser)
     ]
-    for i, button in enumerate(presets):
-        pick = f"{i}/{gallery.settings[i].questions[0]}"
-        events.append(then_play(button.click(lambda v=pick: v, None, parts.choice, **quick)))
     entries = gallery.entries()
     if entries:  # the page opens on the first recorded run (its controls are set already)
         first = "{}/{}".format(*entries[0])
@@ -331,5 +380,5 @@ def wire_replay(
 
     filled = parts.run_live.click(_plain(live_values), parts.live, controls, **quick)
     once = {"concurrency_id": "model", "concurrency_limit": 1}
-    events.append(filled.success(run, controls, outputs, api_visibility="private", **once))
-    return events
+    live_run = filled.success(run, controls, outputs, api_visibility="private", **once)
+    return [*events, live_run], live_run

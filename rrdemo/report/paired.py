@@ -46,6 +46,14 @@ class PairedRow:
     rrmaj_only: int  # c
     p_mcnemar: float
 
+    @property
+    def both_right(self) -> int:
+        return round(self.maj * self.questions) - self.maj_only
+
+    @property
+    def both_wrong(self) -> int:
+        return self.questions - self.both_right - self.maj_only - self.rrmaj_only
+
 
 @dataclass(frozen=True)
 class AnswerRates:
@@ -68,13 +76,18 @@ def _seed(condition: dict[str, Any]) -> int:
 
 def paired_rows(log: RunLog) -> list[PairedRow]:
     """One row per condition whose finished questions carry both methods' decisions."""
+    return list(paired_by_condition(log).values())
+
+
+def paired_by_condition(log: RunLog) -> dict[str, PairedRow]:
+    """`paired_rows` by condition key, in the order the log first finishes each condition."""
     by_condition: dict[str, list[tuple[bool, bool]]] = {}
     for record in log.finished_units():
         votes = record.get("votes", {})
         if "MAJ" in votes and "RRMaj" in votes:
             pair = (bool(votes["MAJ"].get("correct")), bool(votes["RRMaj"].get("correct")))
             by_condition.setdefault(record["condition"], []).append(pair)
-    rows = []
+    rows = {}
     for key, pairs in by_condition.items():
         cond = log.conditions[key]
         maj = np.array([m for m, _ in pairs], dtype=float)
@@ -84,12 +97,10 @@ def paired_rows(log: RunLog) -> list[PairedRow]:
         lo, hi = interval95(diff[resample(rng, len(diff), BOOT)].mean(axis=1))
         b = int(sum(m and not r for m, r in pairs))
         c = int(sum(r and not m for m, r in pairs))
-        rows.append(
-            PairedRow(
-                cond["task"], cond["label"], cond["strength"], cond["ensemble"], len(pairs),
-                float(maj.mean()), float(rr.mean()), float(diff.mean()), lo, hi, b, c,
-                mcnemar_exact(b, c),
-            )
+        rows[key] = PairedRow(
+            cond["task"], cond["label"], cond["strength"], cond["ensemble"], len(pairs),
+            float(maj.mean()), float(rr.mean()), float(diff.mean()), lo, hi, b, c,
+            mcnemar_exact(b, c),
         )  # fmt: skip
     return rows
 

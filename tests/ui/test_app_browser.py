@@ -1,4 +1,4 @@
-"""The app in a real headless chromium: press a preset, see coloured chunks stream, take a screenshot."""
+"""The app in a real headless chromium: pick a recorded setting, see coloured chunks stream, take a screenshot."""
 
 from __future__ import annotations
 
@@ -48,9 +48,10 @@ def served_app(real_pool, tmp_path: Path) -> Iterator[str]:
 def test_preset_streams_coloured_chunks(browser_page, served_app: str, tmp_path: Path) -> None:
     page = browser_page
     page.goto(served_app, wait_until="domcontentloaded")
-    page.locator("#rr-run").wait_for(timeout=60_000)
-    # One click: the preset fills the controls and plays its recorded MAJ and RRMaj run.
-    page.locator("#rr-preset-0").click()
+    page.locator("#rr-setting").wait_for(timeout=60_000)
+    # Picking the first setting again fills the controls and replays its MAJ and RRMaj run.
+    page.locator("#rr-setting input").click()
+    page.locator('[role="option"]').first.click()
     # Corrupted chunks stream into the RRMaj panel; honest agents' answers into the MAJ panel.
     page.locator("#rr-rrmaj .rr-chunk.rr-corrupted").first.wait_for(timeout=300_000)
     page.locator("#rr-maj .rr-chunk.rr-honest").first.wait_for(timeout=300_000)

@@ -19,7 +19,7 @@ from rrdemo.cli import experiment as experiment_cli
 from rrdemo.cli import theory as theory_cli
 from rrdemo.report.paper.tables import MODEL_IDS
 from ui.about import about_markdown
-from ui.arena import PRESET_MODEL_NOTE
+from ui.arena import RECORDINGS_NOTE
 from ui.theory_tab import EXPLAINER, bound_text
 
 ABOUT = about_markdown()
@@ -46,7 +46,7 @@ def test_the_model_lists_name_every_model_of_the_paper() -> None:
     for name in MODEL_IDS:
         assert name.split("-")[0] in PAPER
         assert name in ABOUT, name
-        assert name in PRESET_MODEL_NOTE, name
+        assert name in RECORDINGS_NOTE, name
 
 
 def test_maj_collapse_under_a_corrupted_majority_is_often_not_always() -> None:

@@ -49,6 +49,7 @@ def test_errors_and_board_show_text_never_markup(browser_page, served: ServedApp
     hub_sync.moderate_recorded(served.store, accepted.submission_id, "approve", TOKEN)
     page = browser_page
     page.goto(served.url, wait_until="domcontentloaded")
+    page.get_by_text("Set up your own run").click()  # the run controls are folded at first
     page.locator("#rr-run").wait_for(timeout=60_000)
 
     shown = _type_model_and_run(page, HOSTILE_MODEL)
