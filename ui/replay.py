@@ -30,6 +30,7 @@ from rrdemo.replay import (
 from rrdemo.runs.log import read_log
 from ui import render
 from ui.errors import user_error
+from ui.queue_limits import REPLAY
 from ui.render import Throttle
 from ui.state import ARENA_FIELDS, ArenaRequest, ArenaState, arena_settings
 
@@ -121,7 +122,9 @@ def gallery_choices(gallery: Gallery) -> list[tuple[str, str]]:
 
 
 def gallery_unit(gallery: Gallery, choice: str) -> RecordedUnit:
-    index, _, qid = (choice or "").partition("/")
+    if not isinstance(choice, str):
+        raise RRError("pick a recorded run from the list")
+    index, _, qid = choice.partition("/")
     if not index.isdigit() or int(index) >= len(gallery.settings):
         raise RRError("pick a recorded run from the list")
     return gallery.settings[int(index)].unit(qid)
@@ -164,7 +167,9 @@ def upload_choices(path: str | None) -> list[tuple[str, str]]:
 
 def upload_unit(path: str | None, choice: str) -> RecordedUnit:
     file, name = _upload(path)
-    key, _, qid = (choice or "").partition("|")
+    if not isinstance(choice, str):
+        raise RRError("pick a question of your log from the list")
+    key, _, qid = choice.partition("|")
     try:
         return read_unit(read_log(file), qid, key, source=name)
     except RRError as exc:
@@ -273,7 +278,7 @@ def wire_replay(
     controls set when the page is built, so it starts playing at once.
     """
     fill = [*controls, parts.live]
-    played = {"concurrency_id": "replay", "concurrency_limit": REPLAY_CONCURRENCY}
+    played = {"concurrency_id": REPLAY, "concurrency_limit": REPLAY_CONCURRENCY}
     quick = {"queue": False, "api_visibility": "private"}
 
     def values(unit: RecordedUnit) -> list:
