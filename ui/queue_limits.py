@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import gradio as gr
+from gradio.utils import get_upload_folder
 
 from rrdemo.errors import RRError
 
@@ -204,20 +205,42 @@ def _number_refusal(block, value) -> str | None:
     return None
 
 
+def _file_refusal(block, value) -> str | None:
+    """Why `value` cannot be the file of `block` (a gr.File), or None: a file this app received
+    through its upload route (what gradio_client's `handle_file` sends), or nothing. One text for
+    every refused value, so a reply says nothing about the server's files."""
+    if value is None:
+        return None
+    path = value.get("path") if isinstance(value, dict) else None
+    folder = os.path.realpath(get_upload_folder())
+    inside = isinstance(path, str) and "\0" not in path
+    if inside:
+        real = os.path.realpath(path)
+        inside = real != folder and real.startswith(folder + os.sep)
+    if not inside:
+        name = getattr(block, "label", None) or "the file"
+        return f"{name}: send a file uploaded to this app (the page's upload, or handle_file)."
+    return None
+
+
 def payload_refusal(fn, data: list) -> str | None:
     """Why the values `data` cannot be sent to the event `fn`, or None: one value per input,
     and a number where a number box or slider is (the callbacks of events with
-    `preprocess=False` check their own values, and say which is wrong)."""
+    `preprocess=False` check their own values, and say which is wrong), and a file where a file
+    is."""
     wanted = len(fn.inputs)
     if len(data) != wanted:
         return f"This endpoint takes {wanted} values, got {len(data)}; see the app's API page."
     if not fn.preprocess:
         return None
     for block, value in zip(fn.inputs, data, strict=True):
+        reason = None
         if isinstance(block, (gr.Number, gr.Slider)):
             reason = _number_refusal(block, value)
-            if reason is not None:
-                return reason
+        elif isinstance(block, gr.File) and block.file_count == "single":
+            reason = _file_refusal(block, value)
+        if reason is not None:
+            return reason
     return None
 
 

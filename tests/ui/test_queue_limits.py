@@ -165,3 +165,34 @@ def test_a_run_past_its_wall_time_is_closed_with_a_message(monkeypatch):
         run_seconds()
     monkeypatch.delenv("RRDEMO_RUN_SECONDS")
     assert run_seconds() == 600
+
+
+def test_a_file_value_is_one_this_app_received(tmp_path, monkeypatch):
+    monkeypatch.setenv("GRADIO_TEMP_DIR", str(tmp_path / "uploads"))
+    uploaded = tmp_path / "uploads" / ("a" * 64) / "run.jsonl"
+    uploaded.parent.mkdir(parents=True)
+    uploaded.write_text("{}")
+    with gr.Blocks():
+        log = gr.File(label="run log")
+    fn = _fn([log])
+    assert (
+        payload_refusal(fn, [{"path": str(uploaded), "meta": {"_type": "gradio.FileData"}}]) is None
+    )
+    assert payload_refusal(fn, [None]) is None
+    outside = tmp_path / "secret.txt"
+    outside.write_text("x")
+    refused = {
+        payload_refusal(fn, [value])
+        for value in (
+            {"path": "/etc/passwd"},
+            {"path": str(outside)},
+            {"path": str(tmp_path / "uploads" / ".." / "secret.txt")},
+            {"path": str(tmp_path / "uploads")},
+            {"path": 5},
+            "/etc/passwd",
+            [str(uploaded)],
+        )
+    }
+    assert refused == {
+        "run log: send a file uploaded to this app (the page's upload, or handle_file)."
+    }
