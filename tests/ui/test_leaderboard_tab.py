@@ -119,15 +119,16 @@ def test_refresh_and_download_show_the_filtered_rows(store: Store, tmp_path: Pat
     ranking, board, _chart = refresh(store, "gsm8k", "strong", "all", "all")
     assert len(board) == len(chosen) and set(board["dataset"]) == {"gsm8k"}
     assert len(ranking) == len({row.model for row in chosen})
-    path = download(store, "gsm8k", "strong", "all", "all", tmp_path)
+    out = tmp_path / "out"
+    path = download(store, "gsm8k", "strong", "all", "all", out)
     with open(path, encoding="utf-8") as handle:
         records = list(csv.DictReader(handle))
     assert len(records) == len(chosen) and {r["dataset"] for r in records} == {"gsm8k"}
     # The same rows again are the same file (named by its content), not a new folder each time.
-    assert download(store, "gsm8k", "strong", "all", "all", tmp_path) == path
-    assert len(list(tmp_path.iterdir())) == 1
-    other = download(store, "gsm8k", "moderate", "all", "all", tmp_path)
-    assert other != path and len(list(tmp_path.iterdir())) == 2
+    assert download(store, "gsm8k", "strong", "all", "all", out) == path
+    assert len(list(out.iterdir())) == 1
+    other = download(store, "gsm8k", "moderate", "all", "all", out)
+    assert other != path and len(list(out.iterdir())) == 2
 
 
 def test_the_cli_ranks_and_writes_what_the_tab_shows(store: Store, tmp_path: Path, capsys) -> None:
