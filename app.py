@@ -30,11 +30,12 @@ from rrdemo.backends.pool import ModelPool
 from rrdemo.backends.registry import DEFAULT_MODEL
 from rrdemo.ensemble import load_ensemble
 from rrdemo.errors import RRError
+from ui import scratch
 from ui.about import build_about_tab
 from ui.arena import ARENA_CSS, build_arena_tab
 from ui.experiments_tab import build_experiments_tab
 from ui.leaderboard_tab import build_leaderboard_tab
-from ui.queue_limits import limit_generation, session_capacity
+from ui.queue_limits import limit_queue, session_capacity
 from ui.theory_tab import build_theory_tab
 from ui.uploads import UploadBudget
 
@@ -42,7 +43,8 @@ log = logging.getLogger("rrdemo.app")
 
 TITLE = "The Consensus Trap: MAJ vs token-level round-robin"
 QUEUE_MAX_SIZE = 256  # a backstop for cheap reads; model runs have their own limits (queue_limits)
-MAX_UPLOAD = "2mb"  # the largest file a visitor may upload (a submission is at most 1 MiB)
+MAX_UPLOAD = "2mb"  # the largest file a visitor may upload: 2 MiB, gradio counts 1 kb as 1024
+# bytes (a submission is at most 1 MiB)
 DELETE_CACHE = (300, 900)  # every 5 minutes, delete uploads and outputs older than 15 minutes
 DEFAULT_HOST, DEFAULT_PORT = "127.0.0.1", 7860
 
@@ -51,11 +53,10 @@ def _optional_tab(label: str, build: Callable[[], None]) -> None:
     """Build a tab that may fail (a broken tab must not take the whole demo down)."""
     try:
         build()
-    except Exception as exc:
+    except Exception as exc:  # the reason is shown when it was written to be; the rest is logged
         log.exception("the %s tab could not be built", label)
-        gr.Markdown(
-            f"**The {label} tab is not available in this build** ({type(exc).__name__}: {exc})."
-        )
+        why = str(exc) if isinstance(exc, RRError) else "the server log has the details"
+        gr.Markdown(f"**The {label} tab is not available in this build** ({why}).")
 
 
 def open_leaderboard() -> Store | None:
@@ -91,21 +92,25 @@ def build_demo(pool: ModelSource | None = None, leaderboard: Store | None = None
         with gr.Tab("About", id="about"):
             build_about_tab(pool)
     demo.queue(default_concurrency_limit=1, max_size=QUEUE_MAX_SIZE)
-    limit_generation(demo)
+    limit_queue(demo)
     return demo
 
 
 def serve(demo: gr.Blocks, host: str, port: int, **options) -> None:
     """Launch `demo` with the upload limits (per file, and per client: `ui.uploads`), the
-    session limit and the Arena's layout (`ui.arena.ARENA_CSS`); `options` go to `launch` (tests:
-    prevent_thread_lock)."""
+    session limit, the Arena's layout (`ui.arena.ARENA_CSS`) and the sweep of old uploads and
+    outputs (at start, then on `DELETE_CACHE`'s schedule: `ui.scratch`); `options` go to `launch`
+    (tests: prevent_thread_lock)."""
     demo.launch(
         css=ARENA_CSS,
         server_name=host,
         server_port=port,
         max_file_size=MAX_UPLOAD,
         state_session_capacity=session_capacity(),
-        app_kwargs={"middleware": [Middleware(UploadBudget)]},
+        app_kwargs={
+            "middleware": [Middleware(UploadBudget)],
+            "lifespan": scratch.lifespan(*DELETE_CACHE),
+        },
         **options,
     )
 

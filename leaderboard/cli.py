@@ -4,8 +4,9 @@
 band, source: `leaderboard.ranking.filter_rows`), and print or write as CSV what the app shows:
 the row table and the per-model ranking (`leaderboard.present`).
 
-Exit codes: 0 done (a duplicate submission counts as done), 2 rejected or bad input, with one
-reason per line on stderr and no traceback. The database comes from `LEADERBOARD_DB_URL`; submissions
+Exit codes: 0 done (a duplicate submission counts as done), 2 rejected or bad input (a file that
+cannot be read or written, a database URL that cannot be opened included), with one reason per
+line on stderr and no traceback. The database comes from `LEADERBOARD_DB_URL`; submissions
 and admin actions are journalled like the app's (`leaderboard.hub_sync`), so a rebuild keeps them.
 """
 
@@ -27,6 +28,7 @@ from rrdemo.errors import RRError
 from rrdemo.report.submission import (
     ALL_SOURCES,
     DATASETS,
+    MAX_FILE_BYTES,
     SCHEMA_VERSION,
     STRENGTHS,
     Submission,
@@ -142,9 +144,12 @@ def run(argv: Sequence[str] | None = None) -> int:
         return 0
     if args.command == "submit":
         try:
-            raw = args.file.read_bytes()
+            with args.file.open("rb") as handle:  # no further than the limit: /dev/zero ends
+                raw = handle.read(MAX_FILE_BYTES + 1)
         except OSError as error:
             raise RRError(f"Cannot read {args.file}: {error.strerror}") from None
+        if len(raw) > MAX_FILE_BYTES:
+            raise RRError(f"{args.file} is larger than the limit of {MAX_FILE_BYTES} bytes (1 MiB)")
         outcome = hub_sync.submit_recorded(hub_sync.local_store(factory), parse_submission(raw))
         print(outcome.message)
         return 0
@@ -185,3 +190,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # e.g. `... list | head`: the reader left, nothing is wrong
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except OSError as error:  # a --csv file that cannot be written: its path and why
+        detail = f"{error.filename}: {error.strerror}" if error.filename else str(error)
+        print(f"Cannot write or read {detail}", file=sys.stderr)
+        return 2

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from sqlalchemy import Engine, create_engine, event
-from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.pool import StaticPool
 
@@ -36,6 +36,15 @@ def database_url() -> str:
     return url or f"sqlite:///{data_dir() / 'leaderboard.db'}"
 
 
+def _reason(error: Exception) -> str:
+    """Why SQLAlchemy could not make an engine, in words."""
+    if isinstance(error, ImportError):
+        return f"its driver {error.name or 'module'} is not installed"
+    if isinstance(error, NoSuchModuleError):
+        return "unknown database kind"
+    return "it cannot be parsed"
+
+
 def _is_memory(url: str) -> bool:
     return url in ("sqlite://", "sqlite:///:memory:") or "mode=memory" in url
 
@@ -44,7 +53,14 @@ def create_db_engine(url: str | None = None) -> Engine:
     """An engine for `url` (default `database_url()`), tuned for SQLite when it is SQLite."""
     url = url or database_url()
     if not url.startswith("sqlite"):
-        return create_engine(url, pool_pre_ping=True)
+        try:
+            return create_engine(url, pool_pre_ping=True)
+        except (ArgumentError, ImportError) as error:  # the URL itself is not printed: a password
+            raise RRError(
+                "LEADERBOARD_DB_URL is not a database URL this install can open "
+                f"({_reason(error)}); e.g. sqlite:////data/leaderboard.db or "
+                "postgresql+psycopg://user:password@host/db with its driver installed"
+            ) from None
     connect_args = {"check_same_thread": False, "timeout": BUSY_TIMEOUT_MS / 1000}
     if _is_memory(url):
         # One shared connection, or every checkout would see a fresh empty database.

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import html
+import io
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -123,13 +124,20 @@ def _defuse(value: object) -> object:
     return value
 
 
+def csv_text(rows: Iterable[BoardRow]) -> str:
+    """The rows as CSV text (fractions, raw submitted text with formulas defused)."""
+    handle = io.StringIO(newline="")
+    writer = csv.writer(handle)
+    writer.writerow([c.name for c in CSV_COLUMNS])
+    for r in rows:
+        writer.writerow([_defuse(c.value(r)) for c in CSV_COLUMNS])
+    return handle.getvalue()
+
+
 def write_csv(rows: Iterable[BoardRow], path: Path) -> Path:
-    """Write the rows as CSV (fractions, raw submitted text with formulas defused)."""
+    """Write the rows as a CSV file (`csv_text`)."""
     with path.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow([c.name for c in CSV_COLUMNS])
-        for r in rows:
-            writer.writerow([_defuse(c.value(r)) for c in CSV_COLUMNS])
+        handle.write(csv_text(rows))
     return path
 
 

@@ -12,14 +12,34 @@ from typing import Any
 
 from rrdemo.errors import RRError
 
+MAX_SETTINGS_BYTES = 256 * 2**10  # 256 KiB: a sweep of 256 ensembles is tens of kB, and the
+# YAML parser reads about 130 kB a second on one core, so a bigger file is refused before parsing
+
+
+def _bounded_text(path: Path, what: str) -> str:
+    """The file's text, read no further than `MAX_SETTINGS_BYTES` (a pipe or /dev/zero ends)."""
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(MAX_SETTINGS_BYTES + 1)
+    except OSError as exc:
+        raise RRError(f"cannot read the {what} {path}: {exc.strerror or exc}") from None
+    if len(data) > MAX_SETTINGS_BYTES:
+        raise RRError(
+            f"the {what} {path.name} is larger than {MAX_SETTINGS_BYTES >> 10} KiB; a settings "
+            "file lists names and numbers, a few kB"
+        )
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise RRError(f"cannot read the {what} {path}: {exc}") from None
+
 
 def read_settings_file(path: Path, what: str) -> Any:
     """The parsed content of `path`: JSON for a `.json` file, YAML for any other. `what` names
-    the file in messages ("sweep file", "ensemble file")."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise RRError(f"cannot read the {what} {path}: {exc}") from None
+    the file in messages ("sweep file", "ensemble file"). The size is checked before parsing,
+    and nesting too deep for the parser is refused, not a crash."""
+    text = _bounded_text(path, what)
+    too_deep = RRError(f"the {what} {path.name} is nested too deeply to read")
     if path.suffix.lower() == ".json":
         try:
             return json.loads(text)
@@ -28,12 +48,16 @@ def read_settings_file(path: Path, what: str) -> Any:
             raise RRError(
                 f"the {what} {path.name} is not valid JSON ({where}): {exc.msg}"
             ) from None
+        except RecursionError:
+            raise too_deep from None
     import yaml  # slow to import; only when a YAML file is read
 
-    try:
+    try:  # the pure-Python loader: libyaml's overflows the C stack on deep nesting (a crash)
         return yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise RRError(f"the {what} {path.name} is not valid YAML {_yaml_where(exc)}") from None
+    except RecursionError:
+        raise too_deep from None
 
 
 def _yaml_where(exc: Exception) -> str:

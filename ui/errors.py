@@ -2,7 +2,7 @@
 
 Gradio shows an error's message as HTML, so the text is escaped here (and nowhere else): a name or
 question the user typed comes back as text, never as a link, form or image. An unexpected error
-shows its type only; its message may name server paths and goes to the log instead.
+shows neither its type nor its message (which may name server paths or code); both go to the log.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from rrdemo.errors import RRError
 log = logging.getLogger(__name__)
 
 OUT_OF_MEMORY = "out of memory: lower N, M or L, or pick a smaller model, and try again"
+TOO_DEEP = "the input is nested too deeply to read; send a flatter one"
 
 
 def plain(text: str) -> str:
@@ -26,12 +27,14 @@ def plain(text: str) -> str:
 
 def user_error(exc: BaseException, what: str = "run") -> gr.Error:
     """The `gr.Error` to raise for `exc`: an RRError's own message (written to be shown), a
-    memory error's advice, or for anything else the type and a pointer to the server log."""
+    memory error's advice, a too-deep input's, or for anything else a pointer to the server log."""
     if isinstance(exc, RRError):
         text = str(exc)
     elif isinstance(exc, MemoryError) or type(exc).__name__ == "OutOfMemoryError":
         text = OUT_OF_MEMORY
+    elif isinstance(exc, RecursionError):
+        text = TOO_DEEP
     else:
         log.error("the %s failed", what, exc_info=exc)
-        text = f"the {what} failed ({type(exc).__name__}); the server log has the details"
+        text = f"the {what} failed on the server; the server log has the details"
     return gr.Error(plain(text), print_exception=False)

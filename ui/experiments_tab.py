@@ -41,6 +41,7 @@ from rrdemo.runs.spec import plan_sweep
 from ui.calibration_view import build_calibration_view
 from ui.choices import SWEEP_TASK_CHOICES
 from ui.errors import user_error
+from ui.scratch import publish_file
 from ui.sweep_submit import build_submit_row
 
 STATIC = str(BEYOND_PAPER["adversary"])  # the paper's adversary, the default strategy
@@ -281,13 +282,14 @@ def _sweep_controls() -> list[gr.components.Component]:
 def _sweep_view(done: int, total: int, path: Path) -> tuple:
     """What the tab shows after `done` of `total` question runs: status, table, plot, log file,
     the paper's note and table, MAJ vs RRMaj per adversary, and the log's path (kept server-side
-    for the submit button)."""
+    for the submit button). The log file is a copy in gradio's folder (`ui.scratch`): gradio
+    serves files from there, wherever the data folder is (`/data/rrdemo` on a Space)."""
     frame = results_frame(path)
     return (
         f"{done} / {total} question runs done · log `{path.name}`",
         frame,
         rho_figure(frame),
-        str(path) if done else None,
+        publish_file(path) if done else None,
         *paper_beside(frame)[::-1],
         adversary_results(path) if done else ADVERSARY_WAITING,
         str(path),

@@ -10,7 +10,6 @@ format outputs; table cells show submitted strings as text.
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +33,7 @@ from rrdemo.report.submission import (
 from rrdemo.settings import whole_number
 from rrdemo.tasks import GENERATED_TASKS
 from ui.queue_limits import client_key
+from ui.scratch import publish
 from ui.uploads import discard
 
 INTRO = f"""\
@@ -84,11 +84,19 @@ def refresh(store: hub_sync.Store, dataset: str, strength: str, band: str, sourc
     return ranking, present.board_frame(rows), present.accuracy_figure(rows)
 
 
-def download(store: hub_sync.Store, dataset: str, strength: str, band: str, source: str) -> str:
-    """The filtered rows as a CSV file in a fresh temporary folder; returns its path."""
+def download(
+    store: hub_sync.Store,
+    dataset: str,
+    strength: str,
+    band: str,
+    source: str,
+    folder: Path | None = None,
+) -> str:
+    """The filtered rows as a CSV file; returns its path. The file is named by its content in
+    gradio's folder (`ui.scratch.publish`, `folder` in tests): asking again for the same rows
+    hands out the same file, and the upload sweep deletes it."""
     rows = _rows(store, dataset, strength, band, source)
-    folder = Path(tempfile.mkdtemp(prefix="leaderboard-"))
-    return str(present.write_csv(rows, folder / "leaderboard.csv"))
+    return publish(present.csv_text(rows).encode("utf-8"), "leaderboard.csv", folder)
 
 
 def pending(

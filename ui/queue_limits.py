@@ -1,16 +1,17 @@
-"""How long the web app's queue may grow, and how long a model run may take.
+"""How long the web app's queue may grow, what may join it, and how long a model run may take.
 
-Every event that runs a model (Arena runs and presets, Experiments sweeps) is in the concurrency
-group `GENERATION`, which runs one at a time. Gradio bounds only the whole queue, so one client
-with many queued runs would make the cheap reads (leaderboard, theory, about) answer "Queue is
-full" too. `limit_generation` checks each new model run before it joins: at most `per_client` per
-client and `total` for everyone, each refused with a message that says why. A client is the
+Gradio bounds only the whole queue (`app.QUEUE_MAX_SIZE`), so one client with many queued events
+would make everyone else's reads answer "Queue is full". `limit_queue` checks every event before
+it joins: its values first (`payload_refusal`: one per input, numbers where numbers are), then
+the limits of its concurrency group (`GROUP_LIMITS`: model runs, which run one at a time, and
+replays, which play eight at once), then a limit on events of any kind per client, so a single
+client can never fill the queue. Each refusal is a message that says why. A client is the
 signed-in user, else the address the request came from (`client_key`): a browser tab, a
 gradio_client session and a raw `/gradio_api/call/...` request from one address are one client.
-Cheap reads are never counted, so they keep answering. Each model run also has a wall-time
-limit (`time_limited`): past it the run is closed (its generator's `finally` frees what it held)
-and the visitor reads why. A client that leaves (its stream closes) has its runs cancelled by
-gradio: waiting ones leave the queue, a running one's generator is closed at its next frame.
+Each model run also has a wall-time limit (`time_limited`): past it the run is closed (its
+generator's `finally` frees what it held) and the visitor reads why. A client that leaves (its
+stream closes) has its events cancelled by gradio: waiting ones leave the queue, a running one's
+generator is closed at its next frame.
 """
 
 from __future__ import annotations
@@ -18,17 +19,25 @@ from __future__ import annotations
 import asyncio
 import functools
 import inspect
+import math
 import os
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 
 import gradio as gr
+from gradio.utils import get_upload_folder
 
 from rrdemo.errors import RRError
 
 GENERATION = "model"  # the concurrency group of every event that runs a model
 GENERATION_TOTAL = 16  # a 2-core CPU Space runs one at a time; more waiters would time out
 GENERATION_PER_CLIENT = 2  # one running and one waiting
+REPLAY = "replay"  # the concurrency group of recorded runs played back (ui.replay)
+REPLAY_TOTAL = 32  # eight play at once; a replay takes about 12 s
+REPLAY_PER_CLIENT = 2
+EVENTS_PER_CLIENT = 16  # events of any kind one client may have waiting or running (a page
+# load starts about six); gradio's queue holds 256 for everyone (app.QUEUE_MAX_SIZE)
 RUN_SECONDS_ENV = "RRDEMO_RUN_SECONDS"
 DEFAULT_RUN_SECONDS = 600  # a live 1.5B run on Logic3 takes about a minute
 PROXY_HOPS_ENV = "RRDEMO_PROXY_HOPS"  # proxies in front of the app (a Space has one)
@@ -77,27 +86,62 @@ def client_key(request, username: str | None = None) -> str:
     return f"ip:{request.client.host if request.client else 'unknown'}"
 
 
-def generation_events(queue) -> list:
-    """The model runs waiting or running now in gradio's `queue` (`demo._queue`)."""
-    waiting = queue.event_queue_per_concurrency_id.get(GENERATION)
-    events = list(waiting.queue) if waiting is not None else []
+@dataclass(frozen=True)
+class GroupLimit:
+    """How many events of one concurrency group may wait or run: per client and for everyone."""
+
+    what: str  # what the visitor calls them ("runs", "replays")
+    verb: str  # what they do while they hold a slot ("running", "playing")
+    per_client: int
+    total: int
+
+
+GROUP_LIMITS = {
+    GENERATION: GroupLimit("runs", "running", GENERATION_PER_CLIENT, GENERATION_TOTAL),
+    REPLAY: GroupLimit("replays", "playing", REPLAY_PER_CLIENT, REPLAY_TOTAL),
+}
+
+
+def queued_events(queue) -> list:
+    """Every event waiting or running now in gradio's `queue` (`demo._queue`), of any group."""
+    events = [e for waiting in queue.event_queue_per_concurrency_id.values() for e in waiting.queue]
     for job in queue.active_jobs:
-        events += [event for event in job or () if event.concurrency_id == GENERATION]
+        events += list(job or ())
     return events
 
 
-def refusal(owners: list[str], client: str, total: int, per_client: int) -> str | None:
-    """Why a new model run of `client` may not join, given the clients of the runs waiting or
-    running now (`owners`), or None when it may."""
-    if owners.count(client) >= per_client:
+def generation_events(queue) -> list:
+    """The model runs waiting or running now in gradio's `queue` (`demo._queue`)."""
+    return [event for event in queued_events(queue) if event.concurrency_id == GENERATION]
+
+
+def refusal(
+    queued: list[tuple[str, str]],
+    client: str,
+    group: str,
+    groups: dict[str, GroupLimit] = GROUP_LIMITS,
+    per_client: int = EVENTS_PER_CLIENT,
+) -> str | None:
+    """Why a new event of `group` from `client` may not join, given the (group, client) of each
+    event waiting or running now (`queued`), or None when it may."""
+    mine = [g for g, c in queued if c == client]
+    limit = groups.get(group)
+    if limit is not None:
+        if mine.count(group) >= limit.per_client:
+            return (
+                f"You already have {limit.per_client} {limit.what} waiting or {limit.verb}: wait "
+                "for one to finish (or press Stop), then start another."
+            )
+        if sum(g == group for g, _ in queued) >= limit.total:
+            kind = "model queue" if group == GENERATION else f"{group} queue"
+            return (
+                f"The {kind} is full ({limit.total} {limit.what} waiting or {limit.verb}); the "
+                "Theory, Leaderboard and About tabs still answer. Try again in a few minutes."
+            )
+    if len(mine) >= per_client:
         return (
-            f"You already have {per_client} runs waiting or running: wait for one to finish "
-            "(or press Stop), then start another."
-        )
-    if len(owners) >= total:
-        return (
-            f"The model queue is full ({total} runs waiting or running); the Theory, "
-            "Leaderboard and About tabs still answer. Try again in a few minutes."
+            f"You already have {per_client} requests waiting or running: wait for them to "
+            "finish, then try again."
         )
     return None
 
@@ -126,12 +170,78 @@ def time_limited(
     return limited
 
 
-def _owners(queue) -> list[str]:
-    """The client of each model run waiting or running in `queue`."""
+def _queued(queue) -> list[tuple[str, str]]:
+    """The (group, client) of each event waiting or running in `queue`."""
     return [
-        client_key(event.request, event.username) if event.request is not None else "unknown"
-        for event in generation_events(queue)
+        (
+            event.concurrency_id,
+            client_key(event.request, event.username) if event.request is not None else "unknown",
+        )
+        for event in queued_events(queue)
     ]
+
+
+def _kind(value) -> str:
+    """What a visitor sent, in words; their own text is never echoed back."""
+    if value is None:
+        return "nothing"
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, (int, float)):
+        return repr(value)
+    return {str: "a text", list: "a list", dict: "an object"}.get(type(value), "another value")
+
+
+def _number_refusal(block, value) -> str | None:
+    """Why `value` cannot be the number of `block` (a gr.Number or gr.Slider), or None."""
+    name = getattr(block, "label", None) or block.get_block_name()
+    if value is None and isinstance(block, gr.Number):
+        return None  # an empty number box: the callback says whether it needs one
+    whole = getattr(block, "precision", None) == 0
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if not number or not math.isfinite(value) or (whole and value != int(value)):
+        wanted = "a whole number" if whole else "a number"
+        return f"{name} must be {wanted}, got {_kind(value)}."
+    return None
+
+
+def _file_refusal(block, value) -> str | None:
+    """Why `value` cannot be the file of `block` (a gr.File), or None: a file this app received
+    through its upload route (what gradio_client's `handle_file` sends), or nothing. One text for
+    every refused value, so a reply says nothing about the server's files."""
+    if value is None:
+        return None
+    path = value.get("path") if isinstance(value, dict) else None
+    folder = os.path.realpath(get_upload_folder())
+    inside = isinstance(path, str) and "\0" not in path
+    if inside:
+        real = os.path.realpath(path)
+        inside = real != folder and real.startswith(folder + os.sep)
+    if not inside:
+        name = getattr(block, "label", None) or "the file"
+        return f"{name}: send a file uploaded to this app (the page's upload, or handle_file)."
+    return None
+
+
+def payload_refusal(fn, data: list) -> str | None:
+    """Why the values `data` cannot be sent to the event `fn`, or None: one value per input,
+    and a number where a number box or slider is (the callbacks of events with
+    `preprocess=False` check their own values, and say which is wrong), and a file where a file
+    is."""
+    wanted = len(fn.inputs)
+    if len(data) != wanted:
+        return f"This endpoint takes {wanted} values, got {len(data)}; see the app's API page."
+    if not fn.preprocess:
+        return None
+    for block, value in zip(fn.inputs, data, strict=True):
+        reason = None
+        if isinstance(block, (gr.Number, gr.Slider)):
+            reason = _number_refusal(block, value)
+        elif isinstance(block, gr.File) and block.file_count == "single":
+            reason = _file_refusal(block, value)
+        if reason is not None:
+            return reason
+    return None
 
 
 class RawSessions:
@@ -161,12 +271,18 @@ class RawSessions:
                 del self.ended[session]
 
 
-def limit_generation(
-    demo: gr.Blocks, total: int = GENERATION_TOTAL, per_client: int = GENERATION_PER_CLIENT
-) -> RawSessions:
-    """Refuse model runs beyond the limits when they ask to join `demo`'s queue, give each a
-    wall-time limit, and free raw API sessions when their event ends (call after
-    `demo.queue()`)."""
+def _refused(reason: str) -> tuple[bool, list, str]:
+    """A refusal as gradio's queue returns a validator's: shown beside the inputs by the page,
+    raised as a ValidationError by gradio_client, an HTTP 422 with the text on the raw API."""
+    refused = {"__type__": "validate", "is_valid": False, "message": reason}
+    return False, [{**refused, "parameter_name": "limit"}], "validator_error"
+
+
+def limit_queue(demo: gr.Blocks, per_client: int = EVENTS_PER_CLIENT) -> RawSessions:
+    """Check every event when it asks to join `demo`'s queue (call after `demo.queue()`): its
+    values (`payload_refusal`), then the limits of its group (`GROUP_LIMITS`: model runs,
+    replays) and the `per_client` limit on any event, so no client fills gradio's queue. Model
+    runs get a wall-time limit; raw API sessions are freed when their event ends."""
     for fn in demo.fns.values():
         if fn.concurrency_id == GENERATION and inspect.isgeneratorfunction(fn.fn):
             fn.fn = time_limited(fn.fn)
@@ -187,12 +303,16 @@ def limit_generation(
             started.append(asyncio.get_running_loop().create_task(sweeping()))
         fresh = body.session_hash is None
         fn = demo.fns.get(body.fn_index) if body.fn_index is not None else None
+        if fn is not None:
+            reason = payload_refusal(fn, body.data)
+            if reason is not None:
+                return _refused(reason)
         async with lock:
-            if fn is not None and fn.concurrency_id == GENERATION:
-                reason = refusal(_owners(queue), client_key(request, username), total, per_client)
-                if reason is not None:  # shown like a validation message, by page and clients
-                    refused = {"__type__": "validate", "is_valid": False, "message": reason}
-                    return False, [{**refused, "parameter_name": "limit"}], "validator_error"
+            if fn is not None:
+                client = client_key(request, username)
+                reason = refusal(_queued(queue), client, fn.concurrency_id, per_client=per_client)
+                if reason is not None:
+                    return _refused(reason)
             joined, event_id, state = await join(body, request, username)
             if joined and fresh:
                 raw.add(event_id)  # a fresh session's hash is its event's id

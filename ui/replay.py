@@ -40,6 +40,7 @@ from ui.arena_chooser import (
     wire_chooser,
 )
 from ui.errors import user_error
+from ui.queue_limits import REPLAY
 from ui.render import Throttle
 from ui.state import ARENA_FIELDS, ArenaRequest, ArenaState, arena_settings
 
@@ -121,7 +122,9 @@ def stream_replay(
 
 # -- where recordings come from: the gallery, or a log the user uploaded ----------------------------
 def gallery_unit(gallery: Gallery, choice: str) -> RecordedUnit:
-    index, _, qid = (choice or "").partition("/")
+    if not isinstance(choice, str):
+        raise RRError("pick a recorded run from the list")
+    index, _, qid = choice.partition("/")
     if not index.isdigit() or int(index) >= len(gallery.settings):
         raise RRError("pick a recorded run from the list")
     return gallery.settings[int(index)].unit(qid)
@@ -169,7 +172,9 @@ def upload_unit(path: str | None, choice: str) -> RecordedUnit:
 def uploaded_log_unit(path: str | None, choice: str) -> tuple[RunLog, RecordedUnit]:
     """The uploaded log, read once, and the question picked from it."""
     file, name = _upload(path)
-    key, _, qid = (choice or "").partition("|")
+    if not isinstance(choice, str):
+        raise RRError("pick a question of your log from the list")
+    key, _, qid = choice.partition("|")
     try:
         log = read_log(file)
         return log, read_unit(log, qid, key, source=name)
@@ -308,7 +313,7 @@ def wire_replay(
     controls set when the page is built, so it starts playing at once.
     """
     fill = [*controls, parts.live, *shown]
-    played = {"concurrency_id": "replay", "concurrency_limit": REPLAY_CONCURRENCY}
+    played = {"concurrency_id": REPLAY, "concurrency_limit": REPLAY_CONCURRENCY}
     quick = {"queue": False, "api_visibility": "private"}
 
     def values(unit: RecordedUnit, result: str) -> list:

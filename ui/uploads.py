@@ -5,13 +5,15 @@ dozens of files and requests follow each other without pause. `UploadBudget` is 
 middleware in front of `/gradio_api/upload`: each client (`ui.queue_limits.client_key`: the
 signed-in user, else the address) may send `count` upload requests and `megabytes` of request
 body per `window` seconds; a request must say its length first, and one over the budget is
-refused (HTTP 429) with a message before a byte of it is read, so nothing reaches the disk.
-`discard` deletes an uploaded file once the callback that read it is done.
+refused (HTTP 429) with a message before a byte of it is read, so nothing reaches the disk. An
+upload gradio cannot read (a file part without a name) is answered HTTP 400 with what to send,
+not a server error. `discard` deletes an uploaded file once the callback that read it is done.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import threading
 import time
@@ -22,8 +24,10 @@ from starlette.requests import Request
 
 from ui.queue_limits import client_key, whole_setting
 
+log = logging.getLogger(__name__)
+
 UPLOADS_ENV = "RRDEMO_UPLOADS"  # upload requests per client per window
-UPLOAD_MB_ENV = "RRDEMO_UPLOAD_MB"  # megabytes per client per window
+UPLOAD_MB_ENV = "RRDEMO_UPLOAD_MB"  # mebibytes (2**20 bytes) per client per window
 UPLOAD_WINDOW_ENV = "RRDEMO_UPLOAD_WINDOW_S"
 DEFAULT_UPLOADS, DEFAULT_UPLOAD_MB, DEFAULT_WINDOW = 20, 20, 600
 
@@ -61,7 +65,7 @@ class UploadBudget:
                 )
             if sum(n for _, n in spent) + size > self.budget:
                 return (
-                    f"Too much uploaded: at most {self.budget >> 20} MB per {minutes} minutes "
+                    f"Too much uploaded: at most {self.budget >> 20} MiB per {minutes} minutes "
                     "from one visitor. Try again later."
                 )
             spent.append((now, size))
@@ -74,12 +78,35 @@ class UploadBudget:
         request = Request(scope)
         length = request.headers.get("content-length", "")
         reason = self.refusal(client_key(request), int(length) if length.isdigit() else None)
-        if reason is None:
-            return await self.app(scope, receive, send)
-        body = json.dumps({"detail": reason}).encode()
-        headers = [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(body))]
-        await send({"type": "http.response.start", "status": 429, "headers": headers})
-        await send({"type": "http.response.body", "body": body})
+        if reason is not None:
+            return await _reply(send, 429, reason)
+        started = []
+
+        async def sending(message) -> None:
+            started.append(True)
+            await send(message)
+
+        try:
+            await self.app(scope, receive, sending)
+        except Exception:  # gradio fails on some malformed forms (a file with no name): say so
+            if started:
+                raise
+            log.warning("an upload could not be read", exc_info=True)
+            await _reply(send, 400, UNREADABLE)
+
+
+UNREADABLE = (
+    "The upload could not be read: send a multipart form whose parts are named 'files', "
+    "each a file with a name."
+)
+
+
+async def _reply(send, status: int, detail: str) -> None:
+    """A JSON reply `{"detail": ...}` with `status`, as gradio's own errors are written."""
+    body = json.dumps({"detail": detail}).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(body))]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
 
 
 def discard(path: str | os.PathLike | None) -> None:

@@ -2,8 +2,9 @@
 
 A command module adds its parser and sets `func`, a handler `(args) -> int` (the exit code);
 a hyphenated command lives in the module with underscores (`merge-logs`: `cli/merge_logs.py`).
-Handlers raise `RRError` for bad input; `main` prints it as one line and exits 2. A reader that
-leaves early (`rrdemo status LOG | head`) ends the command quietly, with exit code 0.
+Handlers raise `RRError` for bad input; `main` prints it as one line and exits 2, and so it does
+for a file that cannot be written or read (an --out in a missing or read-only folder). A reader
+that leaves early (`rrdemo status LOG | head`) ends the command quietly, with exit code 0.
 """
 
 from __future__ import annotations
@@ -63,6 +64,15 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     except RRError as exc:
         print(f"rrdemo {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # an --out or --csv that cannot be written: its path and why
+        detail = f"{exc.filename}: {exc.strerror}" if exc.filename else str(exc)
+        print(f"rrdemo {args.command}: error: cannot write or read {detail}", file=sys.stderr)
+        return 2
+    except RecursionError:
+        print(
+            f"rrdemo {args.command}: error: an input is nested too deeply to read", file=sys.stderr
+        )
         return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

@@ -23,7 +23,7 @@ import hashlib
 import json
 import math
 import re
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -228,6 +228,21 @@ class Submission(BaseModel):
     created: Annotated[datetime, Field(strict=False)]  # ISO 8601 time the results were exported
     results: list[ResultRow]
 
+    @field_validator("created", mode="before")
+    @classmethod
+    def _created_text(cls, value: Any) -> Any:
+        if not isinstance(value, (str, datetime)):  # a bare number would be read as a timestamp
+            raise ValueError("must be an ISO 8601 time as text, e.g. 2026-05-01T12:00:00+00:00")
+        return value
+
+    @field_validator("created")
+    @classmethod
+    def _created_past(cls, value: datetime) -> datetime:
+        aware = value if value.tzinfo is not None else value.replace(tzinfo=timezone.utc)
+        if aware > datetime.now(timezone.utc) + timedelta(days=1):
+            raise ValueError("lies in the future; give the time the results were exported")
+        return value
+
     @field_validator("schema_version")
     @classmethod
     def _version(cls, value: int) -> int:
@@ -371,19 +386,32 @@ def parse_submission(
         ) from None
     text = text.removeprefix("\ufeff")
     try:
-        data = json.loads(text, parse_constant=_reject_constant)
+        data = json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as error:
         raise SubmissionRejected(
             [f"the file is not valid JSON: {error.msg} (line {error.lineno}, column {error.colno})"]
         ) from None
     except RecursionError:
         raise SubmissionRejected(["the file is not acceptable JSON: nesting is too deep"]) from None
+    except SubmissionRejected:  # a key given twice (`_unique_keys`)
+        raise
     except ValueError as error:  # NaN / Infinity literals, integers with thousands of digits
         detail = "a number has too many digits" if "digits" in str(error) else str(error)[:120]
         raise SubmissionRejected([f"the file is not acceptable JSON: {detail}"]) from None
     if isinstance(data, dict):
         _reject_non_finite(data)
     return validate_submission(data, allow_reserved=allow_reserved)
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys are each given once: with a key twice, readers disagree on which
+    value counts (Python keeps the last), so the file is refused."""
+    data: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in data:
+            raise SubmissionRejected([f"the key {_short(key)} appears twice in one object"])
+        data[key] = value
+    return data
 
 
 def _reject_non_finite(data: Any, where: str = "file") -> None:

@@ -111,7 +111,7 @@ def test_the_queue_and_moderation_are_for_admins(store: Store, tmp_path: Path) -
     assert message == f"Submission #{number} is now approved." and queue.empty
 
 
-def test_refresh_and_download_show_the_filtered_rows(store: Store) -> None:
+def test_refresh_and_download_show_the_filtered_rows(store: Store, tmp_path: Path) -> None:
     with store.factory() as session:
         every = board_rows(session)
     chosen = filter_rows(every, dataset="gsm8k", strength="strong")
@@ -119,9 +119,16 @@ def test_refresh_and_download_show_the_filtered_rows(store: Store) -> None:
     ranking, board, _chart = refresh(store, "gsm8k", "strong", "all", "all")
     assert len(board) == len(chosen) and set(board["dataset"]) == {"gsm8k"}
     assert len(ranking) == len({row.model for row in chosen})
-    with open(download(store, "gsm8k", "strong", "all", "all"), encoding="utf-8") as handle:
+    out = tmp_path / "out"
+    path = download(store, "gsm8k", "strong", "all", "all", out)
+    with open(path, encoding="utf-8") as handle:
         records = list(csv.DictReader(handle))
     assert len(records) == len(chosen) and {r["dataset"] for r in records} == {"gsm8k"}
+    # The same rows again are the same file (named by its content), not a new folder each time.
+    assert download(store, "gsm8k", "strong", "all", "all", out) == path
+    assert len(list(out.iterdir())) == 1
+    other = download(store, "gsm8k", "moderate", "all", "all", out)
+    assert other != path and len(list(out.iterdir())) == 2
 
 
 def test_the_cli_ranks_and_writes_what_the_tab_shows(store: Store, tmp_path: Path, capsys) -> None:
@@ -138,7 +145,7 @@ def test_the_cli_ranks_and_writes_what_the_tab_shows(store: Store, tmp_path: Pat
     assert written[column].tolist() == ranking[column].tolist()
     assert written["gain 95% CI"].tolist() == ranking["gain 95% CI"].tolist()
     assert main(["list", *filters, "--csv", str(tmp_path / "rows.csv")]) == 0
-    tab_csv = download(store, "gsm8k", "strong", "majority (rho >= 0.6)", "all")
+    tab_csv = download(store, "gsm8k", "strong", "majority (rho >= 0.6)", "all", tmp_path / "out")
     assert (tmp_path / "rows.csv").read_text() == Path(tab_csv).read_text()
     capsys.readouterr()
 

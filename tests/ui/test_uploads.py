@@ -18,7 +18,7 @@ def test_each_client_has_a_count_and_a_byte_budget_per_window(monkeypatch) -> No
     now = [0.0]
     budget = UploadBudget(app=None, clock=lambda: now[0])
     assert budget.refusal("ip:1", 2**20) is None
-    assert "at most 2 MB per 10 minutes" in budget.refusal("ip:1", 2**20 + 1)
+    assert "at most 2 MiB per 10 minutes" in budget.refusal("ip:1", 2**20 + 1)
     assert budget.refusal("ip:1", 10) is None and budget.refusal("ip:1", 10) is None
     assert "Too many uploads: at most 3 per 10 minutes" in budget.refusal("ip:1", 10)
     assert budget.refusal("ip:2", 2**20) is None  # another client has its own budget
