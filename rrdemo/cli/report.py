@@ -21,6 +21,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("log", help="the JSONL log written by `rrdemo experiment`")
     parser.add_argument("--out", help="output folder (default: <log>_report beside the log)")
     parser.add_argument("--no-png", action="store_true", help="write HTML figures only")
+    parser.add_argument(
+        "--paired-with",
+        metavar="BASE_LOG",
+        help="the run this one varies (e.g. its eos_policy, with methods: [RRMaj]): pair this "
+        "run's RRMaj with BASE_LOG's MAJ and RRMaj question by question (policies.md)",
+    )
     parser.set_defaults(func=handler)
 
 
@@ -30,7 +36,8 @@ def handler(args: argparse.Namespace) -> int:
         write_report,  # plotly and the analyses load only for this command
     )
 
-    for path in write_report(args.log, args.out, png=not args.no_png):
+    paired = args.paired_with
+    for path in write_report(args.log, args.out, png=not args.no_png, paired_with=paired):
         print(path)
     if args.out is None:
         print("(report written beside the log)", file=sys.stderr)

@@ -27,6 +27,7 @@ from rrdemo.report.models import served_weights
 from rrdemo.report.paired import paired_tables
 from rrdemo.report.paper.beside import INTRO, beside_csv, beside_markdown
 from rrdemo.report.paper.match import run_beside
+from rrdemo.report.policies import policy_tables
 from rrdemo.report.render import (
     k_tables,
     main_table_csv,
@@ -189,11 +190,24 @@ def paper_beside_files(
 
 
 def write_report(
-    log_path: Path | str, out_dir: Path | str | None = None, png: bool = True
+    log_path: Path | str,
+    out_dir: Path | str | None = None,
+    png: bool = True,
+    paired_with: Path | str | None = None,
 ) -> list[Path]:
-    """Write the report of a log into `out_dir` (default: `<log>_report/` beside it)."""
+    """Write the report of a log into `out_dir` (default: `<log>_report/` beside it);
+    `paired_with`: the run this one varies (its RRMaj paired with that run's MAJ and RRMaj on the
+    same questions, `rrdemo.report.policies`), in policies.md / .csv and the report's text."""
     run = read_run(log_path)
     report = build_report(run)
+    if paired_with is not None:
+        md, csv = policy_tables(read_log(paired_with), read_log(run.path))
+        report.files["policies.md"], report.files["policies.csv"] = md, csv
+        report.files["report.md"] += (
+            f"\n## Paired with `{Path(paired_with).name}` (this run's RRMaj against that run's "
+            "MAJ and RRMaj on the same questions; bootstrap 95% interval, McNemar's exact p)\n\n"
+            + md
+        )
     out = Path(out_dir) if out_dir else run.path.with_name(run.path.stem + "_report")
     if out.exists() and not out.is_dir():
         raise RRError(f"--out {out} exists and is not a folder")

@@ -130,6 +130,7 @@ def _unit(condition: Condition, question: Question, models: Any) -> Iterator[dic
         question,
         condition.task,
         models,
+        methods=condition.methods,
         maj_samples=condition.config.resolved_m,
     )
     return unit_records(condition, question, events)

@@ -23,6 +23,7 @@ from rrdemo.backends.registry import resolve
 from rrdemo.config import DTYPES, STRENGTHS, AgentSpec, RunConfig, Sampling, beyond_paper, ct_label
 from rrdemo.defaults import EXPERIMENT_DEFAULTS
 from rrdemo.errors import RRError
+from rrdemo.events import METHODS, Method
 from rrdemo.files import read_settings_file
 from rrdemo.limits import Limits, limits
 from rrdemo.seats import homogeneous_agents, parse_agents, parse_ct
@@ -74,6 +75,10 @@ CALIBRATION: dict[str, Any] = {"calibration": []}
 # questions per config where a config runs fewer than n: {"0c5t": 40} runs the first 40 of the
 # task's n questions (the runner's question-major order) under 0c5t; the others run all n
 COUNTS: dict[str, Any] = {"n_by_config": {}}
+# which methods every unit runs: both (the default), or one. A sweep that varies only what RR
+# reads (the end-of-sequence policy, say) pairs its RRMaj with another sweep's MAJ on the same
+# questions and seeds, instead of decoding the same MAJ answers again (docs/experiments.md)
+METHOD_CHOICE: dict[str, Any] = {"methods": list(METHODS)}
 # what a sweep file may hold besides the settings: its served models, which the command line
 # reads before the sweep is planned (rrdemo.cli.experiment.served_models, docs/serving.md)
 FILE_ONLY_KEYS = ("endpoints",)
@@ -83,7 +88,9 @@ def defaults() -> dict[str, Any]:
     """Every sweep setting with its default: the sweep's own (`DEFAULTS`), then one key per
     setting beyond the paper (a list under the plural key of a "many" one), then the calibration
     and the per-config question counts."""
-    return {**DEFAULTS, **sweep_defaults(beyond_paper()), **CALIBRATION, **COUNTS}
+    return {
+        **DEFAULTS, **sweep_defaults(beyond_paper()), **CALIBRATION, **COUNTS, **METHOD_CHOICE,
+    }  # fmt: skip
 
 
 # -- the sweep ------------------------------------------------------------------------------------
@@ -199,6 +206,10 @@ def normalize_sweep(raw: dict[str, Any]) -> dict[str, Any]:
     check_choice(s["source"], "data source", SOURCES)
     check_choice(s["backend"], "backend", BACKEND_CHOICES)
     models = _as_list(s["models"], "models", bounds)
+    methods = [str(m) for m in _as_list(s["methods"], "methods", bounds)]
+    for method in methods:
+        check_choice(method, "method", METHODS)
+    methods = [m for m in METHODS if m in methods]  # the order a run goes through them
     return {
         "tasks": list(dict.fromkeys(tasks)),
         "models": [str(m) for m in models] if configs else [],
@@ -223,6 +234,7 @@ def normalize_sweep(raw: dict[str, Any]) -> dict[str, Any]:
         **({"calibration": calibration} if calibration else {}),
         **({"n_by_config": counts} if counts else {}),
         **({"dtype": _dtype(s["dtype"])} if s["dtype"] is not None else {}),
+        **({"methods": methods} if methods != list(METHODS) else {}),
     }
 
 
@@ -312,6 +324,7 @@ class Condition:
     config: RunConfig
     questions: tuple[Question, ...]
     corrupted_first: bool = True  # the sweep's seat layout (names c = 0 and c = N ensembles)
+    methods: tuple[Method, ...] = METHODS  # what each unit runs (both, or one: `METHOD_CHOICE`)
 
     @property
     def key(self) -> str:
@@ -320,7 +333,10 @@ class Condition:
     def describe(self) -> dict[str, Any]:
         """The condition as the log header records it (the analyses group by these fields)."""
         qids = [q.qid for q in self.questions]
-        return describe_condition(self.task.name, self.config, qids, self.corrupted_first)
+        described = describe_condition(self.task.name, self.config, qids, self.corrupted_first)
+        if self.methods != METHODS:
+            described["methods"] = list(self.methods)
+        return described
 
 
 def condition_key(task: str, config: RunConfig) -> str:
@@ -426,7 +442,13 @@ def plan_sweep(
                 )
                 config = with_backends(config, sweep["backend"], served)
                 conditions.append(
-                    Condition(task, config, questions[:count], sweep["corrupted_first"])
+                    Condition(
+                        task,
+                        config,
+                        questions[:count],
+                        sweep["corrupted_first"],
+                        tuple(sweep.get("methods", METHODS)),
+                    )  # fmt: skip
                 )
     keys = [c.key for c in conditions]
     if len(set(keys)) != len(keys):

@@ -1,0 +1,144 @@
+"""Two runs of the same questions paired: RRMaj under one reading of the shared text against the
+other run's MAJ and RRMaj (the end-of-sequence policies `end` and `pass`, say).
+
+A sweep that changes only what RR does (its `eos_policy`) and runs RRMaj alone (`methods:
+[RRMaj]`) is paired with the run it varies, condition by condition (the same task, config label,
+strength, ensemble and K) and question by question. MAJ does not read the policy, so it is taken
+from the base run. Per condition, on the questions both runs finished: MAJ, RRMaj (base) and
+RRMaj (other), and three paired differences, each with a bootstrap 95% interval over questions and
+McNemar's exact p: RRMaj - MAJ, RRMaj(other) - MAJ, RRMaj(other) - RRMaj. Pure functions over two
+parsed logs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from rrdemo.report.paired import mcnemar_exact
+from rrdemo.report.render import csv_text, markdown_table, pct
+from rrdemo.report.stats import BOOT, interval95, resample
+from rrdemo.runs.log import RunLog
+from rrdemo.voting import derive_seed
+
+
+@dataclass(frozen=True)
+class Difference:
+    """A paired difference of two decisions over the same questions."""
+
+    delta: float
+    lo: float
+    hi: float
+    first_only: int  # questions only the first (subtracted) method got right
+    second_only: int
+    p_mcnemar: float
+
+    def text(self) -> str:
+        return f"{pct(self.delta, True)} [{pct(self.lo, True)}, {pct(self.hi, True)}]"
+
+
+@dataclass(frozen=True)
+class PolicyRow:
+    task: str
+    label: str
+    strength: str
+    ensemble: str
+    base: str  # what the base run's RR read, e.g. "end"
+    other: str  # e.g. "pass"
+    questions: int
+    maj: float
+    rrmaj: float
+    rrmaj_other: float
+    rr_vs_maj: Difference
+    other_vs_maj: Difference
+    other_vs_rr: Difference
+
+
+def _match_key(cond: dict[str, Any]) -> tuple:
+    return cond["task"], cond["label"], cond["strength"], cond["ensemble"], cond["k"]
+
+
+def _decisions(log: RunLog, method: str) -> dict[tuple, dict[str, bool]]:
+    """(condition match key) -> question -> whether `method`'s decision was right."""
+    out: dict[tuple, dict[str, bool]] = {}
+    for record in log.finished_units():
+        vote = record.get("votes", {}).get(method)
+        if vote is None:
+            continue
+        key = _match_key(log.conditions[record["condition"]])
+        out.setdefault(key, {})[record["question_id"]] = bool(vote.get("correct"))
+    return out
+
+
+def _policy(log: RunLog, key: tuple) -> str:
+    for cond in log.conditions.values():
+        if _match_key(cond) == key:
+            return str(cond.get("config", {}).get("eos_policy", "end"))
+    return "?"
+
+
+def _difference(first: np.ndarray, second: np.ndarray, seed: int) -> Difference:
+    diff = second - first
+    rng = np.random.default_rng(seed)
+    lo, hi = interval95(diff[resample(rng, len(diff), BOOT)].mean(axis=1))
+    b = int(np.sum((first == 1) & (second == 0)))
+    c = int(np.sum((second == 1) & (first == 0)))
+    return Difference(float(diff.mean()), lo, hi, b, c, mcnemar_exact(b, c))
+
+
+def policy_rows(base: RunLog, other: RunLog) -> list[PolicyRow]:
+    """One row per condition of `other` that `base` also ran, on the questions both finished."""
+    maj, rr = _decisions(base, "MAJ"), _decisions(base, "RRMaj")
+    rr_other = _decisions(other, "RRMaj")
+    rows = []
+    for key, decided in rr_other.items():
+        if key not in maj or key not in rr:
+            continue
+        qids = [q for q in decided if q in maj[key] and q in rr[key]]
+        if not qids:
+            continue
+        a = np.array([maj[key][q] for q in qids], dtype=float)
+        b = np.array([rr[key][q] for q in qids], dtype=float)
+        c = np.array([decided[q] for q in qids], dtype=float)
+        seed = derive_seed(0, "policies", *map(str, key))
+        task, label, strength, ensemble, _ = key
+        rows.append(
+            PolicyRow(
+                task, label, strength, ensemble, _policy(base, key), _policy(other, key),
+                len(qids), float(a.mean()), float(b.mean()), float(c.mean()),
+                _difference(a, b, seed), _difference(a, c, seed + 1), _difference(b, c, seed + 2),
+            )
+        )  # fmt: skip
+    return rows
+
+
+def policy_tables(base: RunLog, other: RunLog) -> tuple[str, str]:
+    """(markdown, csv) of `policy_rows`."""
+    rows = policy_rows(base, other)
+    md = markdown_table(
+        ["task", "config", "strength", "questions", "MAJ", "RRMaj (base)", "RRMaj (other)",
+         "RRMaj - MAJ [95%], p", "RRMaj(other) - MAJ [95%], p",
+         "RRMaj(other) - RRMaj [95%], p"],
+        [
+            [r.task, r.label, r.strength, r.questions, pct(r.maj), f"{pct(r.rrmaj)} ({r.base})",
+             f"{pct(r.rrmaj_other)} ({r.other})",
+             *(f"{d.text()}, {d.p_mcnemar:.3g}" for d in (r.rr_vs_maj, r.other_vs_maj,
+                                                          r.other_vs_rr))]
+            for r in rows
+        ],
+    )  # fmt: skip
+    flat = [
+        {
+            "task": r.task, "label": r.label, "strength": r.strength, "ensemble": r.ensemble,
+            "base": r.base, "other": r.other, "questions": r.questions, "maj": r.maj,
+            "rrmaj": r.rrmaj, "rrmaj_other": r.rrmaj_other,
+            **{f"{name}_{field}": getattr(d, field)
+               for name, d in (("rr_vs_maj", r.rr_vs_maj), ("other_vs_maj", r.other_vs_maj),
+                               ("other_vs_rr", r.other_vs_rr))
+               for field in ("delta", "lo", "hi", "first_only", "second_only", "p_mcnemar")},
+        }
+        for r in rows
+    ]  # fmt: skip
+    return md, csv_text(flat)
