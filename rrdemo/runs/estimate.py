@@ -53,13 +53,17 @@ class TokenEstimate:
 
 
 def unit_tokens(condition: Condition, prompt_tokens: float) -> tuple[float, int]:
-    """(prefill, decode) of one question of `condition` whose prompt has `prompt_tokens` tokens."""
+    """(prefill, decode) of one question of `condition` whose prompt has `prompt_tokens` tokens,
+    for the methods it runs."""
     cfg = condition.config
     m, length = cfg.resolved_m, cfg.max_tokens
     speakers = min(cfg.n, math.ceil(length / cfg.k))
-    maj = m * prompt_tokens
-    rrmaj = m * speakers * (prompt_tokens + length)
-    return maj + rrmaj, 2 * m * length
+    maj = (m * prompt_tokens, m * length)
+    rrmaj = (m * speakers * (prompt_tokens + length), m * length)
+    runs = [
+        cost for method, cost in (("MAJ", maj), ("RRMaj", rrmaj)) if method in condition.methods
+    ]
+    return sum(p for p, _ in runs), sum(d for _, d in runs)
 
 
 def estimate_plan(plan: Plan, counter_for: Callable[[str], tuple[Counter, str]]) -> TokenEstimate:
