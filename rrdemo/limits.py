@@ -188,7 +188,7 @@ def check_memory(
     *,
     public: bool,
     methods: Sequence[str] = ("MAJ", "RRMaj"),
-    maj_samples: int | None = None,
+    maj_samples: int | str | None = None,
     budget: int | None = None,
 ) -> MemoryEstimate:
     """Refuse (RRError naming the estimate, the budget and its variable), before anything is

@@ -334,6 +334,9 @@ def handler(args: argparse.Namespace) -> int:
     pool = ModelPool(**({"device_map": args.device_map} if args.device_map else {}))
     for agent in served.values():  # served agents answer through their servers
         pool.put(agent.build())
+    from rrdemo.limits import check_memory
+
+    check_memory((c.config for c in plan.conditions), pool, public=False, maj_samples="M")
     try:
         summary = run_plan(
             plan, out, pool, progress=not args.quiet, workers=args.workers, shard=shard

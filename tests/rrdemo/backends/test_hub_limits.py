@@ -254,7 +254,9 @@ def test_a_config_declaring_more_parameters_than_its_weights_hold_is_refused(hub
     hub.add_file("model", HOLLOW, "model.safetensors", b"\0" * 3000)  # one tiny tensor
     limits = HubLimits(int(4e9), per_hour=1)
     pool = ModelPool(_never, public=True, hub=limits)
-    with pytest.raises(RRError, match=r"declares about 0\.8\d billion parameters .* hold 3,000 bytes"):
+    with pytest.raises(
+        RRError, match=r"declares about 0\.8\d billion parameters .* hold 3,000 bytes"
+    ):
         pool.get(HOLLOW)
     assert [p.rsplit("/", 1)[1] for p in hub.served()] == ["config.json"]  # no weight fetched
     assert limits.budget_left(SMALL) is None  # the refused repo cost nothing of the hour
