@@ -86,10 +86,11 @@ def for_this_client(pool):
     sources without clients (fakes)."""
     from gradio.context import LocalContext
 
-    request = LocalContext.request.get(None)
-    if request is None or not hasattr(pool, "for_client"):
+    request = LocalContext.request.get(None)  # a gr.Request around the HTTP request
+    http = getattr(request, "request", None)
+    if http is None or not hasattr(pool, "for_client"):
         return pool
-    return pool.for_client(client_key(request, getattr(request, "username", None)))
+    return pool.for_client(client_key(http, getattr(request, "username", None)))
 
 
 def generation_events(queue) -> list:
