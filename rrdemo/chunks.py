@@ -11,12 +11,13 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from threading import Event as StopFlag
 from typing import NamedTuple
 
 from rrdemo.agents import Agent
 from rrdemo.backends.base import Backend, Delta, Finished, GenerationOutput, GenerationRequest
 from rrdemo.config import RunConfig
-from rrdemo.errors import RRError
+from rrdemo.errors import RRError, check_stop
 from rrdemo.events import ChunkWritten, ComputeUsed, Event, Method, TokenDelta
 from rrdemo.turns import TurnPolicy
 from rrdemo.voting import derive_seed
@@ -64,9 +65,12 @@ def write_chunks(
     config: RunConfig,
     counter: ComputeCounter,
     policy: TurnPolicy | None = None,
+    stop: StopFlag | None = None,
 ) -> Iterator[Event]:
     """Let every request in `chunks` write one chunk at `turn`; `policy` (RR) lets a backend end
-    a chunk before its count by the run's turn policy.
+    a chunk before its count by the run's turn policy. Once the flag `stop` (a
+    `threading.Event`) is set, no further decoding step is asked of a backend: `Stopped` is
+    raised after the step being read.
 
     Requests whose agents share a model go to it as one batch. Yields TokenDelta events while
     decoding and one ChunkWritten per request; returns the `Finished` result of each request,
@@ -74,13 +78,18 @@ def write_chunks(
     """
     results: list[Finished | None] = [None] * len(chunks)
     for backend, members in _by_backend(chunks):
+        check_stop(stop)
         requests = [_generation_request(chunks[i], turn, config, policy) for i in members]
         outputs = _naming_the_turn(backend.generate(requests), method, turn)
-        for index, out, event in _chunk_events(method, turn, chunks, members, outputs):
-            if out is not None:
-                results[index] = out
-                counter.add(chunks[index].agent.index, out)
-            yield event
+        try:
+            for index, out, event in _chunk_events(method, turn, chunks, members, outputs):
+                if out is not None:
+                    results[index] = out
+                    counter.add(chunks[index].agent.index, out)
+                yield event
+                check_stop(stop)  # between decoding steps (one output is one token or an end)
+        finally:
+            outputs.close()  # the backend's batch ends here, whatever stopped it
     return results
 
 

@@ -11,6 +11,7 @@ takes the plurality of the M trajectories' answers (M = 1 is plain RR). `run_que
 from __future__ import annotations
 
 import itertools
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
@@ -151,11 +152,13 @@ def majority_vote(
     samples: int | None = None,
     run_id: str = "",
     after_turn: Callable[[int], Iterator[Event]] = Observer().after_turn,
+    stop: threading.Event | None = None,
 ) -> Iterator[Event]:
     """MAJ: `samples` independent answers (default N; answer j comes from agent j mod N), plurality vote.
 
     `after_turn(t)` is the observers' hook (`rrdemo.events.Observer`), called before anything is
-    written (t = -1) and once the answers are (t = 0)."""
+    written (t = -1) and once the answers are (t = 0). Setting `stop` ends the run with `Stopped`
+    after the decoding step under way."""
     n_samples = samples or len(agents)
     counter = ComputeCounter()
     # Every answer is its own trajectory, written by one agent in one turn of up to L tokens.
@@ -167,7 +170,7 @@ def majority_vote(
         chunks.append(ChunkRequest(j, agent, agent.prompt, config.max_tokens, key))
     yield from after_turn(-1)  # observers read before anything is written
     # All answers are decoded together, batched per model.
-    results = yield from write_chunks("MAJ", 0, chunks, config, counter)
+    results = yield from write_chunks("MAJ", 0, chunks, config, counter, stop=stop)
     finals = [
         Final(c.trajectory, out.text, out.n_tokens, out.finish_reason, c.agent.index)
         for c, out in zip(chunks, results, strict=True)
@@ -211,11 +214,13 @@ def round_robin(
     trajectories: int | None = None,
     run_id: str = "",
     after_turn: Callable[[int], Iterator[Event]] = Observer().after_turn,
+    stop: threading.Event | None = None,
 ) -> Iterator[Event]:
     """RRMaj: M token-level round-robin trajectories (default `config.resolved_m`), then plurality.
 
     `after_turn(t)` is the observers' hook (`rrdemo.events.Observer`), called before anything is
-    written (t = -1) and after each turn t."""
+    written (t = -1) and after each turn t. Setting `stop` ends the run with `Stopped` after the
+    decoding step under way."""
     n, k, budget = len(agents), config.k, config.max_tokens
     m = trajectories or config.resolved_m
     policy = config.turn if config.turn.adaptive else None  # None: every turn is K tokens
@@ -242,7 +247,7 @@ def round_robin(
             left = budget - tr.decoded
             prompt = agent.prompt + tr.text
             chunks.append(ChunkRequest(tr.index, agent, prompt, min(k, left), key, room=left))
-        results = yield from write_chunks("RRMaj", turn, chunks, config, counter, policy)
+        results = yield from write_chunks("RRMaj", turn, chunks, config, counter, policy, stop)
         # The chunk joins the shared text; the EOS policy and L say whether the trajectory ends.
         for tr, chunk, out in zip(active, chunks, results, strict=True):
             tr.chunks.append(Chunk(chunk.agent.index, out.text, out.n_tokens))
@@ -317,11 +322,14 @@ def run_question(
     interleave: bool = False,
     system: str | None = None,
     maj_samples: int | None = None,
+    stop: threading.Event | None = None,
 ) -> Iterator[Event]:
     """Run MAJ and/or RRMaj on one question with the same agents, target and seed.
 
     `interleave=True` alternates the two methods' events (the side-by-side demo); otherwise MAJ
-    runs to completion first. Closing the generator stops the run and frees its caches.
+    runs to completion first. Closing the generator stops the run and frees its caches; so does
+    setting `stop` from another thread (a time limit, a client that left): the engine reads it
+    between decoding steps and raises `rrdemo.errors.Stopped`.
     """
     task = task.for_question(question)  # a custom task hands over the one that fits the question
     for spec in config.agents:  # unknown or unloadable models fail before anything else happens
@@ -356,10 +364,11 @@ def run_question(
                 samples=maj_samples,
                 run_id=run_id,
                 after_turn=hook,
+                stop=stop,
             )
         elif method == "RRMaj":
             body = round_robin(
-                agents, question, task, config, target, run_id=run_id, after_turn=hook
+                agents, question, task, config, target, run_id=run_id, after_turn=hook, stop=stop
             )
         else:
             raise ValueError(f"unknown method {method!r}")

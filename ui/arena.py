@@ -25,12 +25,14 @@ from rrdemo.backends.hardware import gpu_duration, on_gpu
 from rrdemo.backends.registry import DEFAULT_MODEL, resolve
 from rrdemo.errors import RRError
 from rrdemo.gallery import Gallery, load_gallery
+from rrdemo.limits import check_memory
 from rrdemo.protocols import run_question
 from rrdemo.report.paper.tables import models_text
 from rrdemo.seats import parse_agents
 from ui import render
 from ui.arena_controls import build_controls, question_preview, wire_controls
 from ui.errors import user_error
+from ui.queue_limits import for_this_client
 from ui.render import UPDATE_INTERVAL_S, Throttle
 from ui.replay import (
     ReplayControls,
@@ -92,10 +94,12 @@ def stream_run(
     callback turns both into messages.
     """
     prepared = build_run(request)
+    pool = for_this_client(pool)  # what it fetches from the hub counts against this visitor
     for agent in prepared.config.agents:  # refused names stop here, before anything reads them
         pool.admit(agent.model)
     # The engine the app was started with (`--backend`, env RRDEMO_BACKEND) joins the config.
     prepared = replace(prepared, config=with_backends(prepared.config, pool.preferred_backend))
+    check_memory([prepared.config], pool, public=True)  # N x M x L, before anything loads
     state = ArenaState.for_run(request, prepared)
     # Load each distinct model first, saying so: a first load converts the GGUF (20-60 s).
     for name in pool.ensure(prepared.config.agents):

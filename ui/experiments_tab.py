@@ -26,9 +26,9 @@ from leaderboard.hub_sync import Store
 from rrdemo.agents import ModelSource
 from rrdemo.backends.registry import DEFAULT_MODEL, REGISTRY
 from rrdemo.config import ADVERSARIES, BEYOND_PAPER, rho_of
-from rrdemo.errors import RRError
+from rrdemo.errors import RRError, Stopped
 from rrdemo.events import METHODS
-from rrdemo.limits import limits
+from rrdemo.limits import check_memory, limits
 from rrdemo.paths import data_dir
 from rrdemo.report.adversary import adversary_table_md, main_table_by_adversary
 from rrdemo.report.figures import PALETTE, RhoLine, accuracy_rho_figure
@@ -41,6 +41,7 @@ from rrdemo.runs.spec import plan_sweep
 from ui.calibration_view import build_calibration_view
 from ui.choices import SWEEP_TASK_CHOICES
 from ui.errors import user_error
+from ui.queue_limits import for_this_client
 from ui.scratch import publish_file
 from ui.sweep_submit import build_submit_row
 
@@ -60,10 +61,6 @@ COLUMNS = [
     "MAJ fooled",
     "RRMaj fooled",
 ]
-
-
-class _Stopped(Exception):
-    """Raised inside the worker to end a sweep the user stopped."""
 
 
 def _result_row(r: VoteRates) -> list:
@@ -204,27 +201,26 @@ def sweep_settings(
 def run_sweep(
     settings: dict[str, Any], pool: ModelSource, stop: threading.Event, every: float = 1.0
 ) -> Iterator[tuple[int, int, Path]]:
-    """Plan, then run the sweep in a worker thread; yield (done, total, log path) as it advances."""
+    """Plan, check its memory, then run the sweep in a worker thread; yield (done, total, log
+    path) as it advances, and again every `every` seconds while a question runs, so that a time
+    limit or a client that left is noticed within seconds. Setting `stop` ends the worker after
+    the decoding step under way (the engine reads it)."""
     # the engine the app was started with (`--backend`); fakes and plain sources: transformers
     settings = {"backend": getattr(pool, "preferred_backend", "transformers"), **settings}
     for model in settings["models"]:  # refused names stop here, before anything reads them
         pool.admit(model)
     plan = plan_sweep(settings, units_limit="web_units")  # sizes checked before anything is built
+    check_memory((c.config for c in plan.conditions), pool, public=True, maj_samples="M")
     folder = data_dir() / "experiments"
     # dated for people, and unique: two sweeps started within a second never share a log
     path = folder / f"sweep-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:8]}.jsonl"
     finished: queue.Queue = queue.Queue()
 
-    def on_unit(i: int) -> None:
-        finished.put(i)
-        if stop.is_set():
-            raise _Stopped
-
     def work() -> None:
         try:
-            run_plan(plan, path, pool, progress=False, on_unit=on_unit)
+            run_plan(plan, path, pool, progress=False, on_unit=finished.put, stop=stop)
             finished.put("end")
-        except _Stopped:
+        except Stopped:
             finished.put("stopped")
         except BaseException as exc:  # handed to the callback, shown to the user
             finished.put(exc)
@@ -236,7 +232,8 @@ def run_sweep(
     while True:
         try:
             item = finished.get(timeout=every)
-        except queue.Empty:
+        except queue.Empty:  # a heartbeat: the caller may stop here
+            yield done, plan.n_units, path
             continue
         if isinstance(item, int):
             done = item
@@ -279,6 +276,9 @@ def _sweep_controls() -> list[gr.components.Component]:
     return [tasks, model, configs, strengths, k, max_tokens, n, seed, adversaries]
 
 
+SWEEP_OUTPUTS = 8  # what `_sweep_view` returns
+
+
 def _sweep_view(done: int, total: int, path: Path) -> tuple:
     """What the tab shows after `done` of `total` question runs: status, table, plot, log file,
     the paper's note and table, MAJ vs RRMaj per adversary, and the log's path (kept server-side
@@ -316,8 +316,13 @@ def _sweep_callback(pool: ModelSource) -> Callable[..., Iterator[tuple]]:
             settings = sweep_settings(
                 tasks_, model_, configs_, strengths_, k_, l_, n_, seed_, adversaries_
             )
-            for done, total, path in run_sweep(settings, pool, stop):
+            shown = None
+            for done, total, path in run_sweep(settings, for_this_client(pool), stop):
+                if done == shown:  # a heartbeat: nothing new to draw
+                    yield tuple(gr.skip() for _ in range(SWEEP_OUTPUTS))
+                    continue
                 progress((done, total), desc="questions", unit="q")
+                shown = done
                 yield _sweep_view(done, total, path)
         except Exception as exc:  # the server keeps serving; the user gets one line
             raise user_error(exc, "sweep") from None

@@ -8,10 +8,13 @@ replays, which play eight at once), then a limit on events of any kind per clien
 client can never fill the queue. Each refusal is a message that says why. A client is the
 signed-in user, else the address the request came from (`client_key`): a browser tab, a
 gradio_client session and a raw `/gradio_api/call/...` request from one address are one client.
-Each model run also has a wall-time limit (`time_limited`): past it the run is closed (its
-generator's `finally` frees what it held) and the visitor reads why. A client that leaves (its
-stream closes) has its events cancelled by gradio: waiting ones leave the queue, a running one's
-generator is closed at its next frame.
+Cheap reads are never counted, so they keep answering. Each model run also has a wall-time
+limit (`time_limited`): past it the run is closed (its generator's `finally` frees what it held)
+and the visitor reads why. A client that leaves (its stream closes) has its events cancelled by
+gradio: waiting ones leave the queue, a running one's generator is closed at its next frame. Runs
+yield a frame at least every second or so (an Arena run per rendered token batch, a sweep a
+heartbeat while a question runs), and closing one sets the engine's stop flag, which it reads
+between decoding steps: a run stops within seconds of its limit or of its client leaving.
 """
 
 from __future__ import annotations
@@ -84,6 +87,19 @@ def client_key(request, username: str | None = None) -> str:
     if hops and len(forwarded) >= hops:
         return f"ip:{forwarded[-hops]}"
     return f"ip:{request.client.host if request.client else 'unknown'}"
+
+
+def for_this_client(pool):
+    """`pool` as the visitor of the event being processed uses it (`ModelPool.for_client`: its
+    hub downloads count against that visitor's hour); `pool` itself outside an event or for
+    sources without clients (fakes)."""
+    from gradio.context import LocalContext
+
+    request = LocalContext.request.get(None)  # a gr.Request around the HTTP request
+    http = getattr(request, "request", None)
+    if http is None or not hasattr(pool, "for_client"):
+        return pool
+    return pool.for_client(client_key(http, getattr(request, "username", None)))
 
 
 @dataclass(frozen=True)

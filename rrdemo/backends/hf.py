@@ -67,6 +67,18 @@ class _Row:
     text: str = ""  # the decoded new tokens (kept only under a turn policy)
 
 
+def _return_freed_memory() -> None:
+    """Hand the memory freed caches leave in the C allocator's free lists back to the system
+    (glibc's `malloc_trim`): otherwise a finished or cancelled run's KV caches stay in the
+    process's resident size until later allocations reuse them. A no-op elsewhere."""
+    import contextlib
+    import ctypes
+    import ctypes.util
+
+    with contextlib.suppress(OSError, AttributeError, TypeError):  # not glibc: nothing to do
+        ctypes.CDLL(ctypes.util.find_library("c")).malloc_trim(0)
+
+
 # A row waits for a batch row sharing this many more prompt tokens than any cache (first turns).
 _MIN_SHARED = 8
 
@@ -135,6 +147,7 @@ class TransformersBackend(Backend):
         with self._lock:
             for key in keys_with_prefix(list(self._caches), key_prefix):
                 del self._caches[key]
+        _return_freed_memory()
 
     def _take(self, key: Hashable) -> _Cached | None:
         """The cache kept under `key`, now owned by the caller (None if there is none)."""

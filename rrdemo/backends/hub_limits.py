@@ -1,11 +1,13 @@
 """What a model source may fetch from the Hugging Face hub: a size cap, read from the hub's
-metadata before any download, and a bound on how many distinct hub models it fetches per hour.
+metadata and `config.json` before any weight is downloaded, and a bound on how many distinct hub
+models each visitor fetches per hour.
 
 The web app's pool always has limits (a visitor may type any `org/name`); the command line's has
 them only when the operator sets `RRDEMO_HUB_MAX_GB` (a researcher's own machine downloads what
-its user asks for). `HubLimits.fetch` checks the repo's metadata (public, not gated, weights this
-app loads, every file's size known, the total under the cap) and only then downloads, into the
-hub cache, so the load that follows reads local files.
+its user asks for). `HubLimits.fetch` resolves the repo's head to a commit and checks its metadata
+there (public, not gated, weights this app loads, every file's size known, weight files that hold
+the parameters its config declares, the larger of the files and those parameters under the cap);
+only then does it download that commit's files, and the load that follows reads that commit.
 """
 
 from __future__ import annotations
@@ -17,14 +19,16 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from rrdemo.backends.registry import ModelInfo
+from rrdemo.backends.shape import DTYPE_BYTES, ModelShape, read_config
 from rrdemo.errors import RRError
 
 HUB_MAX_GB_ENV = "RRDEMO_HUB_MAX_GB"
 HUB_PER_HOUR_ENV = "RRDEMO_HUB_MODELS_PER_HOUR"
 DEFAULT_MAX_GB = 4.0  # a 1.5B model in bf16 (3.1 GB) fits; a CPU Space has 16 GB of memory
-DEFAULT_PER_HOUR = 4  # distinct hub models fetched per hour by the web app
+DEFAULT_PER_HOUR = 4  # distinct hub models each visitor of the web app fetches per hour
 HOUR = 3600.0
 
 
@@ -62,8 +66,26 @@ def gb(size: float) -> str:
     return f"{size / 1e9:.1f} GB"
 
 
+# A weight file holds at least this many bytes per parameter its config declares (4-bit
+# quantized weights hold 0.5): fewer, and transformers would fill in the missing ones in memory.
+MIN_BYTES_PER_PARAM = 0.5
+CONFIG_MAX_BYTES = 1_000_000  # a config.json larger than this is not read
+
+
+@dataclass(frozen=True)
+class Checked:
+    """What `HubLimits.check` measured: the commit the repo's head resolved to (every later step
+    reads this commit), the files to fetch, the model's declared shape, the size that counts."""
+
+    commit: str
+    files: tuple[str, ...]
+    shape: ModelShape | None
+    size: int  # bytes: the larger of the files and the declared parameters in their dtype
+
+
 class HubLimits:
-    """A size cap (bytes) and a bound on distinct hub repos fetched per hour (a sliding window)."""
+    """A size cap (bytes) and, per client, a bound on distinct hub repos fetched per hour (a
+    sliding window); a repo that fails to load is not counted."""
 
     def __init__(
         self,
@@ -74,7 +96,8 @@ class HubLimits:
         self.max_bytes = max_bytes
         self.per_hour = per_hour
         self._clock = clock
-        self._fetched: dict[str, float] = {}  # repo -> when it was first fetched in the window
+        # client -> repo -> when it was first fetched in the window
+        self._fetched: dict[str, dict[str, float]] = {}
         self._lock = threading.Lock()
 
     @classmethod
@@ -106,53 +129,72 @@ class HubLimits:
         hub models when their recorded size is under the cap and their licence is not gated."""
         return info.offline or (not info.gated and self.fits(info.size_gb))
 
-    def admit(self, info: ModelInfo) -> None:
+    def admit(self, info: ModelInfo, client: str = "") -> None:
         """Refuse, before anything is fetched or asked of the hub, a registry model whose recorded
         size is over the cap or whose licence is gated (shipped models load from their file), and
-        a hub model not fetched this hour once the hour's budget is spent."""
+        a hub model `client` has not fetched this hour once its hour's budget is spent."""
         if not info.offline and info.size_gb is not None:
             if not self.fits(info.size_gb):
                 raise self.refuse_size(info.name, info.size_gb * 1e9)
             if info.gated:
                 raise RRError(_gated(info.hub_id or info.name))
         if not info.offline and info.hub_id and not hub_offline():
-            reason = self.budget_left(info.hub_id)
+            reason = self.budget_left(info.hub_id, client)
             if reason is not None:
                 raise RRError(reason)
 
-    def _spent(self, repo: str) -> str | None:
-        """Why `repo` may not be fetched now, or None (call holding `_lock`)."""
+    def _spent(self, repo: str, client: str) -> str | None:
+        """Why `client` may not fetch `repo` now, or None (call holding `_lock`)."""
         now = self._clock()
-        for known, when in list(self._fetched.items()):
-            if now - when >= HOUR:
-                del self._fetched[known]
-        if repo in self._fetched or len(self._fetched) < self.per_hour:
+        for who, fetched in list(self._fetched.items()):
+            for known, when in list(fetched.items()):
+                if now - when >= HOUR:
+                    del fetched[known]
+            if not fetched:
+                del self._fetched[who]
+        fetched = self._fetched.get(client, {})
+        if repo in fetched or len(fetched) < self.per_hour:
             return None
-        wait = HOUR - (now - min(self._fetched.values()))
+        wait = HOUR - (now - min(fetched.values()))
         return (
-            f"this app fetches at most {self.per_hour} different hub models per hour "
-            f"({HUB_PER_HOUR_ENV}); try {repo!r} again in {math.ceil(wait / 60)} minutes, or pick "
-            "a model that is loaded already"
+            f"this app fetches at most {self.per_hour} different hub models per hour for each "
+            f"visitor ({HUB_PER_HOUR_ENV}); try {repo!r} again in {math.ceil(wait / 60)} minutes, "
+            "or pick a model that is loaded already"
         )
 
-    def budget_left(self, repo: str) -> str | None:
-        """Why `repo` may not be fetched now (the hour's distinct models are spent), or None."""
+    def budget_left(self, repo: str, client: str = "") -> str | None:
+        """Why `client` may not fetch `repo` now (its hour's distinct models are spent), or None."""
         with self._lock:
-            return self._spent(repo)
+            return self._spent(repo, client)
 
-    def _spend(self, repo: str) -> None:
-        """Count `repo` against the hour's budget, or refuse it when the budget is spent."""
+    def _spend(self, repo: str, client: str = "") -> float | None:
+        """Count `repo` against `client`'s hour, or refuse it when that is spent. Returns when it
+        was counted, None when it was counted already this hour (for `refund`)."""
         with self._lock:
-            reason = self._spent(repo)
+            reason = self._spent(repo, client)
             if reason is None:
-                self._fetched.setdefault(repo, self._clock())
-        if reason is not None:
-            raise RRError(reason)
+                fetched = self._fetched.setdefault(client, {})
+                if repo in fetched:
+                    return None
+                fetched[repo] = self._clock()
+                return fetched[repo]
+        raise RRError(reason)
 
-    def check(self, download: Download) -> list[str]:
-        """The files `download` would fetch, read from the hub's metadata; RRError when the repo
-        is private, gated or disabled, has no weights this app loads, lists a file of unknown
-        size, or weighs more than the cap. Nothing is downloaded."""
+    def refund(self, repo: str, client: str, when: float | None) -> None:
+        """Take back what `_spend` counted at `when` (the model failed to load)."""
+        if when is None:
+            return
+        with self._lock:
+            fetched = self._fetched.get(client, {})
+            if fetched.get(repo) == when:
+                del fetched[repo]
+
+    def check(self, download: Download) -> Checked:
+        """Resolve `download`'s revision to a commit and measure what it would fetch there, from
+        the hub's metadata and the commit's `config.json`; RRError when the repo is private, gated
+        or disabled, has no weights this app loads, lists a file of unknown size, declares more
+        parameters than its weight files hold, or counts more than the cap. Only the config is
+        downloaded."""
         from huggingface_hub import HfApi
         from huggingface_hub.errors import GatedRepoError, RepositoryNotFoundError
 
@@ -166,23 +208,24 @@ class HubLimits:
                 f"hub model {repo!r} was not found (or is private): this app loads public models"
             ) from None
         except Exception as exc:  # network, bad revision, unexpected answer
-            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
-            raise RRError(
-                f"could not read the size of hub model {repo!r} before downloading it, so it is "
-                f"refused: {first}"
-            ) from None
+            raise _unreadable(repo, exc) from None
         if info.private:
             raise RRError(f"hub model {repo!r} is private: this app loads public models only")
         if info.gated:
             raise RRError(_gated(repo))
         if info.disabled:
             raise RRError(f"hub model {repo!r} is disabled on the hub")
+        if not info.sha:
+            raise RRError(f"the hub did not say which commit of {repo!r} it describes: refused")
         files = [
             s
             for s in info.siblings or []
             if any(fnmatch.fnmatch(s.rfilename, p) for p in download.patterns)
         ]
-        if not any(any(fnmatch.fnmatch(s.rfilename, w) for w in download.weights) for s in files):
+        weights = [
+            s for s in files if any(fnmatch.fnmatch(s.rfilename, w) for w in download.weights)
+        ]
+        if not weights:
             raise RRError(
                 f"hub model {repo!r} has no weights this app can load "
                 f"({', '.join(download.weights)} files)"
@@ -194,25 +237,73 @@ class HubLimits:
                 "refused (this app downloads only what it can measure first)"
             )
         total = sum(s.size for s in files)
-        if total > self.max_bytes:
+        if total > self.max_bytes:  # refused before even the config is read
             raise self.refuse_size(repo, total)
-        return [s.rfilename for s in files]
+        config = next((s for s in files if s.rfilename == "config.json"), None)
+        shape = self._declared(repo, info.sha, config.size) if config is not None else None
+        size = total
+        if shape is not None:
+            held = sum(s.size for s in weights)
+            if held < shape.params * MIN_BYTES_PER_PARAM:
+                raise RRError(
+                    f"hub model {repo!r} declares about {shape.params / 1e9:.2f} billion "
+                    f"parameters in its config.json, but its weight files hold {held:,} bytes: the "
+                    "missing weights would be made up in memory, so it is refused"
+                )
+            size = max(total, shape.params * DTYPE_BYTES[shape.dtype or "bfloat16"])
+        if size > self.max_bytes:
+            raise self.refuse_size(repo, size)
+        return Checked(info.sha, tuple(s.rfilename for s in files), shape, size)
 
-    def fetch(self, download: Download) -> None:
-        """Check `download` (`check`), count it against the hour's budget, then download exactly
-        the files checked into the hub cache. With `HF_HUB_OFFLINE` set nothing can be downloaded:
-        the cache answers or the load fails, so the metadata is not asked."""
+    @staticmethod
+    def _declared(repo: str, commit: str, listed: int | None) -> ModelShape:
+        """The shape `config.json` at `commit` declares (RRError when it declares none)."""
+        from huggingface_hub import hf_hub_download
+
+        if listed is None or listed > CONFIG_MAX_BYTES:
+            raise RRError(f"the config.json of hub model {repo!r} is too large to read: refused")
+        try:
+            path = hf_hub_download(repo, "config.json", revision=commit)
+        except Exception as exc:
+            raise _unreadable(repo, exc) from None
+        config = read_config(Path(path))
+        try:
+            if config is None:
+                raise RRError("config.json is not a JSON object")
+            return ModelShape.from_config(config)
+        except RRError as exc:
+            raise RRError(
+                f"hub model {repo!r} does not declare a size this app can measure ({exc}): refused"
+            ) from None
+
+    def fetch(self, download: Download, client: str = "") -> tuple[Checked | None, float | None]:
+        """Check `download` (`check`), count it against `client`'s hour, then download exactly
+        the files checked, at the checked commit, into the hub cache. Returns what was checked
+        (None with `HF_HUB_OFFLINE`: nothing can be downloaded, the cache answers or the load
+        fails) and when it was counted (for `refund` when the load fails)."""
         if hub_offline():
-            return
-        files = self.check(download)
-        self._spend(download.repo)
+            return None, None
+        checked = self.check(download)
+        when = self._spend(download.repo, client)
         from huggingface_hub import snapshot_download
 
         try:
-            snapshot_download(download.repo, revision=download.revision, allow_patterns=files)
+            snapshot_download(
+                download.repo, revision=checked.commit, allow_patterns=list(checked.files)
+            )
         except Exception as exc:
+            self.refund(download.repo, client, when)
             first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
             raise RRError(f"could not download hub model {download.repo!r}: {first}") from None
+        return checked, when
+
+
+def _unreadable(repo: str, exc: Exception) -> RRError:
+    first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+    return RRError(
+        f"could not read the size of hub model {repo!r} before downloading it, so it is "
+        f"refused: {first}"
+    )
 
 
 def _gated(repo: str) -> str:

@@ -23,6 +23,7 @@ from rrdemo.backends.registry import (
     resolve,
     shipped_gguf,
 )
+from rrdemo.backends.shape import ModelShape, read_config
 from rrdemo.config import BACKENDS, check_choice
 from rrdemo.errors import RRError
 from rrdemo.paths import cache_dir
@@ -118,11 +119,18 @@ def _hub_snapshot(info: ModelInfo, revision: str | None) -> str:
 
 
 def _load_pretrained(
-    info: ModelInfo, revision: str | None, source: str, device_map: str, dtype: str
+    info: ModelInfo,
+    revision: str | None,
+    source: str,
+    device_map: str,
+    dtype: str,
+    commit: str | None = None,
 ):
-    """`from_pretrained` of a hub id (downloaded or from the HF cache) or a local folder."""
+    """`from_pretrained` of a hub id (downloaded or from the HF cache; at `commit` when the hub
+    limits checked one) or a local folder."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
+    revision = commit or revision
     where = _hub_snapshot(info, revision) if info.hub_only else info.hub_id
     try:
         tokenizer = AutoTokenizer.from_pretrained(where, revision=revision)
@@ -148,8 +156,9 @@ def _load_pretrained(
     return model, tokenizer
 
 
-def _hub_gguf(info: ModelInfo) -> Path | None:
-    """The official GGUF copy of a registry model, downloaded from the hub (or its cache)."""
+def _hub_gguf(info: ModelInfo, commit: str | None = None) -> Path | None:
+    """The official GGUF copy of a registry model, downloaded from the hub (or its cache), at
+    `commit` when the hub limits checked one."""
     if info.hub_gguf is None:
         return None
     from huggingface_hub import hf_hub_download
@@ -157,7 +166,7 @@ def _hub_gguf(info: ModelInfo) -> Path | None:
 
     repo, file = info.hub_gguf
     try:
-        return Path(hf_hub_download(repo, file))
+        return Path(hf_hub_download(repo, file, revision=commit))
     except (LocalEntryNotFoundError, HfHubHTTPError, OSError) as exc:
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         hint = (
@@ -168,11 +177,11 @@ def _hub_gguf(info: ModelInfo) -> Path | None:
         ) from None
 
 
-def _load_llamacpp(info: ModelInfo, revision: str | None) -> Backend:
+def _load_llamacpp(info: ModelInfo, revision: str | None, commit: str | None = None) -> Backend:
     path = gguf_path(info, revision)
     source = LOCAL if info.gguf else SHIPPED
     if path is None and revision is None:
-        path, source = _hub_gguf(info), HUB
+        path, source = _hub_gguf(info, commit), HUB
     if path is None:
         raise RRError(
             f"the llamacpp backend runs GGUF files (the installed offline models or a local .gguf); "
@@ -208,6 +217,18 @@ def hub_download(info: ModelInfo, revision: str | None, backend: str) -> Downloa
     return Download(info.hub_id, revision, tuple(HUB_FILES))
 
 
+def hub_shape(repo: str, revision: str | None) -> ModelShape | None:
+    """What the `config.json` of hub model `repo` declares (from the HF cache, else downloaded:
+    a few kB), or None when it cannot be read (offline and not cached, not a model)."""
+    from huggingface_hub import hf_hub_download
+
+    try:
+        config = read_config(Path(hf_hub_download(repo, "config.json", revision=revision)))
+        return ModelShape.from_config(config) if config is not None else None
+    except Exception:  # offline, not found, not a transformers model: the load says why
+        return None
+
+
 def load_backend(
     name: str,
     revision: str | None = None,
@@ -216,6 +237,7 @@ def load_backend(
     public: bool = False,
     device_map: str | None = None,
     dtype: str | None = None,
+    commit: str | None = None,
 ) -> Backend:
     """Load one model with the engine `backend` (use a `ModelPool` to share it).
 
@@ -225,13 +247,14 @@ def load_backend(
     `public` (names typed in the web app) allows only what `public_model` allows. transformers
     models load with `placement(device_map, dtype)`: a dtype changes the text, so it comes from
     the agent's config (`AgentSpec.dtype`); where the layers sit does not, so the device map is a
-    loading option (`ModelPool(device_map=...)`, `--device-map`).
+    loading option (`ModelPool(device_map=...)`, `--device-map`). `commit`: the hub commit
+    the hub limits checked and downloaded (`HubLimits.fetch`); a hub load reads that one.
     """
     info = public_model(name) if public else resolve(name)
     if backend == "llamacpp":
         if dtype is not None:
             raise RRError(f"dtype {dtype} is a transformers setting; llama.cpp runs {name} as is")
-        return _load_llamacpp(info, revision)
+        return _load_llamacpp(info, revision, commit)
     check_choice(backend, "backend", BACKENDS)
     from rrdemo.backends.hf import TransformersBackend  # torch loads here, not at import
 
@@ -244,7 +267,7 @@ def load_backend(
         source = SHIPPED
     if loaded is None:
         source = LOCAL if not info.hub_only and Path(info.hub_id or "").is_dir() else HUB
-        loaded = _load_pretrained(info, revision, source, device_map, dtype)
+        loaded = _load_pretrained(info, revision, source, device_map, dtype, commit)
     model, tokenizer = loaded
     log.info(
         "model %s loaded from: %s (device map %s, %s, first layer on %s)",

@@ -12,15 +12,18 @@ import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
 from typing import Any, Literal
 
 from rrdemo.backends.base import Backend
 from rrdemo.backends.choice import BACKEND_CHOICES
-from rrdemo.backends.hub_limits import HubLimits
-from rrdemo.backends.loading import hub_download, load_backend
+from rrdemo.backends.hub_limits import Download, HubLimits, hub_offline
+from rrdemo.backends.loading import HUB_FILES, hub_download, hub_shape, load_backend
 from rrdemo.backends.registry import REGISTRY, public_model, resolve
+from rrdemo.backends.shape import ModelShape, shape_of
 from rrdemo.config import AgentSpec, check_choice
 from rrdemo.errors import RRError
+from rrdemo.paths import cache_dir
 
 MAX_MODELS_ENV = "RRDEMO_MAX_MODELS"
 GIB_PER_MODEL = 6  # memory one loaded model may take, with its caches, on a CPU Space
@@ -79,15 +82,39 @@ class ModelPool:
     def _resolve(self, name: str):
         return public_model(name) if self.public else resolve(name)
 
-    def admit(self, name: str) -> None:
+    def admit(self, name: str, client: str = "") -> None:
         """Refuse (RRError) a name this pool would not load, before anything else reads it:
         a public pool takes served names, registry names and hub ids only, and a model that is
-        not loaded yet must pass the hub limits (size cap, licence, the hour's budget)."""
+        not loaded yet must pass the hub limits (size cap, licence, `client`'s hour budget)."""
         if (name, None, None) in self._backends:
             return
         info = self._resolve(name)
         if self.hub is not None and info.name not in self.loaded():
-            self.hub.admit(info)
+            self.hub.admit(info, client)
+
+    def shape(self, name: str, revision: str | None = None) -> ModelShape | None:
+        """What model `name` declares (parameters, KV cache per token) for the memory budget,
+        read before it loads: a loaded model's own config, a registry model's recorded one, a
+        local folder's or converted copy's `config.json`, else the hub's at the checked commit
+        (through the hub limits, which refuse what they refuse). None for served models and
+        when nothing says (a `.gguf` file)."""
+        if self._put(name, revision) is not None:
+            return None
+        info = self._resolve(name)
+        for (loaded, rev, *_), backend in list(self._backends.items()):
+            config = getattr(getattr(backend, "model", None), "config", None)
+            if loaded == info.name and rev == revision and config is not None:
+                return ModelShape.from_config(config.to_dict())
+        folders = [cache_dir() / "models" / info.name]
+        if info.hub_id and not info.hub_only and Path(info.hub_id).is_dir():
+            folders.insert(0, Path(info.hub_id))
+        known = shape_of(info.name, info.hub_id, tuple(folders))
+        if known is not None or info.gguf or not info.hub_id or Path(info.hub_id).is_dir():
+            return known
+        download = Download(info.hub_id, revision, tuple(HUB_FILES))
+        if self.hub is not None and not hub_offline():
+            return self.hub.check(download).shape
+        return hub_shape(info.hub_id, revision)
 
     def get(
         self,
@@ -95,7 +122,11 @@ class ModelPool:
         revision: str | None = None,
         backend: str = "transformers",
         dtype: str | None = None,
+        client: str = "",
     ) -> Backend:
+        """The backend of one (model, revision, engine, dtype), loaded on first use. A hub model
+        is checked and downloaded first, at one commit, counted against `client`'s hour unless
+        it fails to load."""
         served = self._put(name, revision)
         if served is not None:
             return served
@@ -106,22 +137,30 @@ class ModelPool:
                 self._backends.move_to_end(key)
                 return self._backends[key]
         download = hub_download(info, revision, backend) if self.hub is not None else None
+        checked = when = None
         if download is not None:  # checked and downloaded holding no lock: other runs go on
-            self.hub.fetch(download)
+            checked, when = self.hub.fetch(download, client) or (None, None)
         with self._slot:  # two users asking for one model load it once
             with self._lock:
                 if key in self._backends:
                     self._backends.move_to_end(key)
                     return self._backends[key]
                 self._make_room()
-            loaded = self._load(key)
+            try:  # the commit checked is the commit loaded, whatever the head is now
+                loaded = self._load(key, checked.commit if checked is not None else None)
+            except BaseException:
+                if download is not None:  # a model that fails to load costs no budget
+                    self.hub.refund(download.repo, client, when)
+                raise
             with self._lock:
                 self._backends[key] = loaded
             return loaded
 
-    def _load(self, key: tuple) -> Backend:
+    def _load(self, key: tuple, commit: str | None = None) -> Backend:
         name, revision, backend, dtype = key
         options = {**self._options, **({"dtype": dtype} if dtype else {})}
+        if commit is not None:
+            options["commit"] = commit
         if backend == "transformers":  # the loader's default engine (custom loaders)
             return self._loader(name, revision, **options)
         return self._loader(name, revision, backend=backend, **options)
@@ -133,14 +172,18 @@ class ModelPool:
         for key in loaded[: max(0, len(loaded) - self.max_models + 1)]:
             del self._backends[key]
 
-    def ensure(self, specs: Iterable[AgentSpec]) -> Iterator[str]:
+    def ensure(self, specs: Iterable[AgentSpec], client: str = "") -> Iterator[str]:
         """Load every distinct (model, revision, engine) the agents `specs` name, yielding each
         model's name just before a load (none for what is loaded already). An unknown name fails
         with the list of known models."""
         for spec in {(s.model, s.revision, s.backend, s.dtype): s for s in specs}.values():
             if not self._has(spec.model, spec.revision, spec.backend, spec.dtype):
                 yield self._resolve(spec.model).name
-            self.get(spec.model, spec.revision, spec.backend, spec.dtype)
+            self.get(spec.model, spec.revision, spec.backend, spec.dtype, client)
+
+    def for_client(self, client: str) -> ClientPool:
+        """This pool as `client` uses it: what it fetches from the hub counts against its hour."""
+        return ClientPool(self, client)
 
     def _put(self, name: str, revision: str | None) -> Backend | None:
         """A `put` backend of `name`: it answers any engine and dtype, and a revision-less one
@@ -171,3 +214,29 @@ class ModelPool:
         """Register an already built backend (tests, served models) for every engine."""
         with self._lock:
             self._backends[(backend.name, backend.revision, None)] = backend
+
+
+class ClientPool:
+    """A `ModelPool` seen by one client (a web visitor): `admit`, `get` and `ensure` count what
+    they fetch from the hub against that client's hour; everything else is the pool's."""
+
+    def __init__(self, pool: ModelPool, client: str) -> None:
+        self.pool, self.client = pool, client
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.pool, name)
+
+    def admit(self, name: str) -> None:
+        self.pool.admit(name, self.client)
+
+    def get(
+        self,
+        name: str,
+        revision: str | None = None,
+        backend: str = "transformers",
+        dtype: str | None = None,
+    ) -> Backend:
+        return self.pool.get(name, revision, backend, dtype, self.client)
+
+    def ensure(self, specs: Iterable[AgentSpec]) -> Iterator[str]:
+        return self.pool.ensure(specs, self.client)

@@ -62,6 +62,7 @@ def run_plan(
     on_unit: Callable[[int], None] | None = None,
     workers: int = 1,
     shard: tuple[int, int] | None = None,
+    stop: threading.Event | None = None,
 ) -> RunSummary:
     """Run every (condition, question) unit not yet in the log, appending records as they finish.
 
@@ -70,7 +71,10 @@ def run_plan(
     that many units at once, their model calls merged into one batch (`rrdemo.runs.gang`: worth it
     on a GPU); each unit's records are then written together when it is done. `shard=(i, n)`
     runs only every n-th unit of the order, starting with the i-th (1-based): n processes or
-    machines share a sweep, each with its own log, joined afterwards by `merge_logs`.
+    machines share a sweep, each with its own log, joined afterwards by `merge_logs`. Setting
+    `stop` (another thread: a time limit, a client that left) ends the run inside its current
+    unit, after the decoding step under way, with `rrdemo.errors.Stopped`; that unit is not
+    written.
     """
     if workers < 1:
         raise ValueError(f"workers must be at least 1, got {workers}")
@@ -114,9 +118,9 @@ def run_plan(
     try:
         if workers == 1:
             for condition, question in todo:  # records stream to the log as they come
-                record_unit(condition, _unit(condition, question, models))
+                record_unit(condition, _unit(condition, question, models, stop))
         else:
-            _run_together(todo, models, workers, record_unit)
+            _run_together(todo, models, workers, record_unit, stop)
     finally:
         writer.close()
         if bar is not None:
@@ -124,7 +128,9 @@ def run_plan(
     return RunSummary(len(order), skipped, len(todo), decoded, time.perf_counter() - start)
 
 
-def _unit(condition: Condition, question: Question, models: Any) -> Iterator[dict]:
+def _unit(
+    condition: Condition, question: Question, models: Any, stop: threading.Event | None = None
+) -> Iterator[dict]:
     events = run_question(
         condition.config,
         question,
@@ -132,6 +138,7 @@ def _unit(condition: Condition, question: Question, models: Any) -> Iterator[dic
         models,
         methods=condition.methods,
         maj_samples=condition.config.resolved_m,
+        stop=stop,
     )
     return unit_records(condition, question, events)
 
@@ -141,6 +148,7 @@ def _run_together(
     models: Any,
     workers: int,
     record_unit: Callable[[Condition, Iterable[dict]], None],
+    stop: threading.Event | None = None,
 ) -> None:
     """`workers` units at a time, one thread each; their model calls go to the model as one batch."""
     errors: list[BaseException] = []
@@ -155,7 +163,7 @@ def _run_together(
             condition: Condition, question: Question, gang: Gang = gang, source=source
         ) -> None:
             try:
-                records = list(_unit(condition, question, source))  # a whole unit, or nothing
+                records = list(_unit(condition, question, source, stop))  # a whole unit or none
                 record_unit(condition, records)
             except BaseException as error:
                 errors.append(error)

@@ -5,7 +5,9 @@
 the file with the headers the client reads (X-Repo-Commit, ETag, Content-Length, X-Linked-Size);
 an unknown file is a 404 with `X-Error-Code: EntryNotFound`, as on the hub. `/api/{models|datasets}
 /{repo}/revision/{rev}` describes a repo (its files with their sizes) and `/api/.../tree/...` lists
-it; `declare` lists files by size alone (a repo too large to hold) and sets the repo's flags. Every request is
+it; `declare` lists files by size alone (a repo too large to hold) and sets the repo's flags;
+`grow` commits a file on top of a repo's head (a revision naming the old commit still reads the
+old files). Every request is
 recorded in `requests` so a test can check what was really fetched.
 """
 
@@ -35,6 +37,29 @@ class LocalHub:
     # Files listed with a size but no content (a 140 GB repo's shards): a download answers 404.
     declared: dict[tuple[str, str], dict[str, int | None]] = field(default_factory=dict)
     flags: dict[tuple[str, str], dict] = field(default_factory=dict)  # {"gated": "manual"}, ...
+    heads: dict[tuple[str, str], str] = field(default_factory=dict)  # repo -> head commit
+    # repo -> {earlier commit: its files}: a revision naming one of them reads those files
+    history: dict[tuple[str, str], dict[str, dict[str, bytes]]] = field(default_factory=dict)
+
+    def head(self, repo_type: str, repo_id: str) -> str:
+        return self.heads.get((repo_type, repo_id), COMMIT)
+
+    def grow(self, repo_type: str, repo_id: str, name: str, data: bytes) -> str:
+        """Commit file `name` to `repo_id` on top of its head; returns the new head."""
+        key = (repo_type, repo_id)
+        old = self.head(*key)
+        self.history.setdefault(key, {})[old] = dict(self.repos[key])
+        self.heads[key] = hashlib.sha1(f"{old}/{name}".encode()).hexdigest()
+        self.repos[key][name] = data
+        return self.heads[key]
+
+    def files(self, repo_type: str, repo_id: str, revision: str) -> tuple[str, dict[str, bytes]]:
+        """(commit, files) of `repo_id` at `revision`: an earlier commit, else the head."""
+        key = (repo_type, repo_id)
+        earlier = self.history.get(key, {})
+        if revision in earlier:
+            return revision, earlier[revision]
+        return self.head(*key), self.repos[key]
 
     def declare(self, repo_type: str, repo_id: str, sizes: dict[str, int | None], **flags) -> None:
         """List files of `repo_id` by size only, with repo flags (private, gated, disabled)."""
@@ -92,16 +117,16 @@ def _handler(hub: LocalHub) -> type[BaseHTTPRequestHandler]:
 
         def _answer(self, head: bool) -> None:
             repo_type, repo_id, rest = _parse(self.path)
-            files = hub.repos.get((repo_type, repo_id))
-            if files is None:
+            if (repo_type, repo_id) not in hub.repos:
                 return self._missing(head, "RepoNotFound")
+            commit, files = hub.files(repo_type, repo_id, rest[1] if len(rest) > 1 else "main")
             if self.path.startswith("/api/"):
                 if rest[:1] == ["revision"] or not rest:
                     sizes = {name: len(data) for name, data in files.items()}
                     sizes.update(hub.declared.get((repo_type, repo_id), {}))
                     info = {
                         "id": repo_id,
-                        "sha": COMMIT,
+                        "sha": commit,
                         "siblings": [
                             {"rfilename": name, "size": size}
                             for name, size in sorted(sizes.items())
@@ -131,7 +156,7 @@ def _handler(hub: LocalHub) -> type[BaseHTTPRequestHandler]:
                 return self._missing(head)
             data = files[name]
             headers = {
-                "X-Repo-Commit": COMMIT,
+                "X-Repo-Commit": commit,
                 "ETag": f'"{_etag(data)}"',
                 "X-Linked-Size": str(len(data)),
                 "Content-Type": "application/octet-stream",

@@ -63,13 +63,14 @@ def test_two_sweeps_in_one_second_from_one_thread_write_two_logs(monkeypatch) ->
     assert list(results_frame(first[-1][2])["setting"]) == ["0c3t", "2c1t"]
 
 
-def test_stop_ends_the_sweep_after_the_current_question() -> None:
-    pool = FakePool(FakeBackend("smollm2", obeys_injection))
+def test_stop_ends_the_sweep_inside_the_current_question() -> None:
+    backend = FakeBackend("smollm2", obeys_injection)
+    pool = FakePool(backend)
     stop = threading.Event()
     stop.set()
     steps = list(run_sweep(_settings(), pool, stop, every=0.05))
-    assert steps[-1][0] == 1 < steps[-1][1]
-    assert len(results_frame(steps[-1][2])) <= 1
+    assert steps[-1][0] == 0 < steps[-1][1]  # not even the first question was finished
+    assert len(results_frame(steps[-1][2])) == 0 and backend.calls == []
 
 
 @pytest.mark.parametrize(

@@ -5,6 +5,7 @@ holds no lock other runs need."""
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Iterator
@@ -21,6 +22,11 @@ from tests.support.localhub import LocalHub, point_client_at, serve
 
 HUGE = "big-org/huge-140b"  # 30 shards of 4.7 GB: 141 GB
 SMALL = "small-org/tiny"
+# A decoder of 792 parameters: its 1000-byte weights cover them.
+TINY_CONFIG = dict(
+    vocab_size=16, hidden_size=8, intermediate_size=16, num_hidden_layers=1,
+    num_attention_heads=2, tie_word_embeddings=True, torch_dtype="float32",
+)  # fmt: skip
 
 
 @pytest.fixture
@@ -29,7 +35,7 @@ def hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[LocalHub]:
         shards = {f"model-{i:05d}-of-00030.safetensors": 4_700_000_000 for i in range(1, 31)}
         hub.add_file("model", HUGE, "config.json", b"{}")
         hub.declare("model", HUGE, shards)
-        hub.add_file("model", SMALL, "config.json", b"{}")
+        hub.add_file("model", SMALL, "config.json", json.dumps(TINY_CONFIG).encode())
         hub.add_file("model", SMALL, "model.safetensors", b"\0" * 1000)
         hub.add_file("model", SMALL, "README.md", b"not fetched")
         point_client_at(hub, monkeypatch, tmp_path / "cache")
@@ -166,10 +172,11 @@ class _SlowHub(HubLimits):
         super().__init__(int(4e9))
         self.started, self.release = threading.Event(), threading.Event()
 
-    def fetch(self, download: Download) -> None:
+    def fetch(self, download: Download, client: str = "") -> tuple[None, None]:
         if download.repo == "org/big":
             self.started.set()
             assert self.release.wait(30)
+        return None, None
 
 
 def test_a_download_holds_no_lock_that_other_runs_need(tmp_path: Path, monkeypatch) -> None:
@@ -192,3 +199,86 @@ def test_a_download_holds_no_lock_that_other_runs_need(tmp_path: Path, monkeypat
         slow.release.set()
         fetching.join(30)
     assert loads == ["smollm2", str(tmp_path / "mine"), "org/big"]
+
+
+GROWER = "grow-org/grower"
+HOLLOW = "hollow-org/llama-0.8b"
+# A Llama of about 0.83 billion parameters, declared in a few hundred bytes.
+HOLLOW_CONFIG = dict(
+    vocab_size=32000, hidden_size=2048, intermediate_size=5632, num_hidden_layers=16,
+    num_attention_heads=32, num_key_value_heads=4, torch_dtype="bfloat16",
+)  # fmt: skip
+
+
+class _GrowsAfterCheck(HubLimits):
+    """Limits whose repo gains a file three times the cap right after each check."""
+
+    def __init__(self, hub: LocalHub) -> None:
+        super().__init__(20_000)
+        self.hub = hub
+
+    def check(self, download: Download):
+        checked = super().check(download)
+        self.hub.grow("model", download.repo, "model-2.safetensors", b"\1" * 60_000)
+        return checked
+
+
+def _snapshot_loader(seen: list[tuple[str, list[str]]]):
+    """A loader that reads the hub copy the real load reads (`_hub_snapshot`) and lists it."""
+    from rrdemo.backends.loading import _hub_snapshot
+    from rrdemo.backends.registry import public_model
+
+    def load(name: str, revision=None, commit=None, **options) -> FakeBackend:
+        folder = Path(_hub_snapshot(public_model(name), commit or revision))
+        seen.append((commit, sorted(p.name for p in folder.iterdir())))
+        return FakeBackend(name, lambda prompt: "A")
+
+    return load
+
+
+def test_a_repo_that_grows_after_its_check_loads_the_commit_checked(hub) -> None:
+    hub.add_file("model", GROWER, "config.json", json.dumps(TINY_CONFIG).encode())
+    hub.add_file("model", GROWER, "model.safetensors", b"\0" * 1000)
+    checked_head = hub.head("model", GROWER)
+    seen: list = []
+    pool = ModelPool(_snapshot_loader(seen), public=True, hub=_GrowsAfterCheck(hub))
+    pool.get(GROWER)
+    assert hub.head("model", GROWER) != checked_head  # the head moved after the check
+    assert seen == [(checked_head, ["config.json", "model.safetensors"])]
+    assert not [p for p in hub.served() if "model-2.safetensors" in p]  # never downloaded
+    assert all(checked_head in p for p in hub.served())  # every file read at the checked commit
+
+
+def test_a_config_declaring_more_parameters_than_its_weights_hold_is_refused(hub) -> None:
+    hub.add_file("model", HOLLOW, "config.json", json.dumps(HOLLOW_CONFIG).encode())
+    hub.add_file("model", HOLLOW, "model.safetensors", b"\0" * 3000)  # one tiny tensor
+    limits = HubLimits(int(4e9), per_hour=1)
+    pool = ModelPool(_never, public=True, hub=limits)
+    with pytest.raises(
+        RRError, match=r"declares about 0\.8\d billion parameters .* hold 3,000 bytes"
+    ):
+        pool.get(HOLLOW)
+    assert [p.rsplit("/", 1)[1] for p in hub.served()] == ["config.json"]  # no weight fetched
+    assert limits.budget_left(SMALL) is None  # the refused repo cost nothing of the hour
+    # Weights that do hold the parameters, but more than the cap in their dtype: refused too.
+    limits = HubLimits(int(1e9))
+    with pytest.raises(RRError, match=r"weighs about 1\.7 GB, over this app's limit of 1\.0 GB"):
+        hub.declare("model", HOLLOW, {"model.safetensors": 500_000_000})
+        limits.check(Download(HOLLOW, None, tuple(HUB_FILES)))
+
+
+def test_the_hour_budget_is_per_client_and_a_failed_load_costs_nothing(hub) -> None:
+    def failing(name: str, revision=None, **options):
+        raise RRError(f"{name} does not load")
+
+    limits = HubLimits(int(4e9), per_hour=1)
+    with pytest.raises(RRError, match="does not load"):
+        ModelPool(failing, public=True, hub=limits).get(SMALL, client="ip:1")
+    assert limits.budget_left(GROWER, "ip:1") is None  # the failed load was not counted
+    loads: list[str] = []
+    pool = ModelPool(_loader(loads), public=True, hub=limits)
+    pool.for_client("ip:1").get(SMALL)
+    with pytest.raises(RRError, match="at most 1 different hub models per hour for each visitor"):
+        pool.for_client("ip:1").admit(GROWER)
+    assert limits.budget_left(GROWER, "ip:2") is None  # another visitor has its own hour
+    assert loads == [SMALL]
