@@ -14,7 +14,7 @@ from pathlib import Path
 from rrdemo.calibration.log import read_calibration
 from rrdemo.calibration.runner import scored
 from rrdemo.errors import RRError
-from rrdemo.runs.log import dump_record
+from rrdemo.jsonl import dump_record
 from rrdemo.runs.reextract import questions_by_id
 from rrdemo.tasks import get_task
 

@@ -14,10 +14,12 @@ import pytest
 
 from rrdemo.cli import main
 from rrdemo.errors import RRError
+from rrdemo.jsonl import LogWriter
 from rrdemo.runs.convert import convert_file
-from rrdemo.runs.log import LOG_VERSION, LogWriter, header_for, open_log, read_log
+from rrdemo.runs.log import LOG_VERSION, read_log
 from rrdemo.runs.runner import run_plan
 from rrdemo.runs.spec import load_sweep_file, plan_sweep
+from rrdemo.runs.write import header_for, open_log
 from tests.support.fakes import FakeBackend, FakePool, obeys_injection
 
 ROOT = Path(__file__).resolve().parents[3]
