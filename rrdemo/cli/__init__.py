@@ -26,6 +26,7 @@ COMMANDS = (
     "merge-logs",
     "convert-logs",
     "reextract",
+    "study",
 )
 
 

@@ -192,7 +192,11 @@ def sweep_from_args(args: argparse.Namespace, origin: dict[str, str] | None = No
     from rrdemo.runs.spec import load_sweep_file
 
     origin = {} if origin is None else origin
-    raw = load_sweep_file(args.sweep) if args.sweep else {}
+    settings = getattr(args, "settings", None)  # a study file's settings (rrdemo study)
+    if settings is not None:
+        raw = dict(settings)
+    else:
+        raw = load_sweep_file(args.sweep) if args.sweep else {}
     origin.update(dict.fromkeys(raw, Path(args.sweep).name if args.sweep else ""))
     beyond = [s.sweep_key for s in beyond_paper() if s.sweep != "none"]
     for name in (*_SETTINGS, *beyond):
