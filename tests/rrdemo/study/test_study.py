@@ -106,6 +106,27 @@ def test_a_shard_is_named_as_the_running_calibration_names_it() -> None:
     assert study.report.name == "qwen15b_styles_report" and study.batch == 16
 
 
+def test_the_styles_study_resumes_the_logs_its_calibrate_command_began() -> None:
+    """The shards were started as `rrdemo calibrate ... --shard I/2 --out
+    assets/calibration/qwen15b_styles-I-of-2.jsonl`: the study plans the same header, so its
+    `run --shard I/2` continues them (a log resumes only under the header it was begun with)."""
+    from rrdemo.calibration.log import calibration_changes, header_for
+    from rrdemo.calibration.plan import plan_calibration
+    from rrdemo.cli.calibrate import _SETTINGS
+
+    flags = dict.fromkeys(_SETTINGS)
+    flags.update(
+        models="qwen2.5-coder-1.5b",
+        tasks="gsm8k,aqua,math500,logic3,logic7,track7,arith2,arith4,arith6",
+        styles="direct,step-by-step",
+        n="40",
+        max_tokens="512",
+    )
+    study = load_study(ROOT / "assets" / "calibration" / "qwen15b_styles.study.yaml")
+    began = header_for(plan_calibration(flags))
+    assert calibration_changes(began, header_for(plan_calibration(study.settings))) == ""
+
+
 def test_run_takes_only_the_studys_own_shard_count(capsys) -> None:
     path = ROOT / "assets" / "evidence_aqua" / "study.yaml"
     assert main(["study", str(path), "run", "--shard", "1/3", "--dry-run"]) == 2
