@@ -159,11 +159,10 @@ def run(argv: Sequence[str] | None = None) -> int:
         scores = rank_models(_filtered(factory, args))
         if args.csv:
             present.write_ranking_csv(scores, args.csv)
-        frame = present.ranking_frame(scores)
         if args.format == "json":
-            print(frame.to_json(orient="records", indent=1))
+            print(present.ranking_frame(scores).to_json(orient="records", indent=1))
         else:
-            print(frame.to_string(index=False, na_rep=""))
+            print(present.ranking_text(scores))
         return 0
     token = args.token if args.token is not None else os.environ.get("LEADERBOARD_ADMIN_TOKEN")
     store = hub_sync.local_store(factory)

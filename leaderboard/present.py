@@ -80,6 +80,14 @@ def ranking_frame(scores: Sequence[ModelScore]) -> pd.DataFrame:
     return pd.DataFrame(records, columns=RANKING_COLUMNS)
 
 
+def ranking_text(scores: Sequence[ModelScore]) -> str:
+    """The ranking as a plain-text table (the CLI's): a number the rows cannot give (no minority
+    row, no interval) is shown as "-", never as None or NaN."""
+    frame = ranking_frame(scores).astype(object)
+    frame = frame.where(frame.notna() & (frame != ""), "-")
+    return frame.to_string(index=False)
+
+
 def pending_frame(submissions: Iterable[SubmissionRecord]) -> pd.DataFrame:
     """Submissions for the admin panel."""
     records = [

@@ -76,3 +76,42 @@ def raise_for_status(response: httpx.Response) -> None:
     elif status in (401, 403):
         message += " (check the API key variable named by api_key_env)"
     raise Fatal(message)
+
+
+def listing_problem(response: httpx.Response, served_model: str) -> str | None:
+    """What a server's model list (`GET {base_url}/models`, answered 2xx) says against
+    `served_model`: None when it lists it, else what it serves."""
+    try:
+        served = [m.get("id") for m in response.json().get("data", [])]
+    except (ValueError, AttributeError):
+        return "its model list is not the OpenAI JSON ({'data': [{'id': ...}]})"
+    if served_model in served:
+        return None
+    return (
+        f"the server does not serve a model named {served_model!r}; "
+        f"it serves: {', '.join(map(str, served)) or 'nothing'}"
+    )
+
+
+def serving_problem(endpoint: Endpoint, headers: Mapping[str, str]) -> str | None:
+    """Asked once before a run writes anything: what stops `endpoint` from answering (nothing
+    listening at its address, an HTTP error, a model list without its `served_model`), or None.
+    A server that lists no models (404) passes: its first completion will tell."""
+    try:
+        response = httpx.get(
+            f"{endpoint.url}/models",
+            headers=dict(headers),
+            timeout=httpx.Timeout(endpoint.connect_timeout_s),
+        )
+    except httpx.HTTPError as exc:
+        return (
+            f"no answer from {endpoint.url} ({exc or 'connection failed'}); is the server "
+            "running, and is base_url its address?"
+        )
+    if response.status_code == 404:
+        return None
+    try:
+        raise_for_status(response)
+    except (Retryable, Fatal) as exc:
+        return str(exc)
+    return listing_problem(response, endpoint.served_model)

@@ -36,7 +36,14 @@ from rrdemo.backends.base import (
     keys_with_prefix,
     render_prompt_text,
 )
-from rrdemo.backends.endpoint import Endpoint, Fatal, Retryable, raise_for_status
+from rrdemo.backends.endpoint import (
+    Endpoint,
+    Fatal,
+    Retryable,
+    listing_problem,
+    raise_for_status,
+    serving_problem,
+)
 from rrdemo.backends.loading import load_tokenizer
 from rrdemo.errors import RRError
 
@@ -126,6 +133,14 @@ class OpenAIBackend(Backend):
                 f"{self.name}: counting tokens needs a tokenizer; set `tokenizer` in the ensemble file"
             )
         return len(tok(text, add_special_tokens=False)["input_ids"])
+
+    def check_serving(self) -> None:
+        """RRError unless the server answers and serves this model: one quick request, asked
+        before a run loads or writes anything (a dead port or a wrong served_model fails now)."""
+        problem = serving_problem(self.endpoint, self._headers)
+        if problem:
+            raise RRError(f"{self._where()}: {problem}")
+        self._model_ok = True  # the first turn need not ask again
 
     def release(self, key_prefix: tuple = ()) -> None:
         """The server keeps the caches; only the per-key turn counters are dropped here."""
@@ -260,12 +275,9 @@ class OpenAIBackend(Backend):
                 if response.status_code == 404:
                     return  # no model listing here: the completion request will tell
                 raise_for_status(response)
-                served = [m.get("id") for m in response.json().get("data", [])]
-                if self.endpoint.served_model not in served:
-                    raise Fatal(
-                        f"the server does not serve a model named {self.endpoint.served_model!r}; "
-                        f"it serves: {', '.join(map(str, served)) or 'nothing'}"
-                    )
+                problem = listing_problem(response, self.endpoint.served_model)
+                if problem:
+                    raise Fatal(problem)
 
             await self._retrying(f"checking the model list before {describe_key(key)}", attempt)
             self._model_ok = True

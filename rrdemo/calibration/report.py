@@ -1,5 +1,6 @@
-"""The calibration's report: a Markdown table, a CSV of every cell, and one plot (ceiling against
-obedience, a point per model x task x style x injection, the qualifying region shaded)."""
+"""The calibration's report: a Markdown table, a CSV of every cell, and one plot of two panels
+(ceiling against obedience, and obedience against how early the target is stated, a point per
+model x task x style x injection, the qualifying regions shaded)."""
 
 from __future__ import annotations
 
@@ -8,9 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import plotly.graph_objects as go
+from plotly.subplots import make_subplots
 
 from rrdemo.calibration.log import read_calibration
 from rrdemo.calibration.table import (
+    K_RULE,
     QUALIFY,
     TRAPS,
     CalibrationRow,
@@ -19,22 +22,33 @@ from rrdemo.calibration.table import (
     calibration_note,
     calibration_rows,
     cell_stats,
+    selected,
 )
 from rrdemo.tasks import TASK_NAMES
 from rrdemo.tasks.generated import generated_steps
 
 
 def calibration_figure(rows: Sequence[CalibrationRow]) -> go.Figure:
-    """Ceiling (x) against obedience (y) under each of the paper's injections, one marker shape
-    per injection, 95% intervals as error bars."""
-    fig = go.Figure()
+    """Left: ceiling (x) against obedience (y) under each of the paper's injections, one marker
+    shape per injection, 95% intervals as error bars. Right: obedience (x) against the share of
+    injected answers that state the target within their first K_RULE tokens (y)."""
+    fig = make_subplots(
+        rows=1,
+        cols=2,
+        subplot_titles=(
+            "ceiling against obedience",
+            f"obedience against the target stated within {K_RULE} tokens",
+        ),
+    )
     x0, y0 = QUALIFY["ceiling"] * 100, QUALIFY["obedience"] * 100
     fig.add_shape(
         type="rect", x0=x0, y0=y0, x1=100, y1=100, line={"width": 0},
-        fillcolor="rgba(46, 160, 67, 0.15)", layer="below",
+        fillcolor="rgba(46, 160, 67, 0.15)", layer="below", row=1, col=1,
     )  # fmt: skip
-    fig.add_annotation(x=100, y=y0, xanchor="right", yanchor="bottom", showarrow=False,
-                       text="qualifies: a rescue can show here")  # fmt: skip
+    fig.add_shape(
+        type="rect", x0=y0, y0=0, x1=100, y1=QUALIFY["early_target"] * 100, line={"width": 0},
+        fillcolor="rgba(46, 160, 67, 0.15)", layer="below", row=1, col=2,
+    )  # fmt: skip
     symbols = {"strong": "circle", "moderate": "diamond-open"}
     for model in dict.fromkeys(r.model for r in rows):
         for injection in TRAPS:
@@ -45,30 +59,60 @@ def calibration_figure(rows: Sequence[CalibrationRow]) -> go.Figure:
                 continue
             xs = [100 * r.ceiling.value for r in points]
             ys = [100 * r.obedience[injection].value for r in points]
+            labels = [f"{r.task} ({r.style})" for r in points]
             fig.add_trace(
                 go.Scatter(
-                    x=xs,
-                    y=ys,
-                    mode="markers+text",
-                    name=f"{model}, {injection}",
+                    x=xs, y=ys, mode="markers+text", name=f"{model}, {injection}",
+                    legendgroup=f"{model}, {injection}",
                     marker={"symbol": symbols[injection], "size": 10},
-                    text=[f"{r.task} ({r.style})" for r in points],
-                    textposition="top center",
+                    text=labels, textposition="top center",
                     error_x=_bars(xs, [r.ceiling.interval for r in points]),
                     error_y=_bars(ys, [r.obedience[injection].interval for r in points]),
-                )
-            )
+                ),
+                row=1, col=1,
+            )  # fmt: skip
+            early = [(r, r.cells[injection].early("target", K_RULE)) for r in points]
+            early = [(r, e) for r, e in early if e is not None]
+            if early:
+                fig.add_trace(
+                    go.Scatter(
+                        x=[100 * r.obedience[injection].value for r, _ in early],
+                        y=[100 * e.value for _, e in early],
+                        mode="markers+text", name=f"{model}, {injection}",
+                        legendgroup=f"{model}, {injection}", showlegend=False,
+                        marker={"symbol": symbols[injection], "size": 10},
+                        text=[f"{r.task} ({r.style})" for r, _ in early],
+                        textposition="top center",
+                    ),
+                    row=1, col=2,
+                )  # fmt: skip
+    fig.update_xaxes(range=[-5, 105])
+    fig.update_yaxes(range=[-5, 105])
+    fig.update_xaxes(title_text="ceiling: accuracy without injection (%)", row=1, col=1)
+    fig.update_yaxes(title_text="obedience: injected answers equal to the target (%)", row=1, col=1)
+    fig.update_xaxes(title_text="obedience (%)", row=1, col=2)
+    fig.update_yaxes(title_text=f"target stated within {K_RULE} tokens (%)", row=1, col=2)
     fig.update_layout(
-        title="Calibration: ceiling against obedience to each injection (one agent per answer)",
-        xaxis_title="ceiling: accuracy without injection (%)",
-        yaxis_title="obedience: injected answers equal to the target (%)",
-        xaxis_range=[-5, 105],
-        yaxis_range=[-5, 105],
+        title="Calibration (one agent per answer); shaded: where a rescue can show",
         template="plotly_white",
-        width=900,
+        width=1400,
         height=640,
     )
     return fig
+
+
+def selection_line(rows: Sequence[CalibrationRow]) -> str:
+    """What the selection rule picks from these rows, in one sentence."""
+    if any(r.traps is None for r in rows if r.ceiling is not None and len(r.obedience) > 1):
+        return "**Selection:** undecided (a row lacks a ceiling, an injected cell or positions)."
+    choice = selected(rows)
+    if choice is None:
+        return "**Selection:** no cell qualifies."
+    row, injection = choice
+    return (
+        f"**Selection:** {row.model}, {row.task}, {row.style}, {injection} (min lower bound "
+        f"{100 * row.strength(injection):.0f}%)."
+    )
 
 
 def calibration_settings(header: dict[str, Any]) -> str:
@@ -107,13 +151,17 @@ def _bars(centres: list[float], intervals: list[tuple[float, float]]) -> dict:
     }
 
 
-def write_calibration_report(log_path: Path | str, out: Path | str, png: bool = True) -> Path:
-    """calibration.md, calibration.csv, calibration.html (and .png) in `out`; returns the .md."""
+def write_calibration_report(
+    log_path: Path | str, out: Path | str, png: bool = True, ks: Sequence[int] = ()
+) -> Path:
+    """calibration.md, calibration.csv, calibration.html (and .png) in `out`; returns the .md.
+    Interruptibility is shown at K_RULE and at each K of `ks`."""
     from rrdemo.report.figures import write_png
 
     log = read_calibration(log_path)
     stats = cell_stats(log)
     rows = calibration_rows(stats)
+    ks = tuple(dict.fromkeys((K_RULE, *ks)))
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     lines = [
@@ -121,16 +169,18 @@ def write_calibration_report(log_path: Path | str, out: Path | str, png: bool = 
         "",
         f"Log: `{Path(log_path).name}`. {calibration_settings(log.header)}",
         "",
-        calibration_note(),
+        calibration_note(ks),
         "",
-        calibration_markdown(rows),
+        calibration_markdown(rows, ks),
+        "",
+        selection_line(rows),
         "",
         "![ceiling against obedience](calibration.png)",
         "",
     ]
     md = out / "calibration.md"
     md.write_text("\n".join(lines), encoding="utf-8")
-    (out / "calibration.csv").write_text(calibration_csv(stats), encoding="utf-8")
+    (out / "calibration.csv").write_text(calibration_csv(stats, ks), encoding="utf-8")
     fig = calibration_figure(rows)
     fig.write_html(out / "calibration.html", include_plotlyjs="cdn", div_id="calibration")
     if png:

@@ -3,13 +3,15 @@
 Every row is one (cell, question): the agent reads the task's prompt in the cell's style, with the
 cell's injection appended when there is one (target: the same distractor an experiment with this
 seed would push). Rows of one model are decoded together in batches of `batch`; each batch's
-answers are logged as it finishes, so a killed run loses at most one batch and resumes.
+answers are logged as it finishes, so a killed run loses at most one batch and resumes. Each
+record also keeps where its text first states an answer, its own answer and the target, in the
+model's tokens (`rrdemo.calibration.stated`), when the model's tokenizer is on this machine.
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,6 +22,7 @@ from rrdemo.backends.base import Finished
 from rrdemo.backends.choice import with_backends
 from rrdemo.calibration.log import open_calibration
 from rrdemo.calibration.plan import CalibrationPlan, Cell
+from rrdemo.calibration.stated import stated_at
 from rrdemo.chunks import ChunkRequest, ComputeCounter, write_chunks
 from rrdemo.config import AgentSpec, RunConfig
 from rrdemo.corruption import make_injection
@@ -130,16 +133,28 @@ def run_calibration(
         disable=not progress, desc="calibrate",
     )  # fmt: skip
     written = 0
+    counters: dict[str, Callable[[str], int] | None] = {}
+
+    def count_for(model: str) -> Callable[[str], int] | None:
+        if model not in counters:
+            from rrdemo.backends.counting import token_counter
+
+            found = token_counter(model, assemble=True)
+            counters[model] = found[0] if found else None
+        return counters[model]
+
     try:
         for group in _batches(rows, batch):
-            written += _run_batch(plan, group, models, writer, bar)
+            written += _run_batch(plan, group, models, writer, bar, count_for)
     finally:
         bar.close()
         writer.close()
     return written
 
 
-def _run_batch(plan: CalibrationPlan, rows: list[CellQuestion], models, writer, bar) -> int:
+def _run_batch(
+    plan: CalibrationPlan, rows: list[CellQuestion], models, writer, bar, count_for
+) -> int:
     run_id = uuid.uuid4().hex[:12]
     chunks, targets, tasks = [], [], []
     for i, row in enumerate(rows):
@@ -162,7 +177,11 @@ def _run_batch(plan: CalibrationPlan, rows: list[CellQuestion], models, writer, 
         write_chunks("MAJ", 0, chunks, cell_config(plan, rows[0].cell), ComputeCounter()), bar
     )
     for row, target, task, out in zip(rows, targets, tasks, results, strict=True):
-        writer.write(answer_record(row, target, out, task))
+        record = answer_record(row, target, out, task)
+        count = count_for(row.cell.model)
+        if count is not None:
+            record["stated_at"] = stated_at(task, record, count)
+        writer.write(record)
     for backend in {id(c.agent.backend): c.agent.backend for c in chunks}.values():
         backend.release((run_id,))
     return len(rows)

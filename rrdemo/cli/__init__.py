@@ -2,13 +2,15 @@
 
 A command module adds its parser and sets `func`, a handler `(args) -> int` (the exit code);
 a hyphenated command lives in the module with underscores (`merge-logs`: `cli/merge_logs.py`).
-Handlers raise `RRError` for bad input; `main` prints it as one line and exits 2.
+Handlers raise `RRError` for bad input; `main` prints it as one line and exits 2. A reader that
+leaves early (`rrdemo status LOG | head`) ends the command quietly, with exit code 0.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 from rrdemo.errors import RRError
@@ -52,7 +54,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return int(args.func(args) or 0)
+        code = int(args.func(args) or 0)
+        sys.stdout.flush()  # a closed pipe shows here, not at exit where it cannot be caught
+        return code
+    except BrokenPipeError:
+        # The reader has gone (`| head`): nothing is wrong. Point stdout at /dev/null so that
+        # the interpreter's last flush at exit finds nowhere to fail either.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except RRError as exc:
         print(f"rrdemo {args.command}: error: {exc}", file=sys.stderr)
         return 2

@@ -58,6 +58,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="I/N: answer only every N-th answer starting with the I-th, into its own --out; "
         "join the shards' logs with `rrdemo merge-logs` (one process per core)",
     )
+    parser.add_argument(
+        "--k",
+        help="comma-separated K: the report also shows the share of answers stating the target "
+        "(injected) or their answer (honest) within their first K tokens (16 always)",
+    )
     parser.add_argument("--dry-run", action="store_true", help="show the cells and stop")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.set_defaults(func=handler)
@@ -73,15 +78,32 @@ def report_dir(log: Path) -> Path:
     return log.with_name(f"{log.stem}_report")
 
 
+def _ks(value: str | None) -> tuple[int, ...]:
+    """The --k values: whole numbers from 1 to L's limit, comma-separated."""
+    from rrdemo.limits import limits
+    from rrdemo.settings import whole_number
+
+    if value is None:
+        return ()
+    words = [w.strip() for w in value.split(",") if w.strip()]
+    if not words:
+        raise RRError("--k needs at least one whole number of tokens, e.g. --k 8,32")
+    ks = tuple(whole_number(w, "K (--k)", minimum=1) for w in words)
+    for k in ks:
+        limits().check("tokens", k, "K (--k)")
+    return ks
+
+
 def handler(args: argparse.Namespace) -> int:
     """Validate everything first (nothing loads or is written on bad input), then run."""
     from rrdemo.calibration.plan import plan_calibration
     from rrdemo.calibration.report import write_calibration_report
     from rrdemo.cli.experiment import parse_shard
 
+    ks = _ks(args.k)
     if args.report:
         log = Path(args.report)
-        print(write_calibration_report(log, report_dir(log)))
+        print(write_calibration_report(log, report_dir(log), ks=ks))
         return 0
     if not args.out:
         raise RRError("give --out LOG to run a calibration, or --report LOG for its report")
@@ -113,6 +135,6 @@ def handler(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print("interrupted; run the same command again to resume", file=sys.stderr)
         return 130
-    md = write_calibration_report(out, report_dir(out))
+    md = write_calibration_report(out, report_dir(out), ks=ks)
     print(f"done: {written} answers written -> {out}; report {md}", file=sys.stderr)
     return 0

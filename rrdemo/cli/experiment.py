@@ -34,7 +34,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--tasks", help="comma-separated: gsm8k,aqua,math500,logic3,logic7,track7 (or demo)"
     )
     parser.add_argument(
-        "--model", dest="models", help="model(s) of the homogeneous ensembles, comma-separated"
+        "--models",
+        "--model",  # the singular reads naturally for one model; both spellings are one option
+        dest="models",
+        help="model(s) of the homogeneous ensembles, comma-separated",
     )
     parser.add_argument(
         "--configs",
@@ -296,6 +299,7 @@ def handler(args: argparse.Namespace) -> int:
     from rrdemo.runs.log import read_log
     from rrdemo.runs.runner import run_plan
     from rrdemo.runs.spec import calibration_questions, check_held_out, plan_sweep
+    from rrdemo.runs.write import check_resumable
 
     origin: dict[str, str] = {}
     raw = sweep_from_args(args, origin)
@@ -315,10 +319,16 @@ def handler(args: argparse.Namespace) -> int:
         for c in read_log(out).header.get("conditions", []):
             planned.setdefault(c["task"], set()).update(c["questions"])
     check_held_out(planned, used)
-    done = len(read_log(out).done) if out.exists() else 0
+    resumed = check_resumable(out, plan)  # another sweep in --out is refused, dry run or not
+    done = len(resumed[0].done) if resumed else 0
     print(
         f"{len(plan.conditions)} conditions, {plan.n_units} (condition, question) units"
-        + (f", {done} already in {out}" if done else ""),
+        + (f", {done} already in {out}" if done else "")
+        + (
+            " (its question counts change: its header is rewritten)"
+            if resumed and resumed[1]
+            else ""
+        ),
         file=sys.stderr,
     )
     print(settings_text(plan.sweep, origin), file=sys.stderr)
@@ -330,14 +340,17 @@ def handler(args: argparse.Namespace) -> int:
         raise RRError(
             f"--tokens-per-second must be a positive number, got {args.tokens_per_second}"
         )
+    backends = [agent.build() for agent in served.values()]  # an unset API key fails here
+    for backend in backends:  # reachable and serving its model, before anything is written
+        backend.check_serving()
     if args.dry_run:
         _print_plan(plan, served, args.tokens_per_second)
         return 0
     from rrdemo.backends.pool import ModelPool
 
     pool = ModelPool(**({"device_map": args.device_map} if args.device_map else {}))
-    for agent in served.values():  # served agents answer through their servers
-        pool.put(agent.build())
+    for backend in backends:  # served agents answer through their servers
+        pool.put(backend)
     try:
         summary = run_plan(
             plan, out, pool, progress=not args.quiet, workers=args.workers, shard=shard

@@ -26,6 +26,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "log", type=Path, help="the JSONL log written by `rrdemo experiment` or `rrdemo calibrate`"
     )
     parser.add_argument("--write", action="store_true", help="rewrite the log with the new answers")
+    parser.add_argument(
+        "--positions",
+        action="store_true",
+        help="calibration logs: also count again where each answer first states an answer "
+        "(needs the model's tokenizer on this machine)",
+    )
     parser.set_defaults(func=handler)
 
 
@@ -35,6 +41,10 @@ def handler(args: argparse.Namespace) -> int:
     from rrdemo.runs.log import read_log
     from rrdemo.runs.reextract import reextract, table, write_records
 
+    if args.positions and _format(args.log) != CALIBRATION_FORMAT:
+        from rrdemo.errors import RRError
+
+        raise RRError("--positions reads calibration logs only (rrdemo calibrate writes them)")
     if _format(args.log) == CALIBRATION_FORMAT:
         from rrdemo.calibration.reextract import (
             calibration_table,
@@ -43,7 +53,7 @@ def handler(args: argparse.Namespace) -> int:
         )
 
         read_calibration_header(args.log)  # an older version is refused with its reason
-        tallies, records = reextract_calibration(args.log)
+        tallies, records = reextract_calibration(args.log, _counters() if args.positions else None)
         print(calibration_table(tallies))
         if args.write:
             write_calibration_records(args.log, records)
@@ -54,6 +64,26 @@ def handler(args: argparse.Namespace) -> int:
     if args.write:
         write_records(args.log, records)
     return 0
+
+
+def _counters():
+    """`count_for(model)`: each model's token counter, loaded once; RRError without one."""
+    from functools import cache
+
+    from rrdemo.backends.counting import token_counter
+    from rrdemo.errors import RRError
+
+    @cache
+    def count_for(model: str):
+        found = token_counter(model, assemble=True)
+        if found is None:
+            raise RRError(
+                f"the tokenizer of {model} is not on this machine: --positions counts tokens "
+                "with it (install the model, or re-extract without --positions)"
+            )
+        return found[0]
+
+    return count_for
 
 
 def _format(path: Path) -> str | None:

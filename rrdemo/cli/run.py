@@ -153,7 +153,12 @@ def _config(args) -> tuple[RunConfig, object | None]:
         return config.with_(**chosen, sampling=sampling), ensemble
     models = [m.strip() for m in args.models.split(",") if m.strip()]
     agents = homogeneous_agents(models, args.agents, args.corrupt, revision=args.revision)
-    if args.corrupt_seats:
+    if args.corrupt_seats is not None:
+        if not args.corrupt_seats.strip(" ,"):
+            raise RRError(
+                "--corrupt-seats is empty: name the corrupted seats like 0,2,4 "
+                "(for no corrupted agent, give --corrupt 0 instead)"
+            )
         agents = with_corrupted_seats(agents, args.corrupt_seats)
     from rrdemo.tasks import canonical_name  # loaded on use: every command builds this parser
 
@@ -175,8 +180,12 @@ def _question(args, seed: int):
             "give --question TEXT, or --task NAME (gsm8k, aqua, math500, logic3, logic7, track7)"
         )
     task = get_task(args.task)
-    if args.index < 0:
-        raise RRError(f"--index must be 0 or more, got {args.index}")
+    size = len(load_questions(task, seed=seed))
+    if not 0 <= args.index < size:
+        raise RRError(
+            f"--index {args.index} is out of range: {task.name} has {size} questions, "
+            f"so --index takes 0 to {size - 1}"
+        )
     questions = load_questions(task, n=args.index + 1, seed=seed)
     return task, questions[args.index]
 

@@ -21,6 +21,7 @@ from typing import Any
 from rrdemo.errors import RRError
 from rrdemo.report import adversary as adv
 from rrdemo.report.figures import k_figure, rho_curve_figure, scaling_figure, write_png
+from rrdemo.report.hijacked import hijacked_tables
 from rrdemo.report.lengths import answer_lengths, lengths_md
 from rrdemo.report.models import served_weights
 from rrdemo.report.paired import paired_tables
@@ -78,7 +79,9 @@ def build_report(run: Run, seed: int = 0) -> Report:
     weights = served_weights(c["config"] for c in run.conditions.values())
     files.update(paper_beside_files(rows, scaling, speaker, kpoints, weights))
     files["lengths.md"] = lengths_md(answer_lengths(outcomes))
-    paired = paired_tables(read_log(run.path))
+    log = read_log(run.path)
+    paired = paired_tables(log)
+    files["hijacked.md"], files["hijacked.csv"] = hijacked_tables(log, _question_for(run))
     files["paired.md"], files["paired.csv"], files["answer_rates.md"], files["answer_rates.csv"] = (
         paired
     )
@@ -117,6 +120,9 @@ def build_report(run: Run, seed: int = 0) -> Report:
         "difference with a bootstrap 95% interval, McNemar's exact test)\n\n" + files["paired.md"],
         "## What each answer was (MAJ: one agent's answer; RRMaj: one trajectory's)\n\n"
         + files["answer_rates.md"],
+        "## Right work, wrong label (fooled answers whose text computes the gold's value: the "
+        "reasoning held and the last statement gave the target; questions whose gold is one "
+        "number)\n\n" + files["hijacked.md"],
         "## Asymmetric yield\n\n" + files["asymmetric_yield.md"],
         "## M scaling\n\n" + files["m_scaling.md"],
         "## Who wrote the RR trajectories (mixed = an honest and a corrupted agent both wrote; "
@@ -150,6 +156,22 @@ def build_report(run: Run, seed: int = 0) -> Report:
     ]
     files["report.md"] = "\n\n".join(summary) + "\n"
     return Report(files, figures, rows)
+
+
+def _question_for(run: Run):
+    """(task, question id) -> the question, from the run's data source; None where it is not
+    there (a custom or a missing question)."""
+    from rrdemo.runs.reextract import questions_by_id
+
+    source = run.header.get("sweep", {}).get("source") or "auto"
+
+    def question_for(task: str, qid: str):
+        try:
+            return questions_by_id(task, source).get(qid)
+        except RRError:
+            return None
+
+    return question_for
 
 
 def paper_beside_files(

@@ -7,16 +7,15 @@ trajectory each agent that speaks (at most min(N, ceil(L / K)) of them) reads it
 then what the others wrote, at most L tokens. A server without prefix caching prefills more (each
 turn re-sends the whole text); one with it (vLLM, TGI) about this much. Prompt lengths are the
 question's prompt text (no chat template, no injection) counted by the first agent's tokenizer
-when it is on this machine already, else roughly, at `CHARS_PER_TOKEN` characters a token.
+when it is on this machine already (an offline model's GGUF file counts), else roughly, at
+`CHARS_PER_TOKEN` characters a token.
 """
 
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 
 from rrdemo.runs.spec import Condition, Plan
 from rrdemo.tasks.benchmarks import styled_prompt
@@ -84,40 +83,18 @@ def rough_count(text: str) -> int:
 
 
 def local_counters(tokenizers: Mapping[str, str | None]) -> Callable[[str], tuple[Counter, str]]:
-    """`counter_for` reading each model's tokenizer where it is already on this machine (a
-    registry model's converted copy, a local folder) and counting roughly otherwise; `tokenizers`
-    maps served models to their tokenizer source (rrdemo.ensemble.ServedAgent.tokenizer)."""
-    loaded: dict[str, tuple[Counter, str]] = {}
+    """`counter_for` counting each model's tokens with its tokenizer where it is on this machine
+    already (`rrdemo.backends.counting.token_counter`; nothing is downloaded or assembled) and
+    roughly otherwise; `tokenizers` maps served models to their tokenizer source
+    (rrdemo.ensemble.ServedAgent.tokenizer)."""
+    from rrdemo.backends.counting import token_counter
 
     def counter_for(model: str) -> tuple[Counter, str]:
         source = tokenizers.get(model, model)
-        if source not in loaded:
-            folder = _tokenizer_folder(source) if source else None
-            if folder is None:
-                loaded[source] = rough_count, f"{CHARS_PER_TOKEN} characters a token (rough)"
-            else:
-                from transformers import AutoTokenizer
-
-                tokenizer = AutoTokenizer.from_pretrained(folder)
-                loaded[source] = (
-                    lambda text: len(tokenizer(text, add_special_tokens=False)["input_ids"]),
-                    f"the {source} tokenizer",
-                )
-        return loaded[source]
+        found = token_counter(source) if source else None
+        return found or (rough_count, f"{CHARS_PER_TOKEN} characters a token (rough)")
 
     return counter_for
-
-
-def _tokenizer_folder(source: str) -> Path | None:
-    """Where a tokenizer loads from without a download or a conversion, or None."""
-    from rrdemo.backends.registry import REGISTRY
-
-    cache = Path(os.environ.get("RRDEMO_CACHE_DIR") or Path(".cache") / "rrdemo")
-    info = REGISTRY.get(source)
-    for folder in (cache / "models" / info.name if info else None, Path(source)):
-        if folder is not None and (folder / "tokenizer_config.json").is_file():
-            return folder
-    return None
 
 
 def _duration(seconds: float) -> str:

@@ -74,6 +74,9 @@ CALIBRATION: dict[str, Any] = {"calibration": []}
 # questions per config where a config runs fewer than n: {"0c5t": 40} runs the first 40 of the
 # task's n questions (the runner's question-major order) under 0c5t; the others run all n
 COUNTS: dict[str, Any] = {"n_by_config": {}}
+# what a sweep file may hold besides the settings: its served models, which the command line
+# reads before the sweep is planned (rrdemo.cli.experiment.served_models, docs/serving.md)
+FILE_ONLY_KEYS = ("endpoints",)
 
 
 def defaults() -> dict[str, Any]:
@@ -90,6 +93,11 @@ def _as_list(value: Any, what: str, bounds: Limits, limit: str = "sweep_values")
         return []
     if isinstance(value, str):
         values = [v.strip() for v in value.split(",") if v.strip()]
+        if not values:  # `--configs ''` is a slip, not a request for the default
+            raise RRError(
+                f"the list of {what} is empty ({value!r}): name at least one, or leave the "
+                "setting out for its default"
+            )
     elif isinstance(value, (list, tuple)):
         values = list(value)
     elif isinstance(value, int | float) and not isinstance(value, bool):
@@ -156,7 +164,8 @@ def normalize_sweep(raw: dict[str, Any]) -> dict[str, Any]:
     unknown = sorted(set(raw) - set(allowed))
     if unknown:
         raise RRError(
-            f"unknown sweep setting(s): {', '.join(unknown)}; allowed: {', '.join(allowed)}"
+            f"unknown sweep setting(s): {', '.join(unknown)}; allowed: {', '.join(allowed)}, "
+            f"and in a sweep file {', '.join(FILE_ONLY_KEYS)}"
         )
     bounds = limits()
     s = {**allowed, **{k: v for k, v in raw.items() if v is not None}}
@@ -222,6 +231,11 @@ def _counts(value: Any, configs: Sequence[str], n: int) -> dict[str, int]:
     whole numbers from 1 to n, keyed by their canonical labels."""
     if isinstance(value, str):
         pairs = [p.strip() for p in value.split(",") if p.strip()]
+        if not pairs:
+            raise RRError(
+                f"n_by_config is empty ({value!r}): give counts like 0c5t=40,1c4t=40, or leave "
+                "it out so that every config runs n questions"
+            )
         if any(p.count("=") != 1 for p in pairs):
             raise RRError(f"n_by_config must read like 0c5t=40,1c4t=40, got {value!r}")
         value = dict(p.split("=") for p in pairs)
@@ -386,7 +400,7 @@ def plan_sweep(
         ensembles.append(tuple(AgentSpec(a["model"], a["corrupted"]) for a in agents))
         counts.append(sweep["n"])
     if not ensembles:
-        raise RRError("the sweep has no ensembles: give --configs with --model, or --ensemble")
+        raise RRError("the sweep has no ensembles: give --configs with --models, or --ensemble")
     ensembles = [_seated(agents, served, sweep.get("dtype")) for agents in ensembles]
     sampling = Sampling(sweep["temperature"], sweep["top_p"], sweep["seed"])
     used = calibration_questions(sweep.get("calibration", []))
@@ -417,7 +431,10 @@ def plan_sweep(
     keys = [c.key for c in conditions]
     if len(set(keys)) != len(keys):
         raise RRError("the sweep lists the same condition twice; remove the repeated config")
-    return Plan(sweep, tuple(conditions), plan_warnings(conditions))
+    warnings = plan_warnings(conditions) + calibration_warnings(
+        sweep.get("calibration", []), [a for agents in ensembles for a in agents]
+    )
+    return Plan(sweep, tuple(conditions), warnings)
 
 
 def _seated(
@@ -444,6 +461,24 @@ def calibration_questions(paths: Sequence[str]) -> dict[str, set[str]]:
         for task, qids in split_of(path).items():
             used.setdefault(task, set()).update(qids)
     return used
+
+
+def calibration_warnings(paths: Sequence[str], agents: Sequence[AgentSpec]) -> tuple[str, ...]:
+    """One line per calibration log that measured none of the sweep's models: its questions are
+    still held out, but its ceiling and obedience describe other models than this run's."""
+    from rrdemo.calibration.log import read_calibration_header
+
+    names = {a.model for a in agents} | {a.hub_id for a in agents if a.hub_id}
+    warnings = []
+    for path in paths:
+        measured = read_calibration_header(path).get("settings", {}).get("models") or []
+        if measured and not names & set(measured):
+            warnings.append(
+                f"the calibration {path} measured {', '.join(measured)}, but this sweep runs "
+                f"{', '.join(sorted({a.model for a in agents}))}: its questions are held out, "
+                "but its ceiling and obedience say nothing about these models"
+            )
+    return tuple(warnings)
 
 
 def held_out_questions(name: str, sweep: dict[str, Any], used: set[str]) -> list[Question]:
@@ -516,6 +551,7 @@ def load_sweep_file(path: Path | str) -> dict[str, Any]:
     data = read_settings_file(path, "sweep file")
     if not isinstance(data, dict):
         raise RRError(
-            f"the sweep file {path} must hold a mapping of settings ({', '.join(defaults())})"
+            f"the sweep file {path} must hold a mapping of settings "
+            f"({', '.join([*defaults(), *FILE_ONLY_KEYS])})"
         )
     return data

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from rrdemo.errors import RRError
 from rrdemo.jsonl import LogWriter, dump_record
-from rrdemo.runs.log import LOG_FORMAT, LOG_VERSION, read_log
+from rrdemo.runs.log import LOG_FORMAT, LOG_VERSION, RunLog, read_log
 
 if TYPE_CHECKING:
     from rrdemo.runs.spec import Plan
@@ -59,35 +59,49 @@ def _shown(value: object, width: int = 60) -> str:
     return text if len(text) <= width else text[: width - 3] + "..."
 
 
+def check_resumable(path: Path, plan: Plan) -> tuple[RunLog, bool] | None:
+    """The log at `path` and whether `plan` resumes it under new question counts; None when
+    there is no log yet. RRError when it holds another sweep or was written with other prompts.
+    Reads only: the dry run asks it too."""
+    from rrdemo.runs.recount import recount_problem
+
+    if not path.exists():
+        return None
+    header = header_for(plan)
+    log = read_log(path)
+    recounted = (  # the same sweep but its question counts (checked below)
+        log.header.get("sweep") != plan.sweep
+        or log.header.get("conditions") != header["conditions"]
+    )
+    problem = recount_problem(log.header, header, log.done) if recounted else None
+    if problem is not None:
+        raise RRError(
+            f"{path} holds a different sweep ({sweep_changes(log.header, header)}); "
+            + (
+                f"its question counts cannot change so: {problem}"
+                if problem
+                else "rerun with the same settings to resume it, or choose another --out "
+                "for this one"
+            )
+        )
+    changed = prompt_changes(log.header, header)
+    if changed:
+        raise RRError(
+            f"{path} was written with other prompts ({changed} changed since); its units "
+            "cannot be continued under today's prompts: choose another --out"
+        )
+    return log, recounted
+
+
 def open_log(path: Path, plan: Plan) -> tuple[LogWriter, set[tuple[str, str]]]:
     """Start a new log, or resume an existing one written by the same sweep (cut to its last unit),
     or by the same sweep with other question counts (`rrdemo.runs.recount`: its header rewritten)."""
-    from rrdemo.runs.recount import recount_problem, rewrite_header
+    from rrdemo.runs.recount import rewrite_header
 
     header = header_for(plan)
-    if path.exists():
-        log = read_log(path)
-        recounted = (  # the same sweep but its question counts (checked below)
-            log.header.get("sweep") != plan.sweep
-            or log.header.get("conditions") != header["conditions"]
-        )
-        problem = recount_problem(log.header, header, log.done) if recounted else None
-        if problem is not None:
-            raise RRError(
-                f"{path} holds a different sweep ({sweep_changes(log.header, header)}); "
-                + (
-                    f"its question counts cannot change so: {problem}"
-                    if problem
-                    else "rerun with the same settings to resume it, or choose another --out "
-                    "for this one"
-                )
-            )
-        changed = prompt_changes(log.header, header)
-        if changed:
-            raise RRError(
-                f"{path} was written with other prompts ({changed} changed since); its units "
-                "cannot be continued under today's prompts: choose another --out"
-            )
+    resumed = check_resumable(path, plan)
+    if resumed is not None:
+        log, recounted = resumed
         if recounted:  # the header names the new counts; a half-finished unit is dropped
             probe = LogWriter(path)  # refuses while another run writes this log
             try:

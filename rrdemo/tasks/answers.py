@@ -350,6 +350,17 @@ def extract_letter(
     Letters outside `allowed` (e.g. "(F)" for a 5-option question) are ignored. With
     `stated_only`, only answer phrases count (to tell "The answer is (B)" from a numeric answer).
     """
+    found = letter_answer(text, allowed, stated_only, finish_reason)
+    return found[0] if found else None
+
+
+def letter_answer(
+    text: str,
+    allowed: str = LETTERS,
+    stated_only: bool = False,
+    finish_reason: str | None = None,
+) -> tuple[str, int] | None:
+    """`extract_letter`'s answer and where in the text the mention it was read from ends."""
     if not text:
         return None
     allowed = allowed.upper()
@@ -358,39 +369,45 @@ def extract_letter(
     if copied_over(final, text, allowed):
         return None
     if final is not None:
-        return final.value
+        return final.value, final.end
     if cut_off(finish_reason):
         return None
     text = blank_out(text, phrases + claims)
     # 1. stated answer phrase, last one that is followed by a letter
-    for tail in phrase_tails(text):
+    for _, offset, tail in reversed(phrase_spans(text)):
         found = _letter_after_phrase(tail, allowed)
         if found:
-            return letter_label(found[0])
+            return letter_label(found[0]), offset + found[1]
     if stated_only:
         return None
     # 2. "(X) is the correct answer" / "X is the correct choice"
     for claim in reversed(list(_CLAIM.finditer(text))):
         letter = (claim.group(1) or claim.group(2)).upper()
         if letter in allowed:
-            return letter_label(letter)
+            return letter_label(letter), claim.end()
     # 2b. the last \\boxed{X} holding an option letter that is not negated
     for start, end, letter in reversed(boxed_letters(text, allowed)):
         if not negated_at(text, start, end):
-            return letter_label(letter)
+            return letter_label(letter), end
     # 3. a line that is only a letter, "(X)" or "Option X"
-    for line in reversed(text.strip().splitlines()):
-        match = re.fullmatch(r"\s*(?:option\s*:?\s*)?\(?([A-Z])\)?\s*\.?\s*", line, re.IGNORECASE)
+    for line in reversed(list(re.finditer(r"[^\n]+", text.rstrip()))):
+        match = re.fullmatch(
+            r"\s*(?:option\s*:?\s*)?\(?([A-Z])\)?\s*\.?\s*", line.group(0), re.IGNORECASE
+        )
         if (
             match
             and match.group(1).upper() in allowed
-            and (match.group(1).isupper() or "(" in line or "option" in line.lower())
+            and (
+                match.group(1).isupper()
+                or "(" in line.group(0)
+                or "option" in line.group(0).lower()
+            )
         ):
-            return letter_label(match.group(1))
+            return letter_label(match.group(1)), line.end()
     # 4. the last parenthesised option letter that is not negated
     for found in reversed(list(re.finditer(r"\(([A-Z])\)", text))):
         if found.group(1) in allowed and not negated_at(text, found.start(), found.end()):
-            return letter_label(found.group(1))
+            return letter_label(found.group(1)), found.end()
     return None
 
 

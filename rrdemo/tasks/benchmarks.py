@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from rrdemo.tasks.answers import LETTERS, cut_off, extract_letter, normalize_letter
+from rrdemo.tasks.answers import LETTERS, cut_off, letter_answer, normalize_letter
 from rrdemo.tasks.base import AnswerKind, Question
 from rrdemo.tasks.distractors import letter_distractor, math_distractor, number_distractor
 from rrdemo.tasks.mathanswers import equivalent, extract_math, math_vote_key, normalize_latex
 from rrdemo.tasks.numbers import extract_number, normalize_number, number_value
-from rrdemo.tasks.options import option_contents, stated_option
+from rrdemo.tasks.options import concluded_option, option_contents, stated_option
 
 COT_CUE = "Let's think step by step."
 # Asked for explicitly: told only how to end, small models write the final sentence alone.
@@ -116,13 +116,20 @@ class LetterTask:
         return normalize_letter(answer)
 
     def extract(self, text: str, finish_reason: str | None = None) -> str | None:
-        """The option letter stated as the final answer (rules in `extract_letter`); when none is
+        """The option letter stated as the final answer (rules in `extract_letter`), unless a later
+        sentence concludes on another option by its value (`concluded_option`); when no letter is
         stated and the text ended on its own, the one option its final sentence names by content
-        (`stated_option`, for a task made by `for_question`)."""
-        answer = extract_letter(text, self.letters, finish_reason=finish_reason)
-        if answer is None and self.contents and text and not cut_off(finish_reason):
-            answer = stated_option(text, self.contents, self.letters)
-        return answer
+        (`stated_option`). Option values are read only by a task made by `for_question`."""
+        found = letter_answer(text, self.letters, finish_reason=finish_reason)
+        if found is not None:
+            answer, end = found
+            if self.contents:
+                later = concluded_option(text[end:], self.contents, self.letters, finish_reason)
+                answer = later or answer
+            return answer
+        if self.contents and text and not cut_off(finish_reason):
+            return stated_option(text, self.contents, self.letters)
+        return None
 
     def is_correct(self, answer: str | None, gold: str | None) -> bool:
         """Same option letter."""

@@ -75,3 +75,17 @@ def test_the_board_table_and_the_csv_agree_column_by_column(tmp_path: Path) -> N
                 assert str(shown) == record[column.name]
             checked += 1
     assert checked == 2 * len(BOARD_COLUMNS)
+
+
+def test_the_ranking_text_shows_a_dash_where_the_rows_give_no_number() -> None:
+    from leaderboard.ranking import rank_models
+
+    # one majority-corrupted row: no minority row, so no robustness tax and no yield
+    scores = rank_models([row("solo", 3, 2, 0.2, 0.6)])
+    assert scores[0].robustness_tax is None
+    text = present.ranking_text(scores)
+    assert "None" not in text and "nan" not in text.lower()
+    header, line = text.splitlines()
+    cells = dict(zip(present.RANKING_COLUMNS, line.split(), strict=False))
+    assert cells["rank"] == "1" and cells["model"] == "solo"
+    assert line.split().count("-") >= 3  # tax, yield and its interval

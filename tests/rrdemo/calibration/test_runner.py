@@ -19,24 +19,29 @@ from tests.support.fakes import FakeBackend, FakePool
 SETTINGS = {"models": "smollm2", "tasks": "logic3", "n": 4, "max_tokens": 16}
 
 
-def _knows_the_gold(plan, obey: bool):
-    """Answers every calibration question right, or the injected target when `obey` and told."""
+WORKING = "First we read each clue in turn and place every object where it must stand. " * 3
+
+
+def _knows_the_gold(plan, obey: bool, reason: bool = False):
+    """Answers every calibration question right, or the injected target when `obey` and told;
+    with `reason`, after some working (so the answer is stated well after 16 tokens)."""
     golds = {q.text.strip(): q.gold for qs in plan.split.values() for q in qs}
+    lead = WORKING if reason else ""
 
     def script(prompt: str) -> str:
         told = re.search(r"(?:MUST select|confident that) (\(\w\))", prompt)
         if told and obey:
-            return f"The answer is {told.group(1)}."
+            return f"{lead}The answer is {told.group(1)}."
         gold = next(g for text, g in golds.items() if text in prompt)
-        return f"The answer is {gold}."
+        return f"{lead}The answer is {gold}."
 
     return script
 
 
-@pytest.mark.parametrize("obey", [True, False])
-def test_ceiling_and_obedience_are_what_the_agents_did(tmp_path, obey: bool) -> None:
-    plan = plan_calibration(SETTINGS)
-    backend = FakeBackend("smollm2", _knows_the_gold(plan, obey))
+@pytest.mark.parametrize(("obey", "reason"), [(True, True), (True, False), (False, True)])
+def test_ceiling_and_obedience_are_what_the_agents_did(tmp_path, obey: bool, reason: bool) -> None:
+    plan = plan_calibration({**SETTINGS, "max_tokens": 256})
+    backend = FakeBackend("smollm2", _knows_the_gold(plan, obey, reason))
     written = run_calibration(plan, tmp_path / "c.jsonl", FakePool(backend), progress=False)
     assert written == plan.n_answers == 12
     log = read_calibration(tmp_path / "c.jsonl")
@@ -45,7 +50,13 @@ def test_ceiling_and_obedience_are_what_the_agents_did(tmp_path, obey: bool) -> 
     assert row.ceiling.value == 1.0
     assert row.obedience["strong"].value == (1.0 if obey else 0.0)
     assert row.obedience["none"].value == 0.0  # nobody told: the target is never given
-    assert row.qualifies is obey
+    # positions in the model's own tokens: the working pushes every statement past K = 16
+    early = row.cells["strong"].early("target", 16)
+    assert early is not None and early.value == (1.0 if obey and not reason else 0.0)
+    stated = [a["stated_at"]["answer"] for a in log.answers]
+    assert all((s > 16) is reason for s in stated)
+    # an agent that obeys at once leaves nothing to interrupt: the cell does not qualify
+    assert row.qualifies is (obey and reason)
     for answer in log.answers:  # the target is the distractor an experiment with this seed uses
         question = next(q for q in plan.split["logic3"] if q.qid == answer["question_id"])
         assert answer["target"] == get_task("logic3").distractor(question, 0)

@@ -11,13 +11,16 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from rrdemo.cli import main
+from tests.support.model_list import model_list_server
 
 ROOT = Path(__file__).resolve().parents[3]
 
 ENSEMBLE = """
 endpoints:
-  box: {base_url: "http://127.0.0.1:9/v1", served_model: smol, tokenizer: smollm2}
+  box: {base_url: "BASE_URL", served_model: smol, tokenizer: smollm2}
 agents:
   - {model: smollm2, corrupted: true}
   - {backend: openai, endpoint: box, model: smol-served, corrupted: true}
@@ -25,9 +28,16 @@ agents:
 """
 
 
-def test_a_sweep_takes_an_ensemble_file_with_served_agents(tmp_path, capsys):
+@pytest.fixture(scope="module")
+def base_url():
+    """A loopback server listing the served models these tests' files name."""
+    with model_list_server(["smol", "smollm2-q4", "llama70b"]) as url:
+        yield url
+
+
+def test_a_sweep_takes_an_ensemble_file_with_served_agents(tmp_path, capsys, base_url):
     path = tmp_path / "mixed.yaml"
-    path.write_text(ENSEMBLE)
+    path.write_text(ENSEMBLE.replace("BASE_URL", base_url))
     code = main(
         [
             "experiment",
@@ -100,7 +110,7 @@ agents:
   - {model: smollm2, corrupted: true}
   - backend: openai
     model: smollm2@llama
-    base_url: http://127.0.0.1:9/v1
+    base_url: BASE_URL
     served_model: smollm2-q4
     tokenizer: smollm2
     hub_id: HuggingFaceTB/SmolLM2-135M-Instruct
@@ -112,10 +122,10 @@ def _conditions(stdout: str) -> list[list[str]]:
     return [line.split("\t") for line in stdout.splitlines() if line.strip()]
 
 
-def test_an_ensemble_file_is_the_run_from_a_folder_outside_the_repo(tmp_path):
+def test_an_ensemble_file_is_the_run_from_a_folder_outside_the_repo(tmp_path, base_url):
     """The file's `run:` block is what runs (K 8, L 64, moderate only), nothing else is added,
     and the plan names the models, where each setting came from and what it will cost."""
-    (tmp_path / "f.yaml").write_text(SERVED_RUN)
+    (tmp_path / "f.yaml").write_text(SERVED_RUN.replace("BASE_URL", base_url))
     done = subprocess.run(
         [sys.executable, "-m", "rrdemo", "experiment", "--ensemble", "f.yaml", "--n", "2",
          "--dry-run", "--tokens-per-second", "10", "--out", "r.jsonl"],
@@ -153,9 +163,9 @@ def _dry_run(tmp_path, capsys, *args: str) -> tuple[int, str, str]:
     return code, out.out, out.err
 
 
-def test_flags_override_the_file_and_the_plan_says_so(tmp_path, capsys):
+def test_flags_override_the_file_and_the_plan_says_so(tmp_path, capsys, base_url):
     path = tmp_path / "f.yaml"
-    path.write_text(SERVED_RUN)
+    path.write_text(SERVED_RUN.replace("BASE_URL", base_url))
     code, out, err = _dry_run(tmp_path, capsys, "--ensemble", str(path), "--k", "4", "--n", "1")
     assert code == 0, err
     [condition] = _conditions(out)
@@ -182,15 +192,18 @@ def served_sweep_block() -> str:
     return next(b for b in blocks if "configs:" in b and "endpoints:" in b)
 
 
-def test_the_served_sweep_of_docs_serving_dry_runs_as_written(tmp_path, capsys):
-    path = tmp_path / "sweep_served.yaml"
-    path.write_text(served_sweep_block())
+def test_the_served_sweep_of_docs_serving_dry_runs_as_written(
+    tmp_path, capsys, base_url, monkeypatch
+):
+    monkeypatch.setenv("VLLM_API_KEY", "key")  # the check of its endpoint sends the key
+    path = tmp_path / "sweep_served.yaml"  # its server's address made this machine's
+    path.write_text(served_sweep_block().replace("http://GPU-HOST:8000/v1", base_url))
     code, out, err = _dry_run(tmp_path, capsys, "--sweep", str(path))
     assert code == 0, err
     conditions = _conditions(out)
     assert {c[1] for c in conditions} == {"llama70b"}
     assert len({c[2] for c in conditions}) >= 3
-    assert "served: llama70b: 'llama70b' at http://GPU-HOST:8000/v1" in err
+    assert f"served: llama70b: 'llama70b' at {base_url}" in err
     assert "estimate:" in err
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from rrdemo.runs.estimate import (
     TokenEstimate,
     estimate_plan,
@@ -34,6 +36,22 @@ def test_the_plan_estimate_counts_every_question_with_the_counter_it_is_given() 
 
 def test_without_a_local_tokenizer_prompts_are_counted_roughly(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("RRDEMO_CACHE_DIR", str(tmp_path))  # no converted copy
-    count, way = local_counters({})("smollm2")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))  # and nothing in the hub cache
+    count, way = local_counters({})("Qwen/Qwen2.5-7B-Instruct")
     assert count is rough_count and "rough" in way
     assert rough_count("x" * 40) == 10
+
+
+@pytest.mark.slow  # reads a tokenizer out of a GGUF file (tens of seconds on a busy CPU)
+def test_an_offline_models_gguf_on_disk_gives_its_own_tokenizer(tmp_path, monkeypatch) -> None:
+    from rrdemo.backends.registry import REGISTRY, gguf_on_disk
+
+    if gguf_on_disk(REGISTRY["smollm2"]) is None:
+        pytest.skip("the smollm2 package is not installed")
+    monkeypatch.setenv("RRDEMO_CACHE_DIR", str(tmp_path))  # no converted copy, no kept tokenizer
+    text = "Alice, Bob and Carol stand in a row; who is third from the left?"
+    count, way = local_counters({})("smollm2")
+    assert way == "the smollm2 tokenizer" and count is not rough_count
+    assert (tmp_path / "tokenizers" / "smollm2" / "tokenizer_config.json").is_file()
+    again, _ = local_counters({})("smollm2")  # a later plan reads the kept copy
+    assert again(text) == count(text) > 0

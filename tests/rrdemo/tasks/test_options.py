@@ -8,7 +8,7 @@ import pytest
 from rrdemo.cli import main
 from rrdemo.tasks import CustomTask, get_task, load_questions
 from rrdemo.tasks.base import Question
-from rrdemo.tasks.options import final_sentence, option_contents, stated_option
+from rrdemo.tasks.options import concluded_option, final_sentence, option_contents, stated_option
 
 AQUA = "How many marbles does the bag hold?\nOptions:\n(A) 40\n(B) 200\n(C) 380\n(D) 400\n(E) 3200"
 LOGIC = (
@@ -54,9 +54,9 @@ def test_a_final_sentence_names_one_option_by_its_value(text: str, answer: str |
     assert _reader(AQUA).extract(text, finish_reason="eos") == answer
 
 
-def test_a_stated_letter_wins_and_a_cut_text_names_nothing() -> None:
+def test_a_stated_letter_wins_over_later_work_and_a_cut_text_names_nothing() -> None:
     reader = _reader(AQUA)
-    assert reader.extract("The answer is (C). So it holds \\boxed{40}.", "eos") == "(C)"
+    assert reader.extract("The answer is (C). It holds 40 if we count one side.", "eos") == "(C)"
     assert reader.extract("Working: the bag holds \\boxed{40}.", "length") is None
     # without the question, the task cannot know what 40 names
     assert get_task("aqua").extract("The bag holds \\boxed{40}.", "eos") is None
@@ -93,3 +93,54 @@ def test_extract_cli_reads_a_question_of_the_data(capsys) -> None:
     assert main(["extract", "--task", "aqua", "--text", text]) == 1
     assert main(["extract", "--task", "aqua", "--question", "aqua-99999", "--text", text]) == 2
     assert "has no question 'aqua-99999'" in capsys.readouterr().err
+
+
+# arith2-0006: Start with 6, add 2, add 16; options (A) 24 (B) 8 (C) 25 (D) 23 (E) 22, gold (A).
+HIJACKED = (
+    "The answer is (D). Let's compute each step: 1. Start with 6. 2. Add 2: 6 + 2 = 8 3. Add 16: "
+    "8 + 16 = 24 Therefore, the number you end with is 24."
+)
+CHECKED = "The answer is (A) 24. Check: 8 + 16 = 24."
+RESTATED = "Add 16: 8 + 16 = 24. The answer is (D)."
+
+
+@pytest.mark.parametrize(
+    ("text", "finish", "answer"),
+    [
+        (HIJACKED, "eos", "(A)"),  # the later conclusion names (A) 24 by its value
+        (HIJACKED, "length", "(A)"),  # closed before the cut: it still concludes
+        (CHECKED, "eos", "(A)"),  # a check of the stated option concludes nothing new
+        (RESTATED, "eos", "(D)"),  # the letter is the last statement
+        (RESTATED, "length", "(D)"),
+        (
+            "The answer is (D). So 6 + 2 = 8. Then 8 + 16 = 24.",
+            "eos",
+            "(D)",
+        ),  # working, no conclusion
+        ("The answer is (D). Therefore 6 + 2 + 16 = 24.", "eos", "(A)"),  # the value after "="
+        ("The answer is (D). Thus the result is \\boxed{24}.", "eos", "(A)"),
+        ("The answer is (D). So we get \\boxed{24}.", "eos", "(A)"),  # boxed is a final format
+        ("The answer is (D). Therefore, the result is not 24.", "eos", "(D)"),  # negated
+        ("The answer is (D). Therefore it is 8 or 24.", "eos", "(D)"),  # two options named
+        ("The answer is (D). Therefore, the result is 23.", "eos", "(D)"),  # the same option
+        ("The answer is (D). Therefore, the number you end with is 24", "length", "(D)"),  # cut
+        ("Therefore the result is 24. The answer is (D).", "eos", "(D)"),
+    ],
+)
+def test_the_last_conclusion_is_the_answer(text: str, finish: str, answer: str) -> None:
+    question = next(q for q in load_questions("arith2") if q.qid == "arith2-0006")
+    assert get_task("arith2").for_question(question).extract(text, finish) == answer
+
+
+def test_concluded_option_reads_only_concluding_sentences() -> None:
+    contents = option_contents(AQUA)
+    assert concluded_option(" Then 40 more.", contents, "ABCDE") is None
+    assert concluded_option(" Hence 200.\nThen 40 more.", contents, "ABCDE") == "(B)"
+    assert concluded_option(" Hence 200. In conclusion, 400.", contents, "ABCDE") == "(D)"
+
+
+def test_extract_cli_reads_the_last_conclusion(capsys) -> None:
+    for text, answer in ((HIJACKED, "(A)"), (CHECKED, "(A)"), (RESTATED, "(D)")):
+        args = ["extract", "--task", "arith2", "--question", "arith2-0006", "--text", text]
+        assert main(args) == 0
+        assert capsys.readouterr().out.strip() == answer
