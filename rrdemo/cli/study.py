@@ -102,6 +102,7 @@ def _run_calibration(study, out: Path, flags: list[str]) -> int:
     from rrdemo.calibration.plan import plan_calibration
     from rrdemo.cli.calibrate import _SETTINGS
     from rrdemo.cli.calibrate import handler as calibrate
+    from rrdemo.cli.calibrate import register as register_calibrate
 
     unknown = [k for k in study.settings if k not in _SETTINGS]
     if unknown:
@@ -117,15 +118,13 @@ def _run_calibration(study, out: Path, flags: list[str]) -> int:
             f"{tokens:,} decoded tokens (an answer ends at its end-of-sequence, often sooner)",
             file=sys.stderr,
         )
-    run_args = argparse.Namespace(
-        report=None,
-        out=str(out),
-        batch=study.batch,
-        shard=flags[flags.index("--shard") + 1] if "--shard" in flags else None,
-        dry_run="--dry-run" in flags,
-        quiet="--quiet" in flags,
-        **{key: study.settings.get(key) for key in _SETTINGS},
+    parser = argparse.ArgumentParser(prog="rrdemo study")
+    register_calibrate(parser.add_subparsers())  # every option at its default, then the study's
+    run_args = parser.parse_args(
+        ["calibrate", "--out", str(out), "--batch", str(study.batch), *flags]
     )
+    for key in _SETTINGS:
+        setattr(run_args, key, study.settings.get(key))
     return calibrate(run_args)
 
 
