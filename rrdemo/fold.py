@@ -14,7 +14,7 @@ prints, the experiment logger as it writes) and `fold(events)` applies a whole s
 and over the RRMaj trajectories a `SpeakerTally`: the tokens each agent and each role wrote, and
 which trajectories are *mixed* (an honest and a corrupted agent both wrote part of them).
 The app's API reads its records from here (`MethodRecord.summary`); the run log builds its
-records from these objects (`rrdemo.runs.log`). Pure, no I/O.
+records from these objects (`rrdemo.runs.record`). Pure, no I/O.
 """
 
 from __future__ import annotations

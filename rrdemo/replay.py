@@ -31,7 +31,8 @@ from rrdemo.events import (
     TurnMeasured,
 )
 from rrdemo.fold import FoldedTrajectory
-from rrdemo.runs.log import RunLog, read_done, read_trajectory
+from rrdemo.runs.log import RunLog
+from rrdemo.runs.record import read_done, read_trajectory
 from rrdemo.tasks import Question, load_questions
 
 REPLAY_SECONDS = 12.0  # a whole recorded run plays in about this long: readable, never tedious

@@ -3,9 +3,10 @@
     python -m tools.import_cycles            # rrdemo/, leaderboard/, ui/, app.py, bench/, tools/
     python -m tools.import_cycles --edges    # also print every import edge
 
-Reads the source with `ast` (nothing is imported), so an import inside a function counts as
-much as one at the top of the file: a function-level import only hides a cycle until the
-function runs. Imports under `if TYPE_CHECKING:` never run and are left out. An edge goes to the
+Reads the source with `ast` (nothing is imported), so every import statement counts, wherever it
+stands: one inside a function only hides a cycle until the function runs, and one under
+`if TYPE_CHECKING:` is a loop the type checker walks and a later runtime import closes (the
+modules still depend on each other; the layout should not). An edge goes to the
 module named (`from rrdemo.backends import pool` names `rrdemo.backends.pool`); the packages it
 passes through are not counted, since Python finishes a package's `__init__` before its
 submodules import one another. Each cycle is printed as one path through its modules.
@@ -37,24 +38,11 @@ def module_files(root: Path = ROOT, sources: Iterable[str] = SOURCES) -> dict[st
     return found
 
 
-def _is_type_checking(node: ast.If) -> bool:
-    test = node.test
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
-    )
-
-
 def _import_nodes(tree: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
-    """Every import statement in `tree`, at any depth, except under `if TYPE_CHECKING:`."""
-    stack = [tree]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, ast.If) and _is_type_checking(node):
-            stack.extend(node.orelse)
-            continue
+    """Every import statement in `tree`, at any depth (functions, `if TYPE_CHECKING:` blocks)."""
+    for node in ast.walk(tree):
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             yield node
-        stack.extend(ast.iter_child_nodes(node))
 
 
 def imported_names(module: str, file: Path) -> set[str]:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rrdemo.errors import RRError
-from rrdemo.runs.log import LogWriter, dump_record
+from rrdemo.jsonl import LogWriter, dump_record
 
 if TYPE_CHECKING:
     from rrdemo.calibration.plan import CalibrationPlan

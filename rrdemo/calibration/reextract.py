@@ -18,7 +18,7 @@ from rrdemo.calibration.log import read_calibration
 from rrdemo.calibration.runner import scored
 from rrdemo.calibration.stated import stated_at
 from rrdemo.errors import RRError
-from rrdemo.runs.log import dump_record
+from rrdemo.jsonl import dump_record
 from rrdemo.runs.reextract import questions_by_id
 from rrdemo.tasks import get_task
 

@@ -29,6 +29,7 @@ COMMANDS = (
     "merge-logs",
     "convert-logs",
     "reextract",
+    "study",
 )
 
 

@@ -195,7 +195,11 @@ def sweep_from_args(args: argparse.Namespace, origin: dict[str, str] | None = No
     from rrdemo.runs.spec import load_sweep_file
 
     origin = {} if origin is None else origin
-    raw = load_sweep_file(args.sweep) if args.sweep else {}
+    settings = getattr(args, "settings", None)  # a study file's settings (rrdemo study)
+    if settings is not None:
+        raw = dict(settings)
+    else:
+        raw = load_sweep_file(args.sweep) if args.sweep else {}
     origin.update(dict.fromkeys(raw, Path(args.sweep).name if args.sweep else ""))
     beyond = [s.sweep_key for s in beyond_paper() if s.sweep != "none"]
     for name in (*_SETTINGS, *beyond):
@@ -292,9 +296,10 @@ def parse_shard(text: str) -> tuple[int, int]:
 
 def handler(args: argparse.Namespace) -> int:
     """Validate the whole sweep first (nothing loads or is written on bad input), then run it."""
-    from rrdemo.runs.log import check_resumable, read_log
+    from rrdemo.runs.log import read_log
     from rrdemo.runs.runner import run_plan
     from rrdemo.runs.spec import calibration_questions, check_held_out, plan_sweep
+    from rrdemo.runs.write import check_resumable
 
     origin: dict[str, str] = {}
     raw = sweep_from_args(args, origin)

@@ -9,9 +9,6 @@ The dataset (parquet and a card, `rrdemo.report.dataset`) loads with `datasets.l
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -75,7 +72,7 @@ def handler(args: argparse.Namespace) -> int:
     """Build, validate, then write atomically; an existing file is kept unless --force."""
     # Here, not at the top: every `rrdemo` command imports this module to register it, and the
     # builder pulls in pydantic and the run reader's analysis stack.
-    from rrdemo.report.submission import build_submission
+    from rrdemo.report.board import check_finished, write_submission
 
     log = Path(args.log)
     if args.dataset:
@@ -87,38 +84,11 @@ def handler(args: argparse.Namespace) -> int:
         )
     out = Path(args.out) if args.out else log.with_name(log.stem + ".submission.json")
     if args.source == "rrdemo":
-        _finished(log)
+        check_finished(log)
     if out.exists() and not args.force:
         raise RRError(f"{out} already exists; pass --force to replace it or choose another --out")
-    submission = build_submission(
-        log, args.submitter, args.notes, source=args.source, created=args.created
-    )
-    data = submission.model_dump(mode="json")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=".export-", suffix=".json")
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        json.dump(data, fh, indent=2)
-        fh.write("\n")
-    os.replace(tmp, out)
-    print(out)
+    print(write_submission(log, out, args.submitter, args.notes, args.source, args.created))
     return 0
-
-
-def _finished(log: Path) -> None:
-    """RRError unless every unit the run planned is done: the project's own rows are seeded into
-    every board, so a run still under way (whose rows would be read as final) is not exported
-    with source rrdemo; `rrdemo report` shows what it has so far."""
-    from rrdemo.runs.log import read_log
-    from rrdemo.runs.status import log_status
-
-    statuses = log_status(read_log(log))
-    done, planned = sum(s.done for s in statuses), sum(s.planned for s in statuses)
-    if done < planned:
-        raise RRError(
-            f"{log} is not finished ({done} of {planned} units done): rows with source rrdemo "
-            "are seeded into every board, so only a finished run is exported with it; finish the "
-            "run (rerun its command, merging shards first) or export it as local_run"
-        )
 
 
 def _dataset(log: Path, args: argparse.Namespace) -> int:

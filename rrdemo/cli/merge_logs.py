@@ -7,7 +7,7 @@ shards into one log.
 
 The kind is read from each log's header. Experiment logs: every finished unit is kept once (from
 the first log that holds it), unfinished units are left out, logs of different sweeps are refused
-(`rrdemo.runs.log.merge_logs`). Calibration logs: every (cell, question) answer once, logs of
+(`rrdemo.runs.write.merge_logs`). Calibration logs: every (cell, question) answer once, logs of
 different calibrations refused (`rrdemo.calibration.log.merge_calibrations`).
 """
 
@@ -51,7 +51,8 @@ def _is_calibration(path: str) -> bool:
 def handler(args: argparse.Namespace) -> int:
     """Merge by the logs' kind, then say how many units or answers the merged log holds."""
     from rrdemo.calibration.log import merge_calibrations
-    from rrdemo.runs.log import merge_logs, read_log
+    from rrdemo.runs.log import read_log
+    from rrdemo.runs.write import merge_logs
 
     kinds = [_is_calibration(path) for path in args.logs]
     if len(set(kinds)) > 1:

@@ -27,14 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from rrdemo.config import RunConfig
-from rrdemo.runs.log import (
-    LOG_FORMAT,
-    LOG_VERSION,
-    RECORD_TYPES,
-    LogWriter,
-    dump_record,
-    same_record,
-)
+from rrdemo.jsonl import LogWriter, dump_record
+from rrdemo.runs.log import LOG_FORMAT, LOG_VERSION, RECORD_TYPES
+from rrdemo.runs.record import same_record
 from rrdemo.runs.spec import describe_condition, normalize_sweep
 
 
@@ -60,7 +55,7 @@ def convert_header(header: dict) -> tuple[dict, dict[str, str]]:
 
 
 def convert_record(record: dict, keys: dict[str, str]) -> dict:
-    """One trajectory or done record as the current writer writes it (`rrdemo.runs.log`: read
+    """One trajectory or done record as the current writer writes it (`rrdemo.runs.record`: read
     back into the fold's objects and written again), under its condition's new key; an older
     honest role ("truthful") reads as honest."""
     if record.get("type") not in RECORD_TYPES:

@@ -26,14 +26,9 @@ from rrdemo.config import RunConfig
 from rrdemo.errors import RRError
 from rrdemo.events import AnswerExtracted
 from rrdemo.fold import Fold
+from rrdemo.jsonl import dump_record
 from rrdemo.protocols import Final, _conclude, _tie
-from rrdemo.runs.log import (
-    done_record,
-    dump_record,
-    read_done,
-    read_trajectory,
-    trajectory_record,
-)
+from rrdemo.runs.record import done_record, read_done, read_trajectory, trajectory_record
 from rrdemo.tasks import get_task, load_questions
 from rrdemo.tasks.base import Question
 

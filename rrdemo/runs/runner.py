@@ -4,7 +4,7 @@
     run_plan(plan, "runs/small.jsonl", ModelPool())
 
 A killed run resumes from the same call: the log is cut back to its last "done" line
-(`rrdemo.runs.log.open_log`), so a half-finished unit is redone from scratch and nothing is lost
+(`rrdemo.runs.write.open_log`), so a half-finished unit is redone from scratch and nothing is lost
 or counted twice.
 """
 
@@ -22,8 +22,9 @@ from tqdm import tqdm
 from rrdemo.fold import Fold
 from rrdemo.protocols import run_question
 from rrdemo.runs.gang import Gang, GangModels
-from rrdemo.runs.log import Unit, done_record, open_log, trajectory_record
+from rrdemo.runs.record import Unit, done_record, trajectory_record
 from rrdemo.runs.spec import Condition, Plan
+from rrdemo.runs.write import open_log
 from rrdemo.tasks.base import Question
 
 
@@ -31,7 +32,7 @@ from rrdemo.tasks.base import Question
 def unit_records(condition: Condition, question: Question, events: Iterable) -> Iterator[dict]:
     """Turn one question's event stream into log records: a trajectory record as each MAJ answer
     or RR trajectory finishes, then the unit's "done" record with votes and compute (the fold's
-    objects, written by `rrdemo.runs.log`)."""
+    objects, written by `rrdemo.runs.record`)."""
     state = Fold()
 
     def unit() -> Unit:

@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from rrdemo.config import ct_label
-from rrdemo.runs.log import RunLog, merge_logs, read_log
+from rrdemo.runs.log import RunLog, read_log
+from rrdemo.runs.write import merge_logs
 
 CUT_AT_L = "cut off at L"
 NO_STATEMENT = "no final-answer statement"

@@ -41,7 +41,8 @@ def test_the_first_questions_are_the_conditions_finished_units_in_the_sweeps_ord
 def test_merging_shards_in_any_order_keeps_the_first_questions(run_log, tmp_path):
     """Shard logs joined the other way round put the lines in another order; the gallery's
     questions follow the sweep's order, so they stay the same."""
-    from rrdemo.runs.log import dump_record, merge_logs
+    from rrdemo.jsonl import dump_record
+    from rrdemo.runs.write import merge_logs
 
     log = read_log(run_log)
     first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"

@@ -13,7 +13,7 @@ from rrdemo.events import ChunkWritten, TurnMeasured
 from rrdemo.fold import fold
 from rrdemo.meter import logit, potential, reading
 from rrdemo.protocols import majority_vote, round_robin, run_question
-from rrdemo.runs.log import Unit, trajectory_record
+from rrdemo.runs.record import Unit, trajectory_record
 from rrdemo.seats import homogeneous_agents
 from tests.support.events import event_from_dict
 from tests.support.fakes import QUESTION, FakeBackend, FakePool, FakeTask, obeys_injection

@@ -10,7 +10,8 @@ import pytest
 from rrdemo.errors import RRError
 from rrdemo.fold import fold
 from rrdemo.replay import finished_units, read_unit, recorded_events, replay
-from rrdemo.runs.log import done_record, read_done, read_log, read_trajectory, trajectory_record
+from rrdemo.runs.log import read_log
+from rrdemo.runs.record import done_record, read_done, read_trajectory, trajectory_record
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets"
 # every committed run log; assets/calibration/ holds calibration logs (single answers, no units)

@@ -99,8 +99,8 @@ def test_an_unknown_sweep_key_lists_endpoints_among_the_allowed(tmp_path, capsys
 
 def test_a_dry_run_refuses_an_out_that_holds_another_sweep(tmp_path, capsys) -> None:
     from rrdemo.cli.experiment import sweep_from_args
-    from rrdemo.runs.log import open_log
     from rrdemo.runs.spec import plan_sweep
+    from rrdemo.runs.write import open_log
 
     out = tmp_path / "r.jsonl"
     settings = ["--tasks", "logic3", "--models", "smollm2", "--strengths", "strong", "--n", "2"]

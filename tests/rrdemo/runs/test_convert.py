@@ -14,10 +14,13 @@ import pytest
 
 from rrdemo.cli import main
 from rrdemo.errors import RRError
+from rrdemo.jsonl import LogWriter
 from rrdemo.runs.convert import convert_file
-from rrdemo.runs.log import LOG_VERSION, LogWriter, header_for, open_log, read_log
+from rrdemo.runs.log import LOG_VERSION, read_log
 from rrdemo.runs.runner import run_plan
-from rrdemo.runs.spec import load_sweep_file, plan_sweep
+from rrdemo.runs.spec import plan_sweep
+from rrdemo.runs.write import header_for, open_log
+from rrdemo.study.file import find_studies, load_study
 from tests.support.fakes import FakeBackend, FakePool, obeys_injection
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -188,17 +191,17 @@ def test_the_committed_logs_are_current(tmp_path) -> None:
 def test_the_committed_sweeps_plan_as_logged_and_resume_only_under_their_prompts(
     tmp_path,
 ) -> None:
-    """Each committed sweep's header is what its sweep file plans today, and it records the
+    """Each committed sweep's header is what its study file plans today, and it records the
     prompts that produced it. A log made with today's prompts resumes; the old 1.5B sweep's
     prompts showed "The answer is N.", so running it again is refused, naming what changed,
     instead of mixing answers of two prompts."""
     from rrdemo.tasks.benchmarks import prompt_texts
 
-    pairs = [(p, p.with_name("log.jsonl")) for p in sorted((ROOT / "assets").glob("*/sweep.yaml"))]
-    pairs = [(sweep, log) for sweep, log in pairs if log.exists()]
-    assert {log.parent.name for _, log in pairs} >= {"qwen15b"}
+    studies = [load_study(path) for path in find_studies(ROOT / "assets")]
+    pairs = [(s.path, s.log) for s in studies if s.kind == "experiment" and s.log.exists()]
+    assert {log.parent.name for _, log in pairs} >= {"qwen15b", "evidence", "evidence_aqua"}
     for sweep, log in pairs:
-        plan = plan_sweep(load_sweep_file(sweep))
+        plan = plan_sweep(load_study(sweep).settings)
         header = read_log(log).header
         assert header["sweep"] == plan.sweep, sweep
         assert header["conditions"] == header_for(plan)["conditions"], sweep

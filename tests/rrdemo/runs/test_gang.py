@@ -163,7 +163,8 @@ def test_real_model_units_run_together(tmp_path, real_pool):
 
 # -- shards ---------------------------------------------------------------------------------------
 def test_shards_split_a_sweep_and_merge_into_the_whole(tmp_path):
-    from rrdemo.runs.log import merge_logs, read_log
+    from rrdemo.runs.log import read_log
+    from rrdemo.runs.write import merge_logs
 
     plan = fake_plan(labels=("0c3t", "2c1t", "1c2t"))
     whole = tmp_path / "whole.jsonl"
@@ -187,7 +188,7 @@ def test_shards_split_a_sweep_and_merge_into_the_whole(tmp_path):
 
 def test_logs_of_different_sweeps_are_not_merged(tmp_path):
     from rrdemo.errors import RRError
-    from rrdemo.runs.log import merge_logs
+    from rrdemo.runs.write import merge_logs
 
     a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
     run_plan(fake_plan(labels=("0c3t",)), a, fake_pool(), progress=False)

@@ -10,13 +10,12 @@ import pytest
 
 from rrdemo.errors import RRError
 from rrdemo.fold import fold
-from rrdemo.runs.log import (
+from rrdemo.jsonl import dump_record
+from rrdemo.runs.log import read_log, read_run
+from rrdemo.runs.record import (
     Unit,
     done_record,
-    dump_record,
     read_done,
-    read_log,
-    read_run,
     read_trajectory,
     same_record,
     trajectory_record,

@@ -77,7 +77,7 @@ def _calibration(tmp_path, n: int = 20):
     """A calibration log (header only: its split is what the sweep reads)."""
     from rrdemo.calibration.log import header_for
     from rrdemo.calibration.plan import plan_calibration
-    from rrdemo.runs.log import dump_record
+    from rrdemo.jsonl import dump_record
 
     plan = plan_calibration({"models": "smollm2", "tasks": "logic3", "n": n, "split_seed": 3})
     path = tmp_path / "cal.jsonl"
@@ -112,7 +112,8 @@ def test_overlap_with_a_calibration_is_refused_naming_the_questions() -> None:
 def test_experiment_refuses_a_log_that_holds_calibration_questions(tmp_path, capsys) -> None:
     """A log begun without the calibration, then continued naming it: exit 2, the log untouched."""
     from rrdemo.cli import main
-    from rrdemo.runs.log import dump_record, header_for
+    from rrdemo.jsonl import dump_record
+    from rrdemo.runs.write import header_for
 
     path, _ = _calibration(tmp_path)
     out = tmp_path / "evidence.jsonl"

@@ -1,0 +1,164 @@
+"""`rrdemo study FILE run | status | build`: a committed result run, watched and rebuilt from its
+study file (`rrdemo.study`).
+
+    rrdemo study assets/evidence_aqua/study.yaml run --dry-run       # the plan, a token estimate
+    rrdemo study assets/evidence_aqua/study.yaml run --shard 1/2     # one shard (one per core)
+    rrdemo study assets/evidence_aqua/study.yaml status              # done / planned, all shards
+    rrdemo study assets/evidence_aqua/study.yaml build               # merge, re-extract, publish
+
+`run` is `rrdemo experiment` or `rrdemo calibrate` with the study's settings, into the study's log
+(or shard I's log, `<stem>-I-of-N.jsonl`); run it again to resume. `build` merges the shards
+into the log and rewrites every published file from it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from rrdemo.errors import RRError
+
+VERBS = ("run", "status", "build")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the `study` command."""
+    parser = subparsers.add_parser(
+        "study",
+        help="run, watch or rebuild a study (one file: settings, shards, published files)",
+        description="A study file holds a result's kind (experiment or calibration), settings, "
+        "shard count and what is published from its log. run: run it (or one shard), resuming; "
+        "status: done / planned over all its logs; build: merge the shards, re-extract, write "
+        "the report, board rows and gallery settings.",
+    )
+    parser.add_argument("file", help="the study file (assets/<study>/study.yaml)")
+    parser.add_argument("verb", choices=VERBS, help="run, status or build")
+    parser.add_argument(
+        "--shard", help="run: I/N, the I-th of the study's N shards, into its own log"
+    )
+    parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="run: the plan and a token estimate; build: the steps; nothing is run or written",
+    )
+    parser.add_argument(
+        "--workers", type=int, default=1, help="run (experiment): units run at once (default 1)"
+    )
+    parser.add_argument(
+        "--tokens-per-second",
+        type=float,
+        help="run --dry-run (experiment): throughput to turn the token estimate into a time",
+    )
+    parser.add_argument("--quiet", action="store_true", help="run: no progress bar")
+    parser.set_defaults(func=handler)
+
+
+def handler(args: argparse.Namespace) -> int:
+    from rrdemo.study.file import load_study
+
+    study = load_study(args.file)
+    if args.verb != "run" and args.shard:
+        raise RRError(f"--shard is for run; {args.verb} reads all of the study's logs")
+    if args.verb == "status":
+        return _status(study)
+    if args.verb == "build":
+        return _build(study, args.dry_run)
+    out = study.log
+    if args.shard:
+        from rrdemo.cli.experiment import parse_shard
+
+        index, count = parse_shard(args.shard)
+        if count != study.shards:
+            raise RRError(
+                f"{study.path} runs as {study.shards} shard(s); give --shard I/{study.shards} "
+                "(or no --shard: one process into its log)"
+            )
+        out = study.shard_log(index, count)
+    shard = [] if not args.shard else ["--shard", args.shard]
+    flags = [*shard, *(["--dry-run"] if args.dry_run else []), *(["--quiet"] if args.quiet else [])]
+    if study.kind == "experiment":
+        return _run_experiment(study, out, flags, args)
+    return _run_calibration(study, out, flags)
+
+
+def _run_experiment(study, out: Path, flags: list[str], args: argparse.Namespace) -> int:
+    """`rrdemo experiment` with the study's settings in place of a sweep file."""
+    from rrdemo.cli.experiment import add_arguments
+    from rrdemo.cli.experiment import handler as experiment
+
+    parser = argparse.ArgumentParser(prog="rrdemo study")
+    add_arguments(parser)
+    more = ["--workers", str(args.workers)]
+    if args.tokens_per_second is not None:
+        more += ["--tokens-per-second", str(args.tokens_per_second)]
+    run_args = parser.parse_args(["--out", str(out), *flags, *more])
+    run_args.sweep, run_args.settings = str(study.path), study.settings
+    return experiment(run_args)
+
+
+def _run_calibration(study, out: Path, flags: list[str]) -> int:
+    """`rrdemo calibrate` with the study's settings as its options."""
+    from rrdemo.calibration.plan import plan_calibration
+    from rrdemo.cli.calibrate import _SETTINGS
+    from rrdemo.cli.calibrate import handler as calibrate
+    from rrdemo.cli.calibrate import register as register_calibrate
+
+    unknown = [k for k in study.settings if k not in _SETTINGS]
+    if unknown:
+        raise RRError(
+            f"{study.path}: unknown calibration setting {', '.join(unknown)} "
+            f"(allowed: {', '.join(_SETTINGS)})"
+        )
+    if "--dry-run" in flags:
+        plan = plan_calibration(study.settings)
+        tokens = plan.n_answers * plan.settings["max_tokens"]
+        print(
+            f"at most {plan.n_answers} answers x L = {plan.settings['max_tokens']}: "
+            f"{tokens:,} decoded tokens (an answer ends at its end-of-sequence, often sooner)",
+            file=sys.stderr,
+        )
+    parser = argparse.ArgumentParser(prog="rrdemo study")
+    register_calibrate(parser.add_subparsers())  # every option at its default, then the study's
+    run_args = parser.parse_args(
+        ["calibrate", "--out", str(out), "--batch", str(study.batch), *flags]
+    )
+    for key in _SETTINGS:
+        setattr(run_args, key, study.settings.get(key))
+    return calibrate(run_args)
+
+
+def _status(study) -> int:
+    logs = study.logs()
+    if not logs:
+        print(f"{study.name}: nothing run yet (no {study.log.name} and no shard log)")
+        return 0
+    for path in logs:
+        print(f"log: {path}")
+    if study.kind == "experiment":
+        from rrdemo.runs.status import render, shards_status
+
+        print(render(shards_status(logs)))
+        return 0
+    from rrdemo.calibration.log import read_calibration
+    from rrdemo.calibration.plan import plan_calibration
+
+    planned = plan_calibration(study.settings).n_answers
+    done: set[tuple[str, str]] = set()
+    for path in logs:
+        answers = read_calibration(path).done
+        print(f"  {path.name}: {len(answers)} answers")
+        done |= answers
+    print(f"{study.name}: {len(done)} of {planned} answers done, {planned - len(done)} left")
+    return 0
+
+
+def _build(study, dry_run: bool) -> int:
+    from rrdemo.study.build import build, build_steps
+
+    steps = build_steps(study)
+    if dry_run:
+        print("\n".join(steps) if steps else f"{study.name}: nothing to build")
+        return 0
+    build(study, say=lambda line: print(line, file=sys.stderr))
+    return 0

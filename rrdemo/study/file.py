@@ -1,0 +1,191 @@
+"""A study file: the kind, settings, shards and published files of one result, read and checked.
+
+    kind: experiment              # or calibration
+    log: log.jsonl                # the merged log; shard i of n writes log-i-of-n.jsonl beside it
+    shards: 2                     # processes (or machines) that run it; 1: one process
+    settings: {...}               # a sweep file's settings, or `rrdemo calibrate`'s options
+    publish:
+      reextract: true             # answers read again with today's rules before anything is built
+      report: report              # the report's folder
+      board: {out: submission.json, created: "2026-11-26T11:35:00", notes: "..."}
+      gallery: {manifest: ../gallery.json, recorded: "2026-11-26"}
+
+Paths in the file are relative to its folder; paths inside `settings` (a sweep's calibration
+logs) are as a sweep file has them, relative to where the command runs (the repository root).
+A file named `study.yaml` is the study of its folder; `NAME.study.yaml` is study NAME, for a
+folder that holds several (the calibrations).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, datetime
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from rrdemo.errors import RRError
+from rrdemo.files import read_settings_file
+
+KINDS = ("experiment", "calibration")
+_KEYS = ("kind", "log", "shards", "batch", "settings", "publish")
+_PUBLISH = ("reextract", "report", "board", "gallery")
+_BOARD = ("out", "created", "notes")
+_GALLERY = ("manifest", "recorded")
+MAX_SHARDS = 64  # more processes than any machine here has cores
+BOARD_SUBMITTER = "rrdemo"  # the project's own rows: source and submitter "rrdemo"
+
+
+@dataclass(frozen=True)
+class Board:
+    """The leaderboard rows of a finished experiment (`rrdemo export --source rrdemo`)."""
+
+    out: Path
+    created: str  # when the run finished, UTC: the submission's date whatever the file time
+    notes: str
+
+
+@dataclass(frozen=True)
+class Gallery:
+    """The Arena's recorded settings of the log, picked by the gallery's rule (rrdemo.gallery)."""
+
+    manifest: Path
+    recorded: str  # the day the log was recorded, shown with each replay
+
+
+@dataclass(frozen=True)
+class Study:
+    path: Path  # the study file
+    kind: str  # "experiment" or "calibration"
+    settings: dict[str, Any]
+    log: Path
+    shards: int = 1
+    batch: int = 16  # calibration: answers decoded together
+    reextract: bool = False
+    report: Path | None = None
+    board: Board | None = None
+    gallery: Gallery | None = None
+
+    @property
+    def name(self) -> str:
+        if self.path.name == "study.yaml":
+            return self.path.parent.name
+        return self.path.name.removesuffix(".study.yaml")
+
+    def shard_log(self, index: int, count: int | None = None) -> Path:
+        """The log of shard `index` of `count` (default: the study's shards): `<stem>-i-of-n`."""
+        count = self.shards if count is None else count
+        return self.log.with_name(f"{self.log.stem}-{index}-of-{count}{self.log.suffix}")
+
+    def shard_logs(self) -> list[Path]:
+        return [self.shard_log(i) for i in range(1, self.shards + 1)] if self.shards > 1 else []
+
+    def logs(self) -> list[Path]:
+        """The logs that exist now, the merged log first: what a build merges, in that order."""
+        return [p for p in [self.log, *self.shard_logs()] if p.is_file()]
+
+    def published(self) -> list[Path]:
+        """What a build writes: the log (merged, re-extracted), the report folder, the board
+        file, the gallery manifest."""
+        found = [self.log]
+        found += [self.report] if self.report else []
+        found += [self.board.out] if self.board else []
+        found += [self.gallery.manifest] if self.gallery else []
+        return found
+
+
+def _relative(value: Any, where: str, folder: Path, suffix: str = "") -> Path:
+    """A path given relative to the study file's folder (a clone elsewhere finds the same file)."""
+    if not isinstance(value, str) or not value.strip():
+        raise RRError(f"{where} must be a path relative to the study file's folder")
+    path = PurePosixPath(value)
+    if path.is_absolute():
+        raise RRError(f"{where}: {value!r} must be relative to the study file's folder")
+    if suffix and path.suffix != suffix:
+        raise RRError(f"{where}: {value!r} must be a {suffix} file")
+    return folder / path
+
+
+def _keys(data: Any, allowed: tuple[str, ...], where: str) -> dict[str, Any]:
+    if not isinstance(data, dict):
+        raise RRError(f"{where} must be a mapping with keys from {', '.join(allowed)}")
+    unknown = [str(k) for k in data if k not in allowed]
+    if unknown:
+        raise RRError(f"{where}: unknown key {', '.join(unknown)} (allowed: {', '.join(allowed)})")
+    return data
+
+
+def _when(value: Any, where: str) -> str:
+    """A date or time in UTC as ISO text; YAML reads an unquoted one as a date or datetime."""
+    if isinstance(value, (date, datetime)):
+        value = value.isoformat()
+    try:
+        when = datetime.fromisoformat(str(value))
+    except ValueError:
+        raise RRError(
+            f"{where}: {value!r} is not a date; give YYYY-MM-DD or YYYY-MM-DDTHH:MM:SS (UTC)"
+        ) from None
+    if when.tzinfo is not None and when.utcoffset():
+        raise RRError(f"{where}: {value!r} is not in UTC; give the time in UTC")
+    return str(value)
+
+
+def _count(value: Any, where: str, top: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= top:
+        raise RRError(f"{where} must be a whole number from 1 to {top}, got {value!r}")
+    return value
+
+
+def load_study(path: Path | str) -> Study:
+    """Read and check a study file; RRError naming the first problem and what is allowed."""
+    path = Path(path)
+    data = _keys(read_settings_file(path, "study file"), _KEYS, f"the study file {path}")
+    folder = path.parent
+    kind = data.get("kind")
+    if kind not in KINDS:
+        raise RRError(f"{path}: kind must be one of {', '.join(KINDS)}, got {kind!r}")
+    settings = data.get("settings")
+    if not isinstance(settings, dict) or not settings:
+        raise RRError(
+            f"{path}: settings must be a mapping (a sweep file's, or calibrate's options)"
+        )
+    publish = _keys(data.get("publish") or {}, _PUBLISH, f"{path}: publish")
+    if kind == "calibration" and ({"board", "gallery"} & set(publish)):
+        raise RRError(f"{path}: a calibration publishes a report only (no board rows, no gallery)")
+    board = gallery = None
+    if publish.get("board") is not None:
+        raw = _keys(publish["board"], _BOARD, f"{path}: publish.board")
+        if not isinstance(raw.get("notes"), str) or not raw["notes"].strip():
+            raise RRError(f"{path}: publish.board.notes must say what the rows are")
+        board = Board(
+            _relative(raw.get("out"), f"{path}: publish.board.out", folder, ".json"),
+            _when(raw.get("created"), f"{path}: publish.board.created"),
+            raw["notes"],
+        )
+    if publish.get("gallery") is not None:
+        raw = _keys(publish["gallery"], _GALLERY, f"{path}: publish.gallery")
+        gallery = Gallery(
+            _relative(raw.get("manifest"), f"{path}: publish.gallery.manifest", folder, ".json"),
+            _when(raw.get("recorded"), f"{path}: publish.gallery.recorded"),
+        )
+    reextract = publish.get("reextract", False)
+    if not isinstance(reextract, bool):
+        raise RRError(f"{path}: publish.reextract must be true or false, got {reextract!r}")
+    report = publish.get("report")
+    return Study(
+        path=path,
+        kind=kind,
+        settings=dict(settings),
+        log=_relative(data.get("log"), f"{path}: log", folder, ".jsonl"),
+        shards=_count(data.get("shards", 1), f"{path}: shards", MAX_SHARDS),
+        batch=_count(data.get("batch", 16), f"{path}: batch", 1024),
+        reextract=reextract,
+        report=_relative(report, f"{path}: publish.report", folder) if report else None,
+        board=board,
+        gallery=gallery,
+    )
+
+
+def find_studies(root: Path | str) -> list[Path]:
+    """Every study file under `root` (`study.yaml` and `NAME.study.yaml`), sorted."""
+    root = Path(root)
+    return sorted({*root.rglob("study.yaml"), *root.rglob("*.study.yaml")})

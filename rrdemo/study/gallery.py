@@ -1,0 +1,81 @@
+"""A log's settings in the gallery manifest (rrdemo.gallery), picked by the gallery's rule.
+
+For each (task, corruption setting) below that the log has, the setting shows the first 3
+finished questions of its condition in the order the sweep runs them, whatever the outcome. A log
+the manifest already lists keeps its place (rebuilding a study rewrites the same file); a new
+log's settings go first, so the Arena opens on the newest run.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from rrdemo.gallery import cached_log, first_questions
+
+QUESTIONS = 3  # recorded questions per setting
+# (config, what it shows), in the order the gallery lists them; each setting is named by its
+# condition ("moderate 3c2t"), and the Arena adds its model, task and measured outcome.
+SETTINGS = (
+    ("3c2t",
+     "3 of 5 agents are told to pick a wrong answer (rho = 0.6): MAJ follows the corrupted "
+     "majority when they obey; in RR the honest agents' turns may pull the shared text back."),
+    ("1c4t",
+     "A single corrupted agent (rho = 0.2): MAJ outvotes it, while in RR it writes part of every "
+     "shared text."),
+    ("0c5t", "No corruption: how well the ensemble does on its own (the clean ceiling)."),
+    ("5c0t",
+     "Every agent is corrupted (rho = 1): no honest voice is left, in either protocol."),
+    ("4c1t",
+     "Four of five agents corrupted (rho = 0.8): one honest writer in every shared text."),
+)  # fmt: skip
+
+
+def log_settings(log_path: Path, log_name: str) -> list[dict[str, Any]]:
+    """The gallery settings of one log (named in the manifest as `log_name`), by the rule."""
+    log = cached_log(log_path)
+    conditions = {(c["task"], c["label"]): c for c in log.header["conditions"]}
+    tasks = list(dict.fromkeys(c["task"] for c in log.header["conditions"]))
+    found = []
+    for task in tasks:
+        for label, description in SETTINGS:
+            condition = conditions.get((task, label))
+            questions = first_questions(log, condition["key"], QUESTIONS) if condition else []
+            if questions:
+                strength = "" if condition["c"] == 0 else f"{condition['strength']} "
+                found.append(
+                    {
+                        "name": f"{strength}{label}",
+                        "description": description,
+                        "log": log_name,
+                        "condition": condition["key"],
+                        "questions": questions,
+                    }
+                )
+    return found
+
+
+def write_gallery_settings(manifest: Path, log_path: Path, recorded: str) -> int:
+    """Put the log's settings into the manifest (in place, or first when new); the count."""
+    data = json.loads(manifest.read_text(encoding="utf-8"))
+    log_name = Path(log_path).resolve().relative_to(manifest.parent.resolve()).as_posix()
+    ours = log_settings(log_path, log_name)
+    settings, placed = [], False
+    for setting in data["settings"]:
+        if setting["log"] != log_name:
+            settings.append(setting)
+        elif not placed:
+            settings += ours
+            placed = True
+    data["settings"] = settings if placed else ours + settings
+    logs = data["logs"]
+    entry = {"recorded": recorded}
+    if log_name in logs:
+        data["logs"] = {k: entry if k == log_name else v for k, v in logs.items()}
+    else:
+        data["logs"] = {log_name: entry, **logs}
+    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    if manifest.read_text(encoding="utf-8") != text:
+        manifest.write_text(text, encoding="utf-8")
+    return len(ours)

@@ -1,0 +1,195 @@
+"""`rrdemo study FILE run | status | build`: a study file checked whole, its shards run into
+`<stem>-I-of-N.jsonl`, merged and published by build (fakes for the logic, real tiny models for
+the run)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from rrdemo.cli import main
+from rrdemo.runs.log import read_log
+from rrdemo.runs.runner import run_plan
+from rrdemo.runs.write import merge_logs
+from rrdemo.study.build import build, build_steps
+from rrdemo.study.file import load_study
+from tests.support.fakes import fake_plan, fake_pool
+
+ROOT = Path(__file__).resolve().parents[3]
+STUDY = """kind: experiment
+log: log.jsonl
+shards: 2
+settings: {tasks: [logic3]}
+publish:
+  report: report
+  board: {out: submission.json, created: "2026-11-20T10:00:00", notes: "a fake run"}
+  gallery: {manifest: gallery.json, recorded: "2026-11-20"}
+"""
+OTHER = {"name": "Other", "description": "another log", "log": "other.jsonl",
+         "condition": "logic3:x", "questions": ["q1"]}  # fmt: skip
+
+
+def _study(folder: Path, text: str = STUDY) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "study.yaml"
+    path.write_text(text)
+    manifest = {"rule": "first 3", "logs": {"other.jsonl": {"recorded": "2026-01-01"}}}
+    (folder / "gallery.json").write_text(json.dumps({**manifest, "settings": [OTHER]}))
+    return path
+
+
+def _run_shards(study, shards=(1, 2)) -> None:
+    plan = fake_plan(labels=("0c5t", "3c2t"), task_name="logic3", m_star=5)
+    for index in shards:
+        run_plan(plan, study.shard_log(index), fake_pool(), progress=False, shard=(index, 2))
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("kind: sweep\nlog: log.jsonl\nsettings: {n: 2}\n", "kind must be one of experiment, calibration"),
+        ("kind: experiment\nlog: log.jsonl\nsettings: {n: 2}\nshard: 2\n", "unknown key shard"),
+        ("kind: experiment\nlog: log.jsonl\nsettings: {n: 2}\nshards: 0\n", "shards must be a whole number from 1 to 64"),
+        ("kind: experiment\nlog: log.txt\nsettings: {n: 2}\n", "must be a .jsonl file"),
+        ("kind: experiment\nlog: log.jsonl\n", "settings must be a mapping"),
+        ("kind: calibration\nlog: c.jsonl\nsettings: {n: 2}\npublish: {board: {}}\n", "publishes a report only"),
+        (STUDY.replace('"2026-11-20T10:00:00"', "26/11/2026"), "is not a date; give YYYY-MM-DD"),
+        (STUDY.replace("report: report", "repot: report"), "unknown key repot"),
+    ],
+)  # fmt: skip
+def test_a_bad_study_file_is_one_clear_message(tmp_path, capsys, text, message) -> None:
+    path = _study(tmp_path / "s", text)
+    for verb in ("run", "status", "build"):
+        assert main(["study", str(path), verb]) == 2
+        err = capsys.readouterr().err
+        assert message in err and "Traceback" not in err, err
+    assert sorted(p.name for p in path.parent.iterdir()) == ["gallery.json", "study.yaml"]
+
+
+def test_build_merges_the_shards_and_publishes_the_same_bytes_again(tmp_path, capsys) -> None:
+    study = load_study(_study(tmp_path / "s"))
+    assert main(["study", str(study.path), "build"]) == 2
+    assert "no log to build from yet" in capsys.readouterr().err
+    _run_shards(study, shards=(1,))
+    build(study)  # a run under way: its report, not its board rows
+    assert (study.report / "report.md").is_file() and not study.board.out.exists()
+    _run_shards(study, shards=(2,))
+    assert main(["study", str(study.path), "build", "--dry-run"]) == 0
+    steps = capsys.readouterr().out
+    assert "log.jsonl + log-1-of-2.jsonl + log-2-of-2.jsonl" in steps and "report" in steps
+    assert main(["study", str(study.path), "build"]) == 0
+    expected = tmp_path / "expected.jsonl"
+    merge_logs(study.shard_logs(), expected)
+    assert set(read_log(study.log).done) == set(read_log(expected).done)
+    assert len(read_log(study.log).done) == fake_plan(labels=("0c5t", "3c2t")).n_units
+    board = json.loads(study.board.out.read_text())
+    assert board["source"] == "rrdemo" and board["created"].startswith("2026-11-20T10:00:00")
+    gallery = json.loads(study.gallery.manifest.read_text())
+    assert [s["log"] for s in gallery["settings"]][-1] == "other.jsonl"  # a new log goes first
+    assert gallery["settings"][0]["log"] == "log.jsonl"
+    assert list(gallery["logs"]) == ["log.jsonl", "other.jsonl"]
+    published = {p: p.read_bytes() for p in study.path.parent.rglob("*") if p.is_file()}
+    assert main(["study", str(study.path), "build"]) == 0  # again: nothing changes
+    assert {p: p.read_bytes() for p in study.path.parent.rglob("*") if p.is_file()} == published
+    assert main(["study", str(study.path), "status"]) == 0
+    assert "log-2-of-2.jsonl" in capsys.readouterr().out
+
+
+def test_a_shard_is_named_as_the_running_calibration_names_it() -> None:
+    study = load_study(ROOT / "assets" / "calibration" / "qwen15b_styles.study.yaml")
+    assert [p.relative_to(ROOT).as_posix() for p in study.shard_logs()] == [
+        "assets/calibration/qwen15b_styles-1-of-2.jsonl",
+        "assets/calibration/qwen15b_styles-2-of-2.jsonl",
+    ]
+    assert study.report.name == "qwen15b_styles_report" and study.batch == 16
+
+
+def test_the_styles_study_resumes_the_logs_its_calibrate_command_began() -> None:
+    """The shards were started as `rrdemo calibrate ... --shard I/2 --out
+    assets/calibration/qwen15b_styles-I-of-2.jsonl`: the study plans the same header, so its
+    `run --shard I/2` continues them (a log resumes only under the header it was begun with)."""
+    from rrdemo.calibration.log import calibration_changes, header_for
+    from rrdemo.calibration.plan import plan_calibration
+    from rrdemo.cli.calibrate import _SETTINGS
+
+    flags = dict.fromkeys(_SETTINGS)
+    flags.update(
+        models="qwen2.5-coder-1.5b",
+        tasks="gsm8k,aqua,math500,logic3,logic7,track7,arith2,arith4,arith6",
+        styles="direct,step-by-step",
+        n="40",
+        max_tokens="512",
+    )
+    study = load_study(ROOT / "assets" / "calibration" / "qwen15b_styles.study.yaml")
+    began = header_for(plan_calibration(flags))
+    assert calibration_changes(began, header_for(plan_calibration(study.settings))) == ""
+
+
+def test_run_takes_only_the_studys_own_shard_count(capsys) -> None:
+    path = ROOT / "assets" / "evidence_aqua" / "study.yaml"
+    assert main(["study", str(path), "run", "--shard", "1/3", "--dry-run"]) == 2
+    assert "runs as 2 shard(s); give --shard I/2" in capsys.readouterr().err
+    assert main(["study", str(path), "status", "--shard", "1/2"]) == 2
+    assert "--shard is for run" in capsys.readouterr().err
+
+
+def test_status_and_the_build_plan_of_a_committed_calibration(capsys) -> None:
+    path = ROOT / "assets" / "calibration" / "qwen05b.study.yaml"
+    answers = len(path.with_name("qwen05b.jsonl").read_text().splitlines()) - 1
+    assert main(["study", str(path), "status"]) == 0
+    assert f"{answers} of {answers} answers done, 0 left" in capsys.readouterr().out
+    study = load_study(path)
+    assert build_steps(study) == [
+        f"re-extract the answers of {study.log} with today's rules (rewritten)",
+        f"report -> {study.report}/",
+    ]
+    assert main(["study", str(path), "run", "--dry-run"]) == 0
+    out, err = capsys.readouterr()
+    assert f"at most {answers} answers x L = 512" in err
+    assert len(out.splitlines()) == 18  # one line per cell: 6 tasks x 3 injections
+
+
+# -- real tiny models: two shards run through the command, then built ---------------------------
+@pytest.mark.slow
+def test_a_real_experiment_study_runs_in_two_shards_and_builds(tmp_path, capsys) -> None:
+    text = """kind: experiment
+log: log.jsonl
+shards: 2
+settings: {tasks: [logic3], models: [smollm2], configs: [0c2t, 1c1t], strengths: [strong],
+           k: [4], max_tokens: 8, n: 1, m_star: 2, backend: auto}
+publish: {report: report}
+"""
+    path = _study(tmp_path / "real", text)
+    assert main(["study", str(path), "run", "--dry-run"]) == 0
+    assert "decode" in capsys.readouterr().err
+    for shard in ("1/2", "2/2"):
+        assert main(["study", str(path), "run", "--shard", shard, "--quiet"]) == 0
+    study = load_study(path)
+    assert all(p.is_file() for p in study.shard_logs()) and not study.log.exists()
+    assert main(["study", str(path), "run", "--shard", "1/2", "--quiet"]) == 0  # resumes
+    assert "0 units run" in capsys.readouterr().err
+    assert main(["study", str(path), "build"]) == 0
+    assert len(read_log(study.log).done) == 2 and (study.report / "main_table.md").is_file()
+
+
+@pytest.mark.slow
+def test_a_real_calibration_study_runs_in_two_shards_and_builds(tmp_path, capsys) -> None:
+    text = """kind: calibration
+log: cal.jsonl
+shards: 2
+batch: 2
+settings: {models: [smollm2], tasks: [logic3], injections: [none, moderate], n: 2, max_tokens: 8}
+publish: {reextract: true, report: cal_report}
+"""
+    path = _study(tmp_path / "cal", text)
+    for shard in ("1/2", "2/2"):
+        assert main(["study", str(path), "run", "--shard", shard, "--quiet"]) == 0
+    study = load_study(path)
+    assert [p.name for p in study.logs()] == ["cal-1-of-2.jsonl", "cal-2-of-2.jsonl"]
+    assert main(["study", str(path), "status"]) == 0
+    assert "4 of 4 answers done, 0 left" in capsys.readouterr().out
+    assert main(["study", str(path), "build"]) == 0
+    assert (study.report / "calibration.md").is_file()
+    assert len(study.log.read_text().splitlines()) == 1 + 4
