@@ -25,7 +25,7 @@ from rrdemo.backends.hardware import gpu_duration, on_gpu
 from rrdemo.backends.registry import DEFAULT_MODEL, resolve
 from rrdemo.errors import RRError
 from rrdemo.gallery import Gallery, load_gallery
-from rrdemo.limits import check_memory
+from rrdemo.memory import check_memory
 from rrdemo.protocols import run_question
 from rrdemo.report.paper.tables import models_text
 from rrdemo.seats import parse_agents

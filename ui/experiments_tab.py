@@ -28,7 +28,8 @@ from rrdemo.backends.registry import DEFAULT_MODEL, REGISTRY
 from rrdemo.config import ADVERSARIES, BEYOND_PAPER, rho_of
 from rrdemo.errors import RRError, Stopped
 from rrdemo.events import METHODS
-from rrdemo.limits import check_memory, limits
+from rrdemo.limits import limits
+from rrdemo.memory import check_memory
 from rrdemo.paths import data_dir
 from rrdemo.report.adversary import adversary_table_md, main_table_by_adversary
 from rrdemo.report.figures import PALETTE, RhoLine, accuracy_rho_figure

@@ -1,6 +1,6 @@
 """A model's size as its `config.json` declares it: parameters, and the KV cache one token takes.
 
-The memory budget (`rrdemo.limits.check_memory`) and the hub's size check
+The memory budget (`rrdemo.memory.check_memory`) and the hub's size check
 (`rrdemo.backends.hub_limits`) read a model's shape before anything is loaded: from the
 published configs recorded here for the registry's models, from a local folder's `config.json`,
 or from the hub's `config.json` at the checked commit. Parameters are counted from the

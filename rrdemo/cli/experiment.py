@@ -351,7 +351,7 @@ def handler(args: argparse.Namespace) -> int:
     pool = ModelPool(**({"device_map": args.device_map} if args.device_map else {}))
     for backend in backends:  # served agents answer through their servers
         pool.put(backend)
-    from rrdemo.limits import check_memory
+    from rrdemo.memory import check_memory
 
     check_memory((c.config for c in plan.conditions), pool, public=False, maj_samples="M")
     try:

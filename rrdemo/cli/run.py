@@ -215,7 +215,7 @@ def handle(args) -> int:
     else:
         for agent in config.agents:  # a typo fails now, before anything loads
             resolve(agent.model)
-    from rrdemo.limits import check_memory
+    from rrdemo.memory import check_memory
 
     check_memory([config], pool, public=False, methods=methods)  # before anything loads
     if args.target and config.strength != "none":

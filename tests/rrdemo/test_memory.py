@@ -13,7 +13,7 @@ from rrdemo.backends.shape import RECORDED, ModelShape
 from rrdemo.cli import main
 from rrdemo.config import AgentSpec, RunConfig
 from rrdemo.errors import RRError
-from rrdemo.limits import (
+from rrdemo.memory import (
     DEFAULT_MEMORY_GB,
     LLAMA_BYTES_PER_PARAM,
     MEMORY_ENV,
