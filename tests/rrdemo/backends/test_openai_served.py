@@ -41,6 +41,7 @@ from rrdemo.protocols import run_question
 from rrdemo.seats import homogeneous_agents
 from rrdemo.tasks import get_task
 from rrdemo.tasks.base import Question
+from tests.support import processes
 
 pytestmark = pytest.mark.slow
 
@@ -60,7 +61,9 @@ def gguf() -> Path:
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     log = tmp_path_factory.mktemp("llama") / "server.log"
-    with launch_llama_cpp_server(gguf(), alias=ALIAS, n_ctx=2048, log_path=log) as running:
+    with launch_llama_cpp_server(
+        gguf(), alias=ALIAS, n_ctx=2048, log_path=log, popen=processes.start
+    ) as running:
         yield running
 
 
@@ -205,7 +208,9 @@ def test_wrong_model_name_is_refused(server):
 
 
 def test_server_killed_mid_run(tmp_path):
-    doomed = launch_llama_cpp_server(gguf(), alias=ALIAS, log_path=tmp_path / "doomed.log")
+    doomed = launch_llama_cpp_server(
+        gguf(), alias=ALIAS, log_path=tmp_path / "doomed.log", popen=processes.start
+    )
     try:
         backend = served(doomed.base_url, retries=2, timeout_s=10)
         config = RunConfig(agents=homogeneous_agents(SERVED, 3, 1), k=4, max_tokens=200)
