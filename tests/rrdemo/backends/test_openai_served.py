@@ -212,7 +212,7 @@ def test_server_killed_mid_run(tmp_path):
         gguf(), alias=ALIAS, log_path=tmp_path / "doomed.log", popen=processes.start
     )
     try:
-        backend = served(doomed.base_url, retries=2, timeout_s=10)
+        backend = served(doomed.base_url, retries=2, timeout_s=60)
         config = RunConfig(agents=homogeneous_agents(SERVED, 3, 1), k=4, max_tokens=200)
         events = run_question(config, QUESTION, TASK, pool_of(backend), methods=("RRMaj",))
         seen = []
@@ -222,7 +222,9 @@ def test_server_killed_mid_run(tmp_path):
                 if isinstance(event, ChunkWritten) and event.turn == 1:
                     doomed.process.kill()
                     killed_at = time.perf_counter()
-        assert time.perf_counter() - killed_at < 20
+        # The dead server refuses at once; waiting out an attempt's 60 s timeout is the failure
+        # guarded against, and half of it is wide for a loaded machine.
+        assert time.perf_counter() - killed_at < 30
         assert any(isinstance(e, ChunkWritten) for e in seen)
         assert not any(isinstance(e, Decision) for e in seen)
         message = str(info.value)
