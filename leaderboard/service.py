@@ -300,14 +300,15 @@ def audit_log(session: Session) -> list[AuditRecord]:
 
 
 def project_runs() -> Path:
-    """Where this project's committed sweeps are: `LEADERBOARD_PROJECT_RUNS`, else `assets/`."""
+    """Where this project's committed sweeps are: `LEADERBOARD_PROJECT_RUNS`, else the folder
+    shipped inside this package (`leaderboard/project_runs`), so an installed board has them too."""
     configured = os.environ.get(PROJECT_RUNS_ENV)
-    return Path(configured) if configured else Path(__file__).resolve().parents[1] / "assets"
+    return Path(configured) if configured else Path(__file__).with_name("project_runs")
 
 
 def seeded_submissions() -> list[Submission]:
     """What every board starts with: the paper's tables, then this project's committed sweeps
-    (`assets/*/submission.json`, source "rrdemo"), each validated like any submission."""
+    (`project_runs()/*/submission.json`, source "rrdemo"), each validated like any submission."""
     found = [paper_submission(strength) for strength in TABLES]
     for path in sorted(project_runs().glob("*/submission.json")):
         submission = parse_submission(path.read_bytes(), allow_reserved=True)

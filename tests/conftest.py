@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import gc
 import os
+import sys
 
 import pytest
 
@@ -18,9 +22,25 @@ def _isolated_paths(tmp_path, monkeypatch):
     monkeypatch.setenv("LEADERBOARD_PROJECT_RUNS", str(tmp_path / "no-project-runs"))
 
 
+# Models the run's pool keeps loaded at once (least recently used unloaded first): with two, the
+# suite stays within its memory budget (docs/development.md, "Memory").
+TEST_MAX_MODELS = 2
+
+
 @pytest.fixture(scope="session")
 def real_pool():
     """The offline models, loaded once for the whole session (converted copies come from .cache/)."""
     from rrdemo.backends.pool import ModelPool
 
-    return ModelPool()
+    return ModelPool(max_models=TEST_MAX_MODELS)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _memory_returned_after_each_module():
+    """What a test module let go of goes back to the system: a collection (models in reference
+    cycles), then glibc's malloc_trim (freed heap pages are otherwise kept by the allocator)."""
+    yield
+    gc.collect()
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL("libc.so.6").malloc_trim(0)

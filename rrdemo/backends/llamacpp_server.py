@@ -10,7 +10,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,7 +32,8 @@ def wait_until_ready(base_url: str, timeout_s: float = 120.0, process=None) -> N
         if process is not None and process.poll() is not None:
             raise RRError(f"the server at {base_url} exited with code {process.returncode}")
         try:
-            if httpx.get(f"{base_url.rstrip('/')}/models", timeout=2.0).status_code == 200:
+            left = max(0.05, min(2.0, deadline - time.monotonic()))
+            if httpx.get(f"{base_url.rstrip('/')}/models", timeout=left).status_code == 200:
                 return
         except httpx.HTTPError:
             pass
@@ -75,11 +76,13 @@ def launch_llama_cpp_server(
     log_path: Path | None = None,
     ready_timeout_s: float = 120.0,
     extra_args: Sequence[str] = (),
+    popen: Callable[..., subprocess.Popen] = subprocess.Popen,
 ) -> LlamaCppServer:
     """Start llama-cpp-python's OpenAI-compatible server on loopback and wait until it answers.
 
     `--interrupt_requests False` matters: by default that server cuts a streaming answer short
-    whenever another request arrives, and rrdemo sends many requests at once.
+    whenever another request arrives, and rrdemo sends many requests at once. `popen` starts the
+    process (`subprocess.Popen`'s signature): the tests pass one that ties it to their run.
     """
     try:
         import llama_cpp.server  # noqa: F401 - only to fail early with a clear message
@@ -98,7 +101,7 @@ def launch_llama_cpp_server(
     ]  # fmt: skip
     sink = open(log_path, "ab") if log_path else subprocess.DEVNULL  # noqa: SIM115
     try:
-        process = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT)
+        process = popen(command, stdout=sink, stderr=subprocess.STDOUT)
     finally:
         if log_path:
             sink.close()

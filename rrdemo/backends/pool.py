@@ -198,6 +198,13 @@ class ModelPool:
     def loaded(self) -> list[str]:
         return [key[0] for key in self._backends]
 
+    def release(self) -> None:
+        """Unload every loaded model (served backends stay): the next `get` loads again. Whoever
+        still holds a backend keeps it until done; then its memory is freed."""
+        with self._lock:
+            for key in [key for key in self._backends if key[2] is not None]:
+                del self._backends[key]
+
     def sources(self) -> dict[str, str]:
         """Each loaded model and where it came from ("shipped file" | "hub" | "local folder" | ...)."""
         return {

@@ -44,7 +44,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         choices=("local_run", "rrdemo"),
         default="local_run",
         help="local_run (default); rrdemo only for a finished sweep this project commits as "
-        "assets/<name>/submission.json, which every board seeds (nobody can submit it)",
+        "leaderboard/project_runs/<name>/submission.json, which every board seeds (nobody can "
+        "submit it)",
     )
     parser.add_argument(
         "--created",

@@ -48,10 +48,11 @@ MAX_ROWS = 1000
 DATASETS = (*TASK_NAMES, *GENERATED_NAMES)
 SUBMITTED_SOURCES = ("local_run", "uploaded")
 # Sources nobody can submit: the paper's tables and this project's own committed sweeps
-# (assets/*/submission.json), both stored when the board opens (leaderboard.service.seed_board).
+# (leaderboard/project_runs/*/submission.json), both stored when the board opens
+# (leaderboard.service.seed_board).
 RESERVED_SOURCES = {
     "paper": "the paper's seeded tables",
-    "rrdemo": "the sweeps this project commits (assets/*/submission.json)",
+    "rrdemo": "the sweeps this project commits (leaderboard/project_runs/*/submission.json)",
 }
 ALL_SOURCES = (*RESERVED_SOURCES, *SUBMITTED_SOURCES)
 

@@ -65,6 +65,11 @@ def serve_app(pool, folder: Path) -> Iterator[ServedApp]:
             yield ServedApp(f"http://127.0.0.1:{port}/", pool, store, folder, demo)
         finally:
             demo.close()
+            # gradio keeps a closed app (and through it the pool) alive: its models are let go
+            # here, or each served app of the run would hold its own copies to the end.
+            release = getattr(pool, "release", None)
+            if release is not None:
+                release()
 
 
 @contextlib.contextmanager

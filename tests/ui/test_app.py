@@ -16,6 +16,7 @@ import pytest
 from rrdemo.events import AnswerExtracted, Decision
 from rrdemo.fold import fold
 from rrdemo.protocols import run_question
+from tests.support import processes
 from tests.support.served import app_client, free_port, served_app
 from ui.state import ARENA_FIELDS, ArenaRequest, build_run
 
@@ -237,7 +238,7 @@ def test_python_app_py_serves_on_the_configured_port(tmp_path) -> None:
         "GRADIO_ANALYTICS_ENABLED": "False",
     }
     root = Path(__file__).resolve().parents[2]
-    proc = subprocess.Popen(
+    proc = processes.start(
         [sys.executable, "app.py"],
         cwd=root,
         env=env,
@@ -257,8 +258,7 @@ def test_python_app_py_serves_on_the_configured_port(tmp_path) -> None:
                 time.sleep(1)
         assert response.status == 200 and "Consensus Trap" in page
     finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+        processes.stop(proc)
 
 
 @pytest.mark.slow

@@ -24,7 +24,7 @@ import pytest
 
 from rrdemo.paths import cache_dir
 from rrdemo.tasks import data as task_data
-from tests.support import spacevenv
+from tests.support import processes, spacevenv
 from tests.support.localhub import LocalHub, parquet_bytes, serve
 from tests.support.served import app_client
 from ui.state import ARENA_FIELDS, ArenaRequest
@@ -133,7 +133,7 @@ def space(tmp_path_factory) -> Iterator[tuple[str, LocalHub, Path]]:
             TOKENIZERS_PARALLELISM="false",
         )
         with log.open("w") as out:
-            process = subprocess.Popen(
+            process = processes.start(
                 [str(python), "app.py"], cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT
             )
         try:
@@ -141,11 +141,7 @@ def space(tmp_path_factory) -> Iterator[tuple[str, LocalHub, Path]]:
             _wait_for(url, process, log)
             yield url, hub, log
         finally:
-            process.terminate()
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                process.kill()
+            processes.stop(process)
 
 
 def _jsonl(path: Path) -> list[dict]:

@@ -1,4 +1,5 @@
-"""The llama.cpp model pool the backend tests share (one load per module)."""
+"""The llama.cpp backend tests share the run's model pool (`real_pool`: each model loads once
+per test run)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,5 @@ import pytest
 
 
 @pytest.fixture(scope="module")
-def llama_pool():
-    from rrdemo.backends.pool import ModelPool
-
-    return ModelPool()
+def llama_pool(real_pool):
+    return real_pool

@@ -175,7 +175,7 @@ class _SlowHub(HubLimits):
     def fetch(self, download: Download, client: str = "") -> tuple[None, None]:
         if download.repo == "org/big":
             self.started.set()
-            assert self.release.wait(30)
+            assert self.release.wait(120)
         return None, None
 
 
@@ -189,15 +189,17 @@ def test_a_download_holds_no_lock_that_other_runs_need(tmp_path: Path, monkeypat
     fetching = threading.Thread(target=pool.get, args=("org/big",))
     fetching.start()
     try:
-        assert slow.started.wait(30)
+        assert slow.started.wait(120)
         started = time.monotonic()
         assert pool.get("smollm2") is pool.get("smollm2")  # a loaded model answers at once
         pool.get(str(tmp_path / "mine"))  # another model still loads (nothing to download)
-        assert time.monotonic() - started < 5
+        # A lock held by the download would block these until its release (120 s away, in the
+        # `finally`); at once means seconds at most, so half of that is wide for a loaded machine.
+        assert time.monotonic() - started < 60
         assert loads == ["smollm2", str(tmp_path / "mine")]  # the fetching one took no slot
     finally:
         slow.release.set()
-        fetching.join(30)
+        fetching.join(120)
     assert loads == ["smollm2", str(tmp_path / "mine"), "org/big"]
 
 

@@ -41,6 +41,7 @@ from rrdemo.protocols import run_question
 from rrdemo.seats import homogeneous_agents
 from rrdemo.tasks import get_task
 from rrdemo.tasks.base import Question
+from tests.support import processes
 
 pytestmark = pytest.mark.slow
 
@@ -60,7 +61,9 @@ def gguf() -> Path:
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     log = tmp_path_factory.mktemp("llama") / "server.log"
-    with launch_llama_cpp_server(gguf(), alias=ALIAS, n_ctx=2048, log_path=log) as running:
+    with launch_llama_cpp_server(
+        gguf(), alias=ALIAS, n_ctx=2048, log_path=log, popen=processes.start
+    ) as running:
         yield running
 
 
@@ -205,9 +208,11 @@ def test_wrong_model_name_is_refused(server):
 
 
 def test_server_killed_mid_run(tmp_path):
-    doomed = launch_llama_cpp_server(gguf(), alias=ALIAS, log_path=tmp_path / "doomed.log")
+    doomed = launch_llama_cpp_server(
+        gguf(), alias=ALIAS, log_path=tmp_path / "doomed.log", popen=processes.start
+    )
     try:
-        backend = served(doomed.base_url, retries=2, timeout_s=10)
+        backend = served(doomed.base_url, retries=2, timeout_s=60)
         config = RunConfig(agents=homogeneous_agents(SERVED, 3, 1), k=4, max_tokens=200)
         events = run_question(config, QUESTION, TASK, pool_of(backend), methods=("RRMaj",))
         seen = []
@@ -217,7 +222,9 @@ def test_server_killed_mid_run(tmp_path):
                 if isinstance(event, ChunkWritten) and event.turn == 1:
                     doomed.process.kill()
                     killed_at = time.perf_counter()
-        assert time.perf_counter() - killed_at < 20
+        # The dead server refuses at once; waiting out an attempt's 60 s timeout is the failure
+        # guarded against, and half of it is wide for a loaded machine.
+        assert time.perf_counter() - killed_at < 30
         assert any(isinstance(e, ChunkWritten) for e in seen)
         assert not any(isinstance(e, Decision) for e in seen)
         message = str(info.value)

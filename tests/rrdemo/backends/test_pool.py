@@ -90,6 +90,24 @@ def test_each_engine_of_a_model_loads_once_and_the_loader_hears_which() -> None:
     ]
 
 
+def test_release_unloads_every_model_and_keeps_served_ones() -> None:
+    loads: list[str] = []
+
+    def loader(name: str, revision: str | None, **options) -> FakeBackend:
+        loads.append(name)
+        return FakeBackend(name, lambda prompt: "x")
+
+    pool = ModelPool(loader=loader)
+    served = FakeBackend("my-server", lambda prompt: "x")
+    pool.put(served)
+    first = pool.get("smollm2")
+    pool.get("gemma3-270m")
+    pool.release()
+    assert pool.loaded() == ["my-server"] and pool.get("my-server") is served
+    assert pool.get("smollm2") is not first  # loaded again
+    assert loads == ["smollm2", "gemma3-270m", "smollm2"]
+
+
 def test_a_served_backend_answers_every_engine_and_says_where_it_is() -> None:
     pool = ModelPool(loader=lambda *a, **k: pytest.fail("a served model must not load"))
     served = FakeBackend("my-server", lambda prompt: "x")

@@ -8,7 +8,6 @@ import re
 import resource
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -88,20 +87,23 @@ def _six_gigabytes() -> None:
 
 
 def test_a_huge_label_exits_2_at_once_under_a_memory_limit(tmp_path):
-    """`999999999c1t` is refused from its integers: no agent is built, nothing is written."""
+    """`999999999c1t` is refused from its integers: no agent is built, nothing is written.
+
+    Not timed: a run that built the agents would fail under the memory limit with exit 1 and
+    a MemoryError, not exit 2 with the message; the timeout only ends a hang (Python's start-up
+    takes seconds, more on a loaded machine)."""
     out = tmp_path / "r.jsonl"
-    started = time.monotonic()
     done = subprocess.run(
         [sys.executable, "-m", "rrdemo", "experiment", "--configs", "999999999c1t", "--dry-run",
          "--out", str(out)],
-        cwd=ROOT, capture_output=True, text=True, timeout=60, preexec_fn=_six_gigabytes,
+        cwd=ROOT, capture_output=True, text=True, timeout=300, preexec_fn=_six_gigabytes,
     )  # fmt: skip
     assert done.returncode == 2, done.stderr[-2000:]
     assert done.stderr.strip().splitlines() == [
         "rrdemo experiment: error: N (c + t) of config '999999999c1t' is 1000000000; at most 64 "
         "is allowed (RRDEMO_MAX_AGENTS)"
     ]
-    assert time.monotonic() - started < 30 and not out.exists()
+    assert not out.exists()
 
 
 SERVED_RUN = """

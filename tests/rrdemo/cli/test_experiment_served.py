@@ -20,6 +20,7 @@ from rrdemo.backends.llamacpp_server import launch_llama_cpp_server
 from rrdemo.backends.registry import REGISTRY, locate_shipped
 from rrdemo.cli import main
 from rrdemo.report.submission import parse_submission
+from tests.support import processes
 
 pytestmark = pytest.mark.slow
 
@@ -31,7 +32,7 @@ TINY = {"tasks": ["gsm8k"], "strengths": ["strong"], "k": [8], "max_tokens": 8, 
 def server(tmp_path_factory):
     log = tmp_path_factory.mktemp("llama") / "server.log"
     with launch_llama_cpp_server(
-        locate_shipped("smollm2"), alias=ALIAS, n_ctx=2048, log_path=log
+        locate_shipped("smollm2"), alias=ALIAS, n_ctx=2048, log_path=log, popen=processes.start
     ) as running:
         yield running
 

@@ -18,6 +18,7 @@ from rrdemo.errors import RRError
 from rrdemo.runs.log import read_log
 from rrdemo.runs.runner import run_plan
 from rrdemo.runs.spec import Plan, normalize_sweep, plan_sweep
+from tests.support import processes
 from tests.support.fakes import fake_plan, fake_pool
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -139,20 +140,20 @@ run_plan(fake_plan(), log, FakePool(FakeBackend("obey", script)), progress=False
 def test_a_killed_process_resumes_with_nothing_lost_or_duplicated(tmp_path):
     plan = fake_plan()
     log = tmp_path / "run.jsonl"
-    child = subprocess.Popen([sys.executable, "-c", _CHILD.format(root=str(ROOT), log=str(log))])
+    child = processes.start([sys.executable, "-c", _CHILD.format(root=str(ROOT), log=str(log))])
     try:
-        deadline = time.time() + 60
-        while time.time() < deadline:
+        # A wait, not a speed check: the child's start-up and first unit take seconds on an idle
+        # machine; 120 s leaves room for a loaded one.
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
             if log.exists() and b'"type":"done"' in log.read_bytes():
                 break
             time.sleep(0.05)
         else:
-            pytest.fail("the child run wrote no finished unit in 60 s")
+            pytest.fail("the child run wrote no finished unit in 120 s")
         os.kill(child.pid, signal.SIGKILL)
     finally:
-        if child.poll() is None:
-            child.kill()
-        child.wait(timeout=30)
+        processes.stop(child)
     assert child.returncode == -signal.SIGKILL
     killed_at = read_log(log)
     assert len(killed_at.done) == 1 < plan.n_units  # killed inside the second unit
