@@ -24,7 +24,9 @@ from a conclusion word on ("therefore", "thus", "hence", "in conclusion", "in su
 answer/result ...", "the final answer/result ...") or from an answer phrase with its link ("the
 answer is") or its last \\boxed{} (a final-answer format of its own); what it states is its last \\boxed{} number, else the numbers after its last "=",
 else every number in it. A check that only repeats the stated option ("The answer is (A) 24.
-Check: 8 + 16 = 24.") concludes nothing new, and a later letter statement is again the last one.
+Check: 8 + 16 = 24.") concludes nothing new, and a later letter statement is again the last one;
+a concluding sentence that writes a letter itself ("The correct answer is indeed (E) 33." under
+"(D) 33 ... (E) 45") is a letter statement, read by its letter.
 """
 
 from __future__ import annotations
@@ -48,6 +50,8 @@ _CONCLUSION = re.compile(
     r"|the\s+final\s+(?:answer|result|number|value))\b",
     re.IGNORECASE,
 )
+# An option label written in a sentence: "(E)".
+_OPTION_LABEL = re.compile(r"\(([A-Z])\)")
 # A sentence with its end: up to . ! ? before a space or the end, or up to a line break.
 _SENTENCE = re.compile(r"[^\n]*?(?:[.!?](?=\s|$)|(?=\n)|$)")
 
@@ -131,6 +135,8 @@ def concluded_option(
         clause = _concluding_clause(sentence)
         if clause is None or _NEGATION.search(clause) or _LABELLED_LINE.match(sentence):
             continue
+        if any(letter in allowed for letter in _OPTION_LABEL.findall(sentence)):
+            continue  # it states a letter itself: that is a letter statement, read as one
         named = _named(clause, _concluded_values(clause), contents, allowed)
         if len(named) == 1:
             return f"({named.pop()})"

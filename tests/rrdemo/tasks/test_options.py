@@ -125,6 +125,8 @@ RESTATED = "Add 16: 8 + 16 = 24. The answer is (D)."
         ("The answer is (D). Therefore, the result is 23.", "eos", "(D)"),  # the same option
         ("The answer is (D). Therefore, the number you end with is 24", "length", "(D)"),  # cut
         ("Therefore the result is 24. The answer is (D).", "eos", "(D)"),
+        # a concluding sentence that writes a letter is read by its letter, whatever value follows
+        ("The answer is (D). So: 8 + 16 = 24. The correct answer is indeed (D) 24.", "eos", "(D)"),
     ],
 )
 def test_the_last_conclusion_is_the_answer(text: str, finish: str, answer: str) -> None:
