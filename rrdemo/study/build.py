@@ -59,7 +59,7 @@ def build(study: Study, say: Callable[[str], None] = lambda line: None, png: boo
         if experiment:
             from rrdemo.report.write import write_report
 
-            write_report(study.log, study.report, png=png)
+            write_report(study.log, study.report, png=png, paired_with=study.paired_with)
         else:
             from rrdemo.calibration.report import write_calibration_report
 

@@ -7,6 +7,7 @@
     publish:
       reextract: true             # answers read again with today's rules before anything is built
       report: report              # the report's folder
+      paired_with: ../evidence/log.jsonl   # a run this one varies (its eos_policy, say)
       board: {out: submission.json, created: "2026-11-26T11:35:00", notes: "..."}
       gallery: {manifest: ../gallery.json, recorded: "2026-11-26"}
 
@@ -28,7 +29,7 @@ from rrdemo.files import read_settings_file
 
 KINDS = ("experiment", "calibration")
 _KEYS = ("kind", "log", "shards", "batch", "settings", "publish")
-_PUBLISH = ("reextract", "report", "board", "gallery")
+_PUBLISH = ("reextract", "report", "paired_with", "board", "gallery")
 _BOARD = ("out", "created", "notes")
 _GALLERY = ("manifest", "recorded")
 MAX_SHARDS = 64  # more processes than any machine here has cores
@@ -62,6 +63,9 @@ class Study:
     batch: int = 16  # calibration: answers decoded together
     reextract: bool = False
     report: Path | None = None
+    # the log of the run this one varies (`rrdemo report --paired-with`): its RRMaj is paired
+    # with that run's MAJ and RRMaj on the same questions in the report
+    paired_with: Path | None = None
     board: Board | None = None
     gallery: Gallery | None = None
 
@@ -171,6 +175,9 @@ def load_study(path: Path | str) -> Study:
     if not isinstance(reextract, bool):
         raise RRError(f"{path}: publish.reextract must be true or false, got {reextract!r}")
     report = publish.get("report")
+    paired = publish.get("paired_with")
+    if paired is not None and (kind != "experiment" or not report):
+        raise RRError(f"{path}: publish.paired_with needs an experiment with a report")
     return Study(
         path=path,
         kind=kind,
@@ -180,6 +187,9 @@ def load_study(path: Path | str) -> Study:
         batch=_count(data.get("batch", 16), f"{path}: batch", 1024),
         reextract=reextract,
         report=_relative(report, f"{path}: publish.report", folder) if report else None,
+        paired_with=(
+            _relative(paired, f"{path}: publish.paired_with", folder, ".jsonl") if paired else None
+        ),
         board=board,
         gallery=gallery,
     )

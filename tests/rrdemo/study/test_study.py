@@ -57,6 +57,8 @@ def _run_shards(study, shards=(1, 2)) -> None:
         ("kind: calibration\nlog: c.jsonl\nsettings: {n: 2}\npublish: {board: {}}\n", "publishes a report only"),
         (STUDY.replace('"2026-11-20T10:00:00"', "26/11/2026"), "is not a date; give YYYY-MM-DD"),
         (STUDY.replace("report: report", "repot: report"), "unknown key repot"),
+        ("kind: calibration\nlog: c.jsonl\nsettings: {n: 2}\npublish: {report: r, paired_with: b.jsonl}\n", "paired_with needs an experiment"),
+        (STUDY.replace("report: report", "report: report\n  paired_with: base.txt"), "must be a .jsonl file"),
     ],
 )  # fmt: skip
 def test_a_bad_study_file_is_one_clear_message(tmp_path, capsys, text, message) -> None:
@@ -193,3 +195,22 @@ publish: {reextract: true, report: cal_report}
     assert main(["study", str(path), "build"]) == 0
     assert (study.report / "calibration.md").is_file()
     assert len(study.log.read_text().splitlines()) == 1 + 4
+
+
+def test_a_paired_study_reports_its_rrmaj_beside_the_base_runs_decisions(tmp_path, capsys) -> None:
+    """`publish.paired_with`: the build's report pairs this run's RRMaj with the base run's MAJ
+    and RRMaj (rrdemo.report.policies)."""
+    run_plan(fake_plan(), tmp_path / "base.jsonl", fake_pool(), progress=False)
+    text = STUDY.replace("shards: 2\n", "").replace(
+        "report: report", "report: report\n  paired_with: ../base.jsonl"
+    )
+    text = "\n".join(
+        line for line in text.splitlines() if "board" not in line and "gallery" not in line
+    )
+    path = _study(tmp_path / "s", text + "\n")
+    study = load_study(path)
+    assert study.paired_with == tmp_path / "s" / ".." / "base.jsonl"
+    run_plan(fake_plan(), study.log, fake_pool(), progress=False)
+    assert main(["study", str(path), "build"]) == 0
+    policies = (study.report / "policies.md").read_text()
+    assert policies.count("| fake |") == 2  # one row per condition, paired question by question
