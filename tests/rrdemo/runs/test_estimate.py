@@ -48,10 +48,17 @@ def test_an_offline_models_gguf_on_disk_gives_its_own_tokenizer(tmp_path, monkey
 
     if gguf_on_disk(REGISTRY["smollm2"]) is None:
         pytest.skip("the smollm2 package is not installed")
+    from transformers import AutoTokenizer
+
+    from rrdemo.backends.counting import token_counter
+
     monkeypatch.setenv("RRDEMO_CACHE_DIR", str(tmp_path))  # no converted copy, no kept tokenizer
+    token_counter.cache_clear()
     text = "Alice, Bob and Carol stand in a row; who is third from the left?"
     count, way = local_counters({})("smollm2")
     assert way == "the smollm2 tokenizer" and count is not rough_count
-    assert (tmp_path / "tokenizers" / "smollm2" / "tokenizer_config.json").is_file()
-    again, _ = local_counters({})("smollm2")  # a later plan reads the kept copy
-    assert again(text) == count(text) > 0
+    # the same count as transformers' own reading of the GGUF file's tokenizer
+    gguf = gguf_on_disk(REGISTRY["smollm2"])
+    reference = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+    assert count(text) == len(reference(text, add_special_tokens=False)["input_ids"]) > 0
+    token_counter.cache_clear()
