@@ -13,9 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import socket
 import statistics
-import tempfile
 import time
 from pathlib import Path
 
@@ -52,21 +50,10 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--loads", type=int, default=3)
     args = parser.parse_args(argv)
-    import app
-    from rrdemo.backends.pool import ModelPool
+    from tools.screenshot_arena import fresh_app
 
-    with tempfile.TemporaryDirectory() as tmp:
-        os.environ["RRDEMO_DATA_DIR"] = str(Path(tmp) / "data")
-        os.environ["LEADERBOARD_DB_URL"] = f"sqlite:///{Path(tmp) / 'leaderboard.db'}"
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
-        demo = app.build_demo(pool=ModelPool())
-        app.serve(demo, "127.0.0.1", port, prevent_thread_lock=True, quiet=True)
-        try:
-            results = measure(f"http://127.0.0.1:{port}/", args.loads)
-        finally:
-            demo.close()
+    with fresh_app() as url:
+        results = measure(url, args.loads)
     out = {
         "what": "page open to the opening recording's first decision, s",
         "cores": os.cpu_count(),

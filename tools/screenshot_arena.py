@@ -14,6 +14,8 @@ import shutil
 import socket
 import sys
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -34,15 +36,14 @@ def wait_for_decision(page, timeout_ms: float = 120_000) -> None:
     )
 
 
-def main(out: str = "assets") -> None:
-    from playwright.sync_api import sync_playwright
-
+@contextmanager
+def fresh_app() -> Iterator[str]:
+    """A freshly started app, served as `python app.py` serves it (`app.serve`) with its own data
+    folder and an empty leaderboard and no model loaded; yields its URL."""
     import app
     from rrdemo.backends.pool import ModelPool
 
-    folder = Path(out)
     with tempfile.TemporaryDirectory() as tmp:
-        # a fresh app: its own data folder and an empty leaderboard
         os.environ["RRDEMO_DATA_DIR"] = str(Path(tmp) / "data")
         os.environ["LEADERBOARD_DB_URL"] = f"sqlite:///{Path(tmp) / 'leaderboard.db'}"
         with socket.socket() as s:
@@ -51,9 +52,16 @@ def main(out: str = "assets") -> None:
         demo = app.build_demo(pool=ModelPool())
         app.serve(demo, "127.0.0.1", port, prevent_thread_lock=True, quiet=True)
         try:
-            shoot(f"http://127.0.0.1:{port}/", folder, sync_playwright)
+            yield f"http://127.0.0.1:{port}/"
         finally:
             demo.close()
+
+
+def main(out: str = "assets") -> None:
+    from playwright.sync_api import sync_playwright
+
+    with fresh_app() as url:
+        shoot(url, Path(out), sync_playwright)
 
 
 def shoot(url: str, folder: Path, sync_playwright) -> None:
