@@ -46,7 +46,7 @@ class Board:
 
 
 @dataclass(frozen=True)
-class Gallery:
+class GalleryPick:
     """The Arena's recorded settings of the log, picked by the gallery's rule (rrdemo.gallery)."""
 
     manifest: Path
@@ -67,7 +67,7 @@ class Study:
     # with that run's MAJ and RRMaj on the same questions in the report
     paired_with: Path | None = None
     board: Board | None = None
-    gallery: Gallery | None = None
+    gallery: GalleryPick | None = None
 
     @property
     def name(self) -> str:
@@ -167,7 +167,7 @@ def load_study(path: Path | str) -> Study:
         )
     if publish.get("gallery") is not None:
         raw = _keys(publish["gallery"], _GALLERY, f"{path}: publish.gallery")
-        gallery = Gallery(
+        gallery = GalleryPick(
             _relative(raw.get("manifest"), f"{path}: publish.gallery.manifest", folder, ".json"),
             _when(raw.get("recorded"), f"{path}: publish.gallery.recorded"),
         )

@@ -121,7 +121,10 @@ def test_the_served_figure_has_a_trace_per_injection(client) -> None:
         "settings"
     ]["injections"]
     traps = sorted(i for i in injections if i != "none")
-    assert sorted(t["name"] for t in figure["data"]) == [f"qwen2.5-coder-1.5b, {i}" for i in traps]
+    # one trace per injection in each panel: ceiling/obedience, and obedience/interruptibility
+    names = sorted(t["name"] for t in figure["data"])
+    assert names == sorted(f"qwen2.5-coder-1.5b, {i}" for i in traps for _ in range(2))
+    assert sum(t.get("showlegend", True) for t in figure["data"]) == len(traps)
 
 
 @pytest.mark.slow
