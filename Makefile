@@ -48,8 +48,9 @@ llama-optional: setup
 	@scripts/build_llama_cpp_wheel.sh || echo "make: llama-cpp-python could not be built; \
 	the app will run the offline models on transformers (see docs/backends.md)"
 
+# PYTEST_ARGS adds pytest options, e.g. the per-test memory report (docs/development.md, "Memory").
 test: setup browser warm llama
-	$(BIN)/python -m pytest -q --timeout=900
+	$(BIN)/python -m pytest -q --timeout=900 $(PYTEST_ARGS)
 
 test-fast: setup
 	$(BIN)/python -m pytest -q -m "not slow and not browser"

@@ -1,0 +1,70 @@
+"""A pytest plugin that writes, per test, the pytest process's peak and held resident memory.
+
+    .venv/bin/python -m pytest -p tests.support.memory_report --memory-report=mem.tsv ...
+
+Before each test the kernel's high-water mark is reset (``/proc/self/clear_refs``, value 5), so the
+peak read after it (``VmHWM``) is that test's own, setup and teardown included; ``VmRSS`` is what
+the process still holds after it. Module-scoped teardowns land in the next test's row. Linux only;
+elsewhere the option writes nothing.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+_STATUS = Path("/proc/self/status")
+_CLEAR = Path("/proc/self/clear_refs")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--memory-report", default=None, metavar="FILE",
+                     help="write each test's peak and held resident memory (MB) to FILE (TSV)")
+
+
+def _status_mb(*keys: str) -> dict[str, float]:
+    out = {}
+    for line in _STATUS.read_text().splitlines():
+        name, _, value = line.partition(":")
+        if name in keys:
+            out[name] = int(value.split()[0]) / 1024
+    return out
+
+
+def _reset_peak() -> bool:
+    try:
+        _CLEAR.write_text("5")
+    except OSError:
+        return False
+    return True
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem):
+    path = item.config.getoption("--memory-report")
+    if not path or not _STATUS.exists():
+        yield
+        return
+    before = _status_mb("VmRSS")["VmRSS"]
+    reset = _reset_peak()
+    yield
+    after = _status_mb("VmRSS", "VmHWM")
+    peak = after["VmHWM"] if reset else float("nan")
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(f"{item.nodeid}\t{before:.0f}\t{peak:.0f}\t{after['VmRSS']:.0f}\t{_children_mb():.0f}\n")
+
+
+def _children_mb() -> float:
+    """Resident memory of the processes pytest started that are still alive after the test."""
+    try:
+        import psutil
+    except ImportError:
+        return float("nan")
+    total = 0
+    for child in psutil.Process().children(recursive=True):
+        try:
+            total += child.memory_info().rss
+        except psutil.Error:
+            continue
+    return total / 2**20
