@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from leaderboard import hub_sync, present, service
-from leaderboard.columns import CLI_COLUMNS, COLUMNS, BoardRow
+from leaderboard.columns import CLI_COLUMNS, COLUMNS, BoardRow, Column
 from leaderboard.db import run_transaction
 from leaderboard.ranking import RHO_BANDS, filter_rows, rank_models
 from rrdemo.errors import RRError
@@ -98,13 +98,15 @@ def _row_dict(row: BoardRow) -> dict[str, object]:
 
 
 def _table(rows: list[dict[str, object]]) -> str:
-    def cell(value: object) -> str:
+    def cell(column: Column, value: object) -> str:
         if isinstance(value, float):
             return f"{value:.3f}"
-        return "" if value is None else str(value).replace("\n", " ")[:40]
+        if value is None:
+            return present.UNSTATED if column.display == "stated" else ""
+        return str(value).replace("\n", " ")[:40]
 
     names = [c.name for c in CLI_COLUMNS]
-    cells = [[cell(r[name]) for name in names] for r in rows]
+    cells = [[cell(c, r[c.name]) for c in CLI_COLUMNS] for r in rows]
     widths = [max([len(n)] + [len(line[i]) for line in cells]) for i, n in enumerate(names)]
     lines = ["  ".join(n.ljust(w) for n, w in zip(names, widths, strict=True))]
     lines += ["  ".join(v.ljust(w) for v, w in zip(line, widths, strict=True)) for line in cells]

@@ -16,7 +16,7 @@ from typing import Any, Literal
 from rrdemo.report.submission import AgentCounts
 from rrdemo.tasks.generated import BEYOND_THE_PAPER, generated_steps
 
-Display = Literal["plain", "text", "percent", "ratio"]
+Display = Literal["plain", "text", "percent", "ratio", "stated"]
 REQUIRED = object()  # a stored column every row has (no default in BoardRow)
 
 
@@ -28,7 +28,9 @@ class Column:
     type: Any  # the Python type of its value
     stored: str | None  # "<table>.<attribute>" it is read from; None: derived from the others
     label: str | None = None  # header in the board table; None: not in the table
-    display: Display = "plain"  # text: submitted text, escaped; percent: a fraction as %; ratio
+    # text: submitted text, escaped; percent: a fraction as %; ratio; stated: a run setting the
+    # row may leave unstated, shown as "-" when null
+    display: Display = "plain"
     csv: bool = True  # in the CSV download (and always in `list --format json`)
     cli: bool = False  # in `python -m leaderboard list --format table`
     default: Any = REQUIRED  # BoardRow's default for a field a row may lack
@@ -65,6 +67,11 @@ COLUMNS: tuple[Column, ...] = (
     Column("n_honest", int, "results.n_honest"),
     Column("k", int, "results.k", "K", cli=True),
     Column("m", int, "results.m", "M", cli=True),
+    # the run's settings beyond the paper that a row may leave unstated ("-" on the board)
+    *(
+        Column(name, str | None, f"results.{name}", label, "stated", cli=True, default=None)
+        for name, label in (("prompt_style", "prompt style"), ("eos_policy", "EOS policy"))
+    ),
     Column("max_tokens", int | None, "results.max_tokens"),
     Column("n_questions", int, "results.n_questions", "n", cli=True),
     Column("source", str, "submissions.source", "source", cli=True),

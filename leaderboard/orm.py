@@ -99,6 +99,9 @@ class ResultRecord(Base):
     config_hash: Mapped[str] = mapped_column(String(128))
     # the corrupted agents' strategy; NULL when the file does not say
     adversary: Mapped[str | None] = mapped_column(String(16))
+    # the run's prompt style and end-of-sequence policy; NULL when the file does not say
+    prompt_style: Mapped[str | None] = mapped_column(String(16))
+    eos_policy: Mapped[str | None] = mapped_column(String(16))
 
     submission: Mapped[SubmissionRecord] = relationship(back_populates="rows")
 

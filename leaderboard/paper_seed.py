@@ -12,8 +12,10 @@ Settings the paper states: N = 5, K = 100, M = N = 5, 128 sampled questions per 
 not state L (max tokens) or which agent positions were corrupted: L is stored as null and the
 corrupted agents as the first c positions. The paper prints one number for the Ceiling and the
 Floor (there RR is "equivalent to standard auto-regressive generation"), so those rows carry the
-same value as MAJ and RRMaj accuracy. Stored values are fractions (percent / 100). Data only:
-no database here.
+same value as MAJ and RRMaj accuracy. The settings beyond the paper a row may state (adversary,
+prompt style, end-of-sequence policy) are left null, "not stated": the tables do not print them,
+and the paper does not say what a writer's end-of-sequence does in RR (docs/adversary.md). Stored
+values are fractions (percent / 100). Data only: no database here.
 """
 
 from __future__ import annotations

@@ -26,8 +26,10 @@ from rrdemo.report.figures import PALETTE, RhoLine, accuracy_rho_figure
 RANKING_COLUMNS = [
     "rank", "model", "tasks", "RRMaj % (rho>=0.6)", "RRMaj 95% CI", "MAJ % (rho>=0.6)", "mean gain %",
     "gain 95% CI", "robustness tax %", "asymmetric yield %", "yield 95% CI", "rows",
+    "prompt styles", "EOS policies",
 ]  # fmt: skip
 PENDING_COLUMNS = ["submission", "status", "source", "submitter", "notes", "rows", "models"]
+UNSTATED = "-"  # the cell of a run setting a row does not state
 
 
 def safe(text: str | None) -> str:
@@ -39,13 +41,21 @@ def _pct(value: float | None) -> float | None:
     return None if value is None else round(100 * value, 1)
 
 
+def _settings(values: Sequence[str | None]) -> str:
+    """A score's values of one run setting, "-" for rows that do not state it."""
+    return ", ".join(UNSTATED if v is None else v for v in values)
+
+
 def _ci(interval: Interval | None) -> str:
     return "" if interval is None else f"[{100 * interval.lo:.1f}, {100 * interval.hi:.1f}]"
 
 
 def shown(column: Column, row: BoardRow) -> object:
-    """The value of `column` as the board table shows it (percent, rounded; text as is)."""
+    """The value of `column` as the board table shows it (percent, rounded; text as is; a
+    setting the row does not state as "-")."""
     value = getattr(row, column.attr)
+    if column.display == "stated":
+        return UNSTATED if value is None else value
     if column.display == "percent":
         return _pct(value)
     if column.display == "ratio":
@@ -75,6 +85,8 @@ def ranking_frame(scores: Sequence[ModelScore]) -> pd.DataFrame:
             _pct(s.asymmetric_yield),
             _ci(s.asymmetric_yield_ci),
             s.n_majority_rows + s.n_minority_rows,
+            _settings(s.prompt_styles),
+            _settings(s.eos_policies),
         ]  # fmt: skip
         for i, s in enumerate(scores)
     ]

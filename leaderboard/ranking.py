@@ -100,11 +100,20 @@ class ModelScore:
     robustness_tax_ci: Interval | None = None
     asymmetric_yield_ci: Interval | None = None
     tasks: str = TASK_FAMILIES[0]  # which rows were averaged: the paper's tasks or the generated
+    # the prompt styles and end-of-sequence policies of the averaged rows (None: a row that does
+    # not state it), so a score says what runs it pools
+    prompt_styles: tuple[str | None, ...] = ()
+    eos_policies: tuple[str | None, ...] = ()
 
 
 def task_family(row: BoardRow) -> str:
     """The family of `TASK_FAMILIES` a row is ranked in."""
     return TASK_FAMILIES[1] if row.beyond_the_paper else TASK_FAMILIES[0]
+
+
+def _stated(rows: Iterable[BoardRow], name: str) -> tuple[str | None, ...]:
+    """The values of setting `name` among `rows`, sorted, None (not stated) last."""
+    return tuple(sorted({getattr(r, name) for r in rows}, key=lambda v: (v is None, v or "")))
 
 
 def _mean(values: Sequence[float]) -> float | None:
@@ -147,6 +156,8 @@ def score_model(model: str, rows: Iterable[BoardRow], *, seed: int = 0) -> Model
         mean_gain_ci=bootstrap_interval(gains, seed=seed),
         robustness_tax_ci=bootstrap_interval(taxes, seed=seed),
         asymmetric_yield_ci=bootstrap_interval(gains, taxes, seed=seed),
+        prompt_styles=_stated(majority + minority, "prompt_style"),
+        eos_policies=_stated(majority + minority, "eos_policy"),
     )
 
 

@@ -26,6 +26,7 @@ from rrdemo.report.submission import (
     ALL_SOURCES,
     DATASETS,
     MAX_FILE_BYTES,
+    SCHEMA_VERSION,
     STRENGTHS,
     SubmissionRejected,
     parse_submission,
@@ -42,7 +43,8 @@ Rows marked **paper** are the numbers reported in *The Consensus Trap* (moderate
 strong: appendix C). Ranking: mean RRMaj accuracy under majority corruption (rho >= 0.6); gain =
 mean Delta there; robustness tax = mean Delta for 0 < rho <= 0.4; asymmetric yield = gain + tax.
 Rows on the generated tasks {GENERATED_TASKS} are beyond the paper: labelled so, and ranked apart.
-New submissions appear after an admin approves them.
+Rows name their run's prompt style and end-of-sequence (EOS) policy; `-` where a row does not
+state it (the paper's). New submissions appear after an admin approves them.
 """
 
 
@@ -224,8 +226,9 @@ def _submit_form(space: bool) -> tuple[Any, Any, Any]:
             gr.LoginButton()
             gr.Markdown(hub_sync.SIGN_IN)
         gr.Markdown(
-            "Upload a JSON file made by `rrdemo export RUN.jsonl` (schema version 1 or 2, at "
-            "most 1 MiB, UTF-8). It is checked now and listed after an admin approves it."
+            f"Upload a JSON file made by `rrdemo export RUN.jsonl` (schema version "
+            f"{SCHEMA_VERSION}, at most 1 MiB, UTF-8). It is checked now and listed after an "
+            "admin approves it."
         )
         upload = gr.File(label="submission file", file_types=[".json"], type="filepath")
         button = gr.Button("Submit", variant="primary")

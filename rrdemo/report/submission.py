@@ -8,8 +8,11 @@ experiment log (`rrdemo export RUN.jsonl` writes it to a file); the leaderboard 
 files with one readable reason per problem. The leaderboard imports this module, never the reverse.
 
 A row names its ensemble by N (`n_agents`), c (`n_corrupted`) and t (`n_honest`), and the
-corrupted agents' strategy (`adversary`: static, contextual or last-word, see rrdemo.adversary;
-null when the source does not say, as in the paper's tables).
+corrupted agents' strategy (`adversary`: static, contextual or last-word, see rrdemo.adversary),
+the prompt style (`prompt_style`: direct or step-by-step) and what a writer's end-of-sequence does
+in RR (`eos_policy`: end or pass, docs/adversary.md); each is null when the source does not say,
+as in the paper's tables, and counts as the setting's default (`rrdemo.config.BEYOND_PAPER`) when
+rows are compared.
 
 The contract needs only pydantic and the standard library (no gradio, no database); the builder
 reads the run with the report's reader. Accuracies are fractions in [0, 1] (the paper prints
@@ -30,7 +33,14 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 import rrdemo
-from rrdemo.config import ADVERSARIES, STRENGTHS, Composition
+from rrdemo.config import (
+    ADVERSARIES,
+    BEYOND_PAPER,
+    EOS_POLICIES,
+    PROMPT_STYLES,
+    STRENGTHS,
+    Composition,
+)
 from rrdemo.errors import RRError
 from rrdemo.report.adversary import main_table_by_adversary
 from rrdemo.report.models import UnnamedWeights, result_model
@@ -66,6 +76,16 @@ QUESTIONS_RANGE = (1, 100_000)
 _MODEL_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,199}$")
 _TOKEN = re.compile(r"^[A-Za-z0-9._:+-]{1,128}$")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+# The run settings beyond the paper that a row may state (null: not stated), with their allowed
+# values (rrdemo.config) and what a rejection calls them. A run's rows take the adversary from the
+# report's grouping by strategy, the others from each condition's logged config.
+STATED_SETTINGS = {
+    "adversary": (ADVERSARIES, "adversary strategy"),
+    "prompt_style": (PROMPT_STYLES, "prompt style"),
+    "eos_policy": (EOS_POLICIES, "end-of-sequence policy"),
+}
+CONFIG_SETTINGS = ("prompt_style", "eos_policy")
 
 Fraction = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
 Interval = Annotated[list[Fraction], Field(min_length=2, max_length=2)]
@@ -125,6 +145,9 @@ class ResultRow(AgentCounts, BaseModel):
     config_hash: str  # hash of the RunConfig that produced the row ("paper" for the seed)
     # the corrupted agents' strategy; null (or absent) when not stated (the paper: static)
     adversary: Literal[ADVERSARIES] | None = None  # one of rrdemo.config.ADVERSARIES
+    # the prompt style and the end-of-sequence policy of the run; null (or absent) when not stated
+    prompt_style: Literal[PROMPT_STYLES] | None = None  # one of rrdemo.config.PROMPT_STYLES
+    eos_policy: Literal[EOS_POLICIES] | None = None  # one of rrdemo.config.EOS_POLICIES
 
     @field_validator("model")
     @classmethod
@@ -212,7 +235,7 @@ class ResultRow(AgentCounts, BaseModel):
             self.k,
             self.m,
             self.max_tokens,
-            self.adversary or "static",
+            *(getattr(self, name) or BEYOND_PAPER[name] for name in STATED_SETTINGS),
         )
 
 
@@ -288,8 +311,16 @@ class Submission(BaseModel):
         return value
 
     def canonical_json(self) -> str:
-        """A stable JSON text of the validated content (sorted keys, no whitespace)."""
+        """A stable JSON text of the validated content (sorted keys, no whitespace).
+
+        A row's `prompt_style` or `eos_policy` left null is left out, so a file that does not
+        state them keeps the hash the journal and the audit log know it by.
+        """
         data = self.model_dump(mode="json")
+        for row in data["results"]:
+            for name in CONFIG_SETTINGS:
+                if row[name] is None:
+                    del row[name]
         return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
 
     def content_hash(self) -> str:
@@ -336,8 +367,9 @@ def _messages(error: ValidationError) -> list[str]:
             )
         elif kind == "literal_error" and where.endswith("strength"):
             line = f"{where}: unknown strength; allowed: {', '.join(STRENGTHS)}"
-        elif kind == "literal_error" and where.endswith("adversary"):
-            line = f"{where}: unknown adversary strategy; allowed: {', '.join(ADVERSARIES)}"
+        elif kind == "literal_error" and where.rpartition(".")[2] in STATED_SETTINGS:
+            allowed, what = STATED_SETTINGS[where.rpartition(".")[2]]
+            line = f"{where}: unknown {what}; allowed: {', '.join(allowed)}"
         elif kind == "literal_error" and where == "source":
             line = f"source: must be one of {', '.join(SUBMITTED_SOURCES)}"
         elif kind in ("greater_than_equal", "less_than_equal", "finite_number"):
@@ -434,20 +466,28 @@ def build_submission(
     source: str = "local_run",
     created: datetime | None = None,
 ) -> Submission:
-    """The submission of an experiment log (rows name their adversary strategy), dated `created`
-    (UTC), else when the log was last written.
+    """The submission of an experiment log (rows name their adversary strategy, prompt style and
+    end-of-sequence policy), dated `created` (UTC), else when the log was last written.
 
     One result row per condition at M = N (MAJ and RRMaj accuracy with 95% intervals); agents
     are named by their weights (`rrdemo.report.models.result_model`: a served agent by its
     hub_id). Raises `SubmissionRejected` when the run cannot be one (a task that is not a
-    benchmark, a served agent that does not name its weights).
+    benchmark, a served agent that does not name its weights, conditions of one row that differ
+    in prompt style or end-of-sequence policy).
     """
     run = read_run(log_path)
-    lookup = {
-        (c["ensemble"], c["task"], c["strength"], c["k"], c["max_tokens"], c["n"], c["c"])
-        + (c["adversary"],): c
-        for c in run.conditions.values()
-    }
+    lookup: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for c in run.conditions.values():
+        key = (c["ensemble"], c["task"], c["strength"], c["k"], c["max_tokens"], c["n"], c["c"])
+        first = lookup.setdefault(key + (c["adversary"],), c)
+        if _run_settings(first) != _run_settings(c):
+            raise SubmissionRejected(
+                [
+                    f"{c['ensemble']} ({c['task']}, {c['strength']}, K = {c['k']}, c = {c['c']}) "
+                    "ran under several prompt styles or end-of-sequence policies; a row names one "
+                    "of each, so this log cannot be one submission"
+                ]
+            )
     results = []
     for adversary, row in main_table_by_adversary(run.outcomes):
         for cell in [row.ceiling, *row.cells, row.floor]:
@@ -483,6 +523,7 @@ def build_submission(
                     "rrmaj_ci": [_frac(cell.rrmaj.lo), _frac(cell.rrmaj.hi)],
                     "config_hash": cond["config_hash"],
                     "adversary": adversary,
+                    **_run_settings(cond),
                 }
             )
     # Else when the run's log was last written: exporting one finished run twice gives one file.
@@ -501,6 +542,13 @@ def build_submission(
         "results": results,
     }
     return validate_submission(json.loads(json.dumps(data)), allow_reserved=True)
+
+
+def _run_settings(condition: dict[str, Any]) -> dict[str, str]:
+    """The prompt style and end-of-sequence policy a logged condition ran with: its config's, or
+    the setting's default (`rrdemo.config.BEYOND_PAPER`) when the config does not name it."""
+    config = condition["config"]
+    return {name: str(config.get(name, BEYOND_PAPER[name])) for name in CONFIG_SETTINGS}
 
 
 def _frac(x: float) -> float:

@@ -47,16 +47,20 @@ def _old_row(row: dict[str, Any], columns: set[str]) -> dict[str, Any]:
         values[f"{name}_ci_lo"], values[f"{name}_ci_hi"] = lo, hi
     if "n_honest" not in columns:
         values["n_truthful"] = values.pop("n_honest")
-    if "adversary" not in columns:
-        values.pop("adversary", None)
+    for name in ("adversary", "prompt_style", "eos_policy"):
+        if name not in columns:
+            values.pop(name, None)
     return values
 
 
-def store_raw(engine: sa.Engine, doc: dict[str, Any], status: str = "approved") -> int:
-    """Write a submission document and its rows with plain SQL into the tables as they are."""
+def store_raw(
+    engine: sa.Engine, doc: dict[str, Any], status: str = "approved", digest: str = ""
+) -> int:
+    """Write a submission document and its rows with plain SQL into the tables as they are
+    (`digest`: its content hash; a hash of the document by default)."""
     subs, results = _tables(engine)
     columns = {c.name for c in results.columns}
-    digest = hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
+    digest = digest or hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
     with engine.begin() as connection:
         sub_id = connection.execute(
             sa.insert(subs).values(
@@ -177,14 +181,15 @@ def test_migration_0004_renames_t_to_n_honest_keeps_user_rows_and_reseeds_once(
     assert {r["n_truthful"] for r in kept} == {2, 4}
     submitted = _submissions(engine)[user]
 
-    upgrade(engine)
-    assert current_revision(engine) == "0004_result_n_honest" == head_revision()
+    upgrade(engine, "0004_result_n_honest")
+    assert current_revision(engine) == "0004_result_n_honest"
     after = _results(engine)
     assert after == [  # the user's rows, every value kept, t under its new name; seeds gone
         {("n_honest" if k == "n_truthful" else k): v for k, v in r.items()} for r in kept
     ]
     assert [(r["n_honest"], r["adversary"]) for r in after] == [(2, None), (4, "contextual")]
     assert _submissions(engine) == {user: submitted}
+    upgrade(engine)  # the board seeds with today's code, at head
     factory = make_sessionmaker(engine)
     assert run_transaction(factory, service.seed_board) == len(TABLES)
     board = run_transaction(factory, lambda s: service.board_rows(s, include_all=True))
@@ -198,4 +203,44 @@ def test_migration_0004_renames_t_to_n_honest_keeps_user_rows_and_reseeds_once(
 
     downgrade(engine, "0003_source_rrdemo")
     assert _results(engine) == kept
+    engine.dispose()
+
+
+def test_migration_0005_adds_prompt_style_and_eos_policy_and_reseeds_our_sweeps_once(
+    tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runs = tmp_path / "runs"
+    monkeypatch.setenv("LEADERBOARD_PROJECT_RUNS", str(runs))
+    engine = create_db_engine(f"sqlite:///{tmp_path / 'board.db'}")
+    upgrade(engine, "0004_result_n_honest")
+    for strength in TABLES:  # the paper's seed, which states neither setting: same content hash
+        seed = paper_submission(strength)
+        store_raw(engine, json.loads(seed.model_dump_json()), digest=seed.content_hash())
+    ours = store_raw(engine, submission(source="rrdemo"))  # a sweep seeded without them
+    store_raw(engine, submission([result_row(adversary="contextual")]), status="pending")
+    kept = [r for r in _results(engine) if r["submission_id"] != ours]
+    subs = _submissions(engine)
+
+    upgrade(engine)
+    assert current_revision(engine) == "0005_result_prompt_style_eos" == head_revision()
+    after = _results(engine)
+    assert after == [{**r, "prompt_style": None, "eos_policy": None} for r in kept]
+    assert _submissions(engine) == {i: s for i, s in subs.items() if i != ours}
+    # The committed sweep, now labelled, is seeded once; the paper's seed is found as it was.
+    labelled = result_row(config_hash="ours", prompt_style="step-by-step", eos_policy="pass")
+    (runs / "sweep").mkdir(parents=True)
+    (runs / "sweep" / "submission.json").write_bytes(
+        encode(submission([labelled], source="rrdemo"))
+    )
+    factory = make_sessionmaker(engine)
+    assert run_transaction(factory, service.seed_board) == 1
+    board = run_transaction(factory, lambda s: service.board_rows(s, include_all=True))
+    assert len(board) == len(kept) + 1
+    assert [(r.source, r.prompt_style, r.eos_policy) for r in board if r.source != "paper"] == [
+        ("local_run", None, None),
+        ("rrdemo", "step-by-step", "pass"),
+    ]
+
+    downgrade(engine, "0004_result_n_honest")
+    assert _results(engine) == kept  # the labelled sweep is gone: the older code seeds its own
     engine.dispose()

@@ -44,8 +44,10 @@ def test_the_ranking_csv_defuses_a_model_named_like_a_formula(tmp_path: Path) ->
 
 
 def test_the_board_table_and_the_csv_agree_column_by_column(tmp_path: Path) -> None:
+    named = {"submitter": "x & y", "model_revision": "v1", "config_hash": "h"}
+    stated = {"prompt_style": "step-by-step", "eos_policy": "pass"}
     rows = [
-        row("org/<a>", 3, 2, 0.2, 0.6, submitter="x & y", model_revision="v1", config_hash="h"),
+        row("org/<a>", 3, 2, 0.2, 0.6, **named, **stated),
         row("org/b", 0, 5, None, 0.9, max_tokens=512),
     ]
     frame = present.board_frame(rows)
@@ -63,6 +65,8 @@ def test_the_board_table_and_the_csv_agree_column_by_column(tmp_path: Path) -> N
             shown = frame.loc[i, column.label]
             if column.name == "config":
                 assert shown == f"{record['n_corrupted']}c{record['n_honest']}t"
+            elif column.display == "stated":  # a setting the row may not state: "-"
+                assert shown == (record[column.name] or "-")
             elif record[column.name] == "":
                 assert shown is None or shown != shown  # None, or NaN in a float column
             elif column.display == "percent":

@@ -14,12 +14,13 @@ import pytest
 gr = pytest.importorskip("gradio")
 gradio_client = pytest.importorskip("gradio_client")
 
+from leaderboard.db import run_transaction  # noqa: E402
 from leaderboard.hub_sync import SIGN_IN, Store, open_store  # noqa: E402
 from leaderboard.paper_seed import MODEL_IDS  # noqa: E402
 from leaderboard.ranking import filter_rows  # noqa: E402
-from leaderboard.service import MAX_SUBMISSION_ID, board_rows  # noqa: E402
+from leaderboard.service import MAX_SUBMISSION_ID, board_rows, store_submission  # noqa: E402
 from rrdemo.errors import RRError  # noqa: E402
-from rrdemo.report.submission import MAX_FILE_BYTES  # noqa: E402
+from rrdemo.report.submission import MAX_FILE_BYTES, parse_submission  # noqa: E402
 from tests.support.samples import encode, result_row, submission  # noqa: E402
 from tests.support.served import app_client  # noqa: E402
 from ui.leaderboard_tab import (  # noqa: E402
@@ -129,6 +130,16 @@ def test_refresh_and_download_show_the_filtered_rows(store: Store, tmp_path: Pat
     assert len(list(out.iterdir())) == 1
     other = download(store, "gsm8k", "moderate", "all", "all", out)
     assert other != path and len(list(out.iterdir())) == 2
+
+
+def test_the_board_names_each_rows_prompt_style_and_eos_policy(store: Store) -> None:
+    doc = parse_submission(encode(submission([result_row(prompt_style="step-by-step")])))
+    run_transaction(store.factory, lambda s: store_submission(s, doc, status="approved"))
+    ranking, board, _chart = refresh(store, "gsm8k", "moderate", "all", "all")
+    shown = set(zip(board["source"], board["prompt style"], board["EOS policy"], strict=True))
+    assert shown == {("paper", "-", "-"), ("local_run", "step-by-step", "-")}
+    scored = dict(zip(ranking["model"], ranking["prompt styles"], strict=True))
+    assert scored[result_row()["model"]] == "step-by-step" and set(scored.values()) >= {"-"}
 
 
 def test_the_cli_ranks_and_writes_what_the_tab_shows(store: Store, tmp_path: Path, capsys) -> None:
