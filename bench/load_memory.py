@@ -48,16 +48,15 @@ def _cpu_ticks(pid: int) -> int:
     return int(fields[11]) + int(fields[12])  # utime + stime
 
 
-def _wait_idle(pid: int, quiet_s: float = 3.0, limit_s: float = 600.0) -> None:
-    """Until the server has used no CPU for `quiet_s` (every run of the round has ended)."""
+def _wait_idle(pid: int, window_s: float = 3.0, limit_s: float = 600.0) -> None:
+    """Until the server spends under a tenth of a core over `window_s` (every run of the round
+    has ended; an idle app still uses a few percent for its housekeeping)."""
     end = time.monotonic() + limit_s
-    last, since = _cpu_ticks(pid), time.monotonic()
+    tick = os.sysconf("SC_CLK_TCK")
     while time.monotonic() < end:
-        time.sleep(0.5)
-        now = _cpu_ticks(pid)
-        if now - last > 2:  # a tick or two of housekeeping is idle
-            last, since = now, time.monotonic()
-        elif time.monotonic() - since >= quiet_s:
+        before = _cpu_ticks(pid)
+        time.sleep(window_s)
+        if _cpu_ticks(pid) - before < 0.1 * window_s * tick:
             return
 
 
@@ -76,8 +75,12 @@ def _round(url: str, index: int, data: list) -> dict[str, int]:
     lock = threading.Lock()
 
     def post(api: str, body: list, address: str) -> httpx.Response:
-        return httpx.post(f"{url}gradio_api/call/{api}", json={"data": body},
-                          headers={"X-Forwarded-For": address}, timeout=120)
+        return httpx.post(
+            f"{url}gradio_api/call/{api}",
+            json={"data": body},
+            headers={"X-Forwarded-For": address},
+            timeout=120,
+        )
 
     def run(address: str, read: bool) -> None:
         posted = post("run", data, address)
@@ -107,13 +110,20 @@ def _round(url: str, index: int, data: list) -> dict[str, int]:
     return codes
 
 
-def _start(env_extra: dict[str, str], folder: Path) -> tuple[subprocess.Popen, str]:
+def _start(env_extra: dict[str, str], folder: Path, log) -> tuple[subprocess.Popen, str]:
     port = _free_port()
-    env = dict(os.environ, GRADIO_SERVER_NAME="127.0.0.1", GRADIO_SERVER_PORT=str(port),
-               RRDEMO_DATA_DIR=str(folder / "data"), RRDEMO_PROXY_HOPS="1",
-               LEADERBOARD_DB_URL=f"sqlite:///{folder / 'leaderboard.db'}", **env_extra)
-    server = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=env,
-                              stdout=subprocess.DEVNULL, stderr=open(folder / "app.log", "w"))
+    env = dict(
+        os.environ,
+        GRADIO_SERVER_NAME="127.0.0.1",
+        GRADIO_SERVER_PORT=str(port),
+        RRDEMO_DATA_DIR=str(folder / "data"),
+        RRDEMO_PROXY_HOPS="1",
+        LEADERBOARD_DB_URL=f"sqlite:///{folder / 'leaderboard.db'}",
+        **env_extra,
+    )
+    server = subprocess.Popen(
+        [sys.executable, "app.py"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=log
+    )
     url = f"http://127.0.0.1:{port}/"
     import httpx
 
@@ -133,14 +143,22 @@ def _start(env_extra: dict[str, str], folder: Path) -> tuple[subprocess.Popen, s
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=11)
-    parser.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
-                        help="an environment variable for the server (a variant to compare)")
+    parser.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="an environment variable for the server (a variant to compare)",
+    )
     parser.add_argument("--out", default=str(ROOT / "bench" / "load_memory.json"))
     args = parser.parse_args(argv)
     env_extra = dict(item.split("=", 1) for item in args.env)
     data = _payload()
-    with tempfile.TemporaryDirectory(prefix="rrdemo-load-") as tmp:
-        server, url = _start(env_extra, Path(tmp))
+    with (
+        tempfile.TemporaryDirectory(prefix="rrdemo-load-") as tmp,
+        open(Path(tmp) / "app.log", "w") as log,
+    ):
+        server, url = _start(env_extra, Path(tmp), log)
         try:
             _wait_idle(server.pid)  # the app warms its default model at start
             rows = [{"round": 0, "rss_mb": round(_status_mb(server.pid, "VmRSS"))}]
@@ -150,15 +168,29 @@ def main(argv: list[str] | None = None) -> None:
                 codes = _round(url, index, data)
                 _wait_idle(server.pid)
                 rss = round(_status_mb(server.pid, "VmRSS"))
-                rows.append({"round": index, "rss_mb": rss, **codes,
-                             "seconds": round(time.monotonic() - start, 1)})
-                print(f"round {index}: RSS {rss} MB; runs accepted {codes['runs']}/16, unread "
-                      f"calls accepted {codes['unread']}/{CLIENTS * UNREAD_CALLS}", flush=True)
+                rows.append(
+                    {
+                        "round": index,
+                        "rss_mb": rss,
+                        **codes,
+                        "seconds": round(time.monotonic() - start, 1),
+                    }
+                )
+                print(
+                    f"round {index}: RSS {rss} MB; runs accepted {codes['runs']}/16, unread "
+                    f"calls accepted {codes['unread']}/{CLIENTS * UNREAD_CALLS}",
+                    flush=True,
+                )
         finally:
             server.terminate()
             server.wait(30)
-    result = {"env": env_extra, "run": RUN, "clients": CLIENTS, "unread_calls": UNREAD_CALLS,
-              "rounds": rows}
+    result = {
+        "env": env_extra,
+        "run": RUN,
+        "clients": CLIENTS,
+        "unread_calls": UNREAD_CALLS,
+        "rounds": rows,
+    }
     Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
     print(f"written {args.out}")
 

@@ -12,6 +12,11 @@ import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# A llama.cpp model allocates its whole KV context when it loads: 32 sequences of 2048 cells by
+# default (1.5 GB for SmolLM2-135M). Tests decode a few tokens on short prompts, so the run (and
+# every app or command it starts, which inherit this) allocates a quarter of that.
+os.environ.setdefault("RRDEMO_LLAMA_N_CTX", "1024")
+os.environ.setdefault("RRDEMO_LLAMA_SEQS", "16")
 
 
 @pytest.fixture(autouse=True)

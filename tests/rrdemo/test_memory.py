@@ -48,7 +48,9 @@ def test_a_config_declares_its_parameters_and_kv_cache(hub_id, params, kv_bytes)
         ModelShape.from_config({**RECORDED[hub_id], "hidden_size": "big"})
 
 
-def test_the_estimate_counts_weights_once_and_a_cache_per_live_sequence() -> None:
+def test_the_estimate_counts_weights_once_and_a_cache_per_live_sequence(monkeypatch) -> None:
+    for name in ("RRDEMO_LLAMA_N_CTX", "RRDEMO_LLAMA_SEQS"):  # the engine's defaults
+        monkeypatch.delenv(name, raising=False)
     agents = (AgentSpec("smollm2", corrupted=True),) + (AgentSpec("smollm2"),) * 3
     config = RunConfig(agents=agents, k=16, m=5, max_tokens=64)
     per_token = SMOLLM2.kv_bytes_per_token(4)  # float32
@@ -69,6 +71,10 @@ def test_the_estimate_counts_weights_once_and_a_cache_per_live_sequence() -> Non
     fixed = estimate_memory(gguf, {("smollm2", None, "llamacpp", None): SMOLLM2})
     assert fixed.weights == int(SMOLLM2.params * LLAMA_BYTES_PER_PARAM)
     assert fixed.kv == 2048 * 32 * SMOLLM2.kv_bytes_per_token(2) and fixed.sequences == 0
+    monkeypatch.setenv("RRDEMO_LLAMA_N_CTX", "1024")  # what a llama.cpp model would allocate
+    monkeypatch.setenv("RRDEMO_LLAMA_SEQS", "16")
+    smaller = estimate_memory(gguf, {("smollm2", None, "llamacpp", None): SMOLLM2})
+    assert smaller.kv == fixed.kv // 4
     assert estimate_memory(config, {KEY: None}).total == 0  # a model nothing says: not counted
 
 

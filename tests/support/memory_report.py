@@ -19,8 +19,12 @@ _CLEAR = Path("/proc/self/clear_refs")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption("--memory-report", default=None, metavar="FILE",
-                     help="write each test's peak and held resident memory (MB) to FILE (TSV)")
+    parser.addoption(
+        "--memory-report",
+        default=None,
+        metavar="FILE",
+        help="write each test's peak and held resident memory (MB) to FILE (TSV)",
+    )
 
 
 def _status_mb(*keys: str) -> dict[str, float]:
@@ -52,7 +56,9 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem):
     after = _status_mb("VmRSS", "VmHWM")
     peak = after["VmHWM"] if reset else float("nan")
     with open(path, "a", encoding="utf-8") as f:
-        f.write(f"{item.nodeid}\t{before:.0f}\t{peak:.0f}\t{after['VmRSS']:.0f}\t{_children_mb():.0f}\n")
+        f.write(
+            f"{item.nodeid}\t{before:.0f}\t{peak:.0f}\t{after['VmRSS']:.0f}\t{_children_mb():.0f}\n"
+        )
 
 
 def _children_mb() -> float:
