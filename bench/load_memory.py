@@ -26,6 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 CLIENTS = 8
 UNREAD_CALLS = 50
+GRACE_S = 60  # how long the app keeps an ended raw call's unread frames (ui.queue_limits)
 # The Arena's controls of one small run, by name; the rest keep their defaults.
 RUN = {"model": "smollm2", "n": 3, "c": 1, "k": 8, "m": 0, "max_tokens": 32, "task": "logic3"}
 
@@ -181,6 +182,11 @@ def main(argv: list[str] | None = None) -> None:
                     f"calls accepted {codes['unread']}/{CLIENTS * UNREAD_CALLS}",
                     flush=True,
                 )
+            time.sleep(GRACE_S + 10)  # the unread frames of the last round are dropped
+            _wait_idle(server.pid)
+            after = round(_status_mb(server.pid, "VmRSS"))
+            rows.append({"round": "after the grace", "rss_mb": after})
+            print(f"{GRACE_S + 10} s later: RSS {after} MB", flush=True)
         finally:
             server.terminate()
             server.wait(30)

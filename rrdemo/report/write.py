@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from rrdemo.errors import RRError
+from rrdemo.events import METHODS
 from rrdemo.report import adversary as adv
 from rrdemo.report.figures import k_figure, rho_curve_figure, scaling_figure, write_png
 from rrdemo.report.hijacked import hijacked_tables
@@ -61,7 +62,16 @@ class Report:
 
 
 def build_report(run: Run, seed: int = 0) -> Report:
-    """Every analysis of the run, formatted; nothing is written."""
+    """Every analysis of the run, formatted; nothing is written. A run that decoded one method
+    (`methods` in its sweep) gets the analyses that read that method alone."""
+    methods = run.header.get("sweep", {}).get("methods") or list(METHODS)
+    if set(METHODS) <= set(methods):
+        return _both_methods_report(run, seed)
+    return _one_method_report(run, methods, seed)
+
+
+def _both_methods_report(run: Run, seed: int) -> Report:
+    """Every analysis of a run that decoded MAJ and RRMaj, formatted."""
     outcomes = adv.primary_outcomes(run.outcomes)  # one strategy; all of them in their own table
     rows = main_table(outcomes, seed=seed)
     scaling = m_scaling(outcomes, seed=seed)
@@ -157,6 +167,71 @@ def build_report(run: Run, seed: int = 0) -> Report:
     ]
     files["report.md"] = "\n\n".join(summary) + "\n"
     return Report(files, figures, rows)
+
+
+def _one_method_report(run: Run, methods: list[str], seed: int) -> Report:
+    """The report of a run that decoded one method: what each answer was, right work with a wrong
+    label and, for RRMaj, who wrote, opened and ended its trajectories, their lengths and the
+    meter. Nothing that sets MAJ against RRMaj: the log holds one of them (its comparison is the
+    paired run's, `write_report(paired_with=...)`)."""
+    outcomes = adv.primary_outcomes(run.outcomes)
+    log = read_log(run.path)
+    files: dict[str, str] = {}
+    _, _, files["answer_rates.md"], files["answer_rates.csv"] = paired_tables(log)
+    files["hijacked.md"], files["hijacked.csv"] = hijacked_tables(log, _question_for(run))
+    files["lengths.md"] = lengths_md(answer_lengths(outcomes))
+    rr = "RRMaj" in methods
+    if rr:
+        files["speaker_mix.md"], files["speaker_mix.csv"] = mix_tables(speaker_mix(outcomes))
+        files["openers.md"], files["openers.csv"] = opener_tables(openers(outcomes))
+        speaker = final_speaker(outcomes, mixed_only=True)
+        files["final_speaker.md"], files["final_speaker.csv"] = speaker_tables(speaker)
+    if run.metered:
+        fits = fit(meter_steps(run.metered), seed=seed)
+        files["theory_fit.md"] = theory_fit_md(fits, [])
+        files["theory_fit.json"] = json.dumps(fit_records(fits, []), indent=1)
+    sweep = run.header.get("sweep", {})
+    summary = [
+        f"# Experiment report: `{run.path.name}`",
+        "",
+        f"{run.units} finished (condition, question) units; questions per dataset: "
+        + questions_text(run.conditions.values())
+        + f". Sampling: temperature {sweep.get('temperature')}, top-p {sweep.get('top_p')}, "
+        f"seed {sweep.get('seed')}.",
+        f"**This run decoded {' and '.join(methods)} alone** (`methods` in its sweep), so it "
+        "has no table that sets MAJ against RRMaj: the main table, the paired differences, M "
+        "scaling, the K ablation and the paper beside it need both. Those comparisons are made "
+        "against the run it varies, in the paired section at the end when the report is "
+        "written with one (`rrdemo report LOG --paired-with BASE`).",
+        "## What each answer was\n\n" + files["answer_rates.md"],
+        "## Right work, wrong label (fooled answers whose text computes the gold's value: the "
+        "reasoning held and the last statement gave the target; questions whose gold is one "
+        "number)\n\n" + files["hijacked.md"],
+        *(
+            [
+                "## Who wrote the RR trajectories (mixed = an honest and a corrupted agent both "
+                "wrote; accuracy per trajectory)\n\n" + files["speaker_mix.md"],
+                "## Who opened the RR trajectories (per trajectory; a corrupted opener that no "
+                "honest agent follows closes the text before any honest turn)\n\n"
+                + files["openers.md"],
+                "## Final speaker (mixed RR trajectories only, Fisher's exact test, two-sided)"
+                "\n\n" + files["final_speaker.md"],
+            ]
+            if rr
+            else []
+        ),
+        "## Lengths (tokens per answer or trajectory; cut = stopped at L)\n\n"
+        + files["lengths.md"],
+        *(
+            [
+                "## The theory, measured (truth meter; docs/theory.md)\n\n[theory_fit.md](theory_fit.md)."
+            ]
+            if "theory_fit.md" in files
+            else []
+        ),
+    ]
+    files["report.md"] = "\n\n".join(summary) + "\n"
+    return Report(files, {}, [])
 
 
 def _question_for(run: Run):

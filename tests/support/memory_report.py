@@ -4,12 +4,15 @@
 
 Before each test the kernel's high-water mark is reset (``/proc/self/clear_refs``, value 5), so the
 peak read after it (``VmHWM``) is that test's own, setup and teardown included; ``VmRSS`` is what
-the process still holds after it. Module-scoped teardowns land in the next test's row. Linux only;
-elsewhere the option writes nothing.
+the process still holds after it. Then what its live child processes hold, and the largest peak of
+any child that has ended so far (it grows at the test whose child set it). Columns: test, held
+before, peak, held after, children after, ended children's peak (MB). Module-scoped teardowns land
+in the next test's row. Linux only; elsewhere the option writes nothing.
 """
 
 from __future__ import annotations
 
+import resource
 from pathlib import Path
 
 import pytest
@@ -57,8 +60,15 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem):
     peak = after["VmHWM"] if reset else float("nan")
     with open(path, "a", encoding="utf-8") as f:
         f.write(
-            f"{item.nodeid}\t{before:.0f}\t{peak:.0f}\t{after['VmRSS']:.0f}\t{_children_mb():.0f}\n"
+            f"{item.nodeid}\t{before:.0f}\t{peak:.0f}\t{after['VmRSS']:.0f}\t{_children_mb():.0f}"
+            f"\t{_ended_children_peak_mb():.0f}\n"
         )
+
+
+def _ended_children_peak_mb() -> float:
+    """The largest peak of any child process that has ended and been waited for so far in the run
+    (the kernel's RUSAGE_CHILDREN; GNU time reports the same figure for the whole suite)."""
+    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
 
 
 def _children_mb() -> float:

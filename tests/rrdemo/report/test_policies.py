@@ -57,3 +57,20 @@ def test_methods_are_named_in_the_sweep_only_when_one_is_left_out() -> None:
     assert normalize_sweep({"configs": "3c2t", "methods": ["RRMaj"]})["methods"] == ["RRMaj"]
     with pytest.raises(RRError, match="method"):
         normalize_sweep({"configs": "3c2t", "methods": "RR"})
+
+
+def test_a_rr_only_report_sets_nothing_against_a_maj_it_did_not_decode(tmp_path) -> None:
+    base, other = tmp_path / "end.jsonl", tmp_path / "pass.jsonl"
+    run_plan(fake_plan(), base, fake_pool(), progress=False)
+    run_plan(_rr_only(fake_plan()), other, fake_pool(), progress=False)
+    written = {p.name for p in write_report(other, tmp_path / "rr", png=False, paired_with=base)}
+    report = (tmp_path / "rr" / "report.md").read_text()
+    assert "decoded RRMaj alone" in report and "Paired with `end.jsonl`" in report
+    # no table that needs MAJ: a missing method is not an accuracy of 0
+    assert not {"main_table.md", "paired.md", "m_scaling.md", "paper_beside.md"} & written
+    assert {"answer_rates.md", "openers.md", "final_speaker.md", "policies.md"} <= written
+    rates = (tmp_path / "rr" / "answer_rates.md").read_text()
+    assert "| RRMaj |" in rates and "| MAJ |" not in rates
+    # the run that decoded both keeps its full report
+    full = {p.name for p in write_report(base, tmp_path / "both", png=False)}
+    assert {"main_table.md", "paired.md", "m_scaling.md"} <= full
