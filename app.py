@@ -24,6 +24,7 @@ from starlette.middleware import Middleware
 
 from leaderboard.hub_sync import Store, open_store
 from rrdemo.agents import ModelSource
+from rrdemo.allocator import limit_arenas
 from rrdemo.backends.choice import BACKEND_CHOICES, DEFAULT_BACKEND, choose_backend
 from rrdemo.backends.hardware import prepare
 from rrdemo.backends.pool import ModelPool
@@ -139,6 +140,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO)
+    limit_arenas()  # before the server's worker threads: their memory stays flat under load
     prepare()  # on ZeroGPU, `spaces` must be imported before torch touches CUDA
     try:
         default_backend = choose_backend(DEFAULT_MODEL, args.backend)
