@@ -108,13 +108,8 @@ def _both_methods_report(run: Run, seed: int) -> Report:
     figures = {"rho": rho_curve_figure(rho), "m_scaling": scaling_figure(scaling)}
     if len({p.k for p in kpoints}) > 1:
         figures["k_ablation"] = k_figure(kpoints)
-    sweep = run.header.get("sweep", {})
     summary = [
-        f"# Experiment report: `{run.path.name}`",
-        "",
-        f"{run.units} finished (condition, question) units; questions per dataset: "
-        + questions_text(run.conditions.values())
-        + f". Sampling: temperature {sweep.get('temperature')}, top-p {sweep.get('top_p')}, seed {sweep.get('seed')}.",
+        *_head(run),
         "Accuracies in %, [95% bootstrap interval over questions and pool draws]; "
         "± is the spread over 50 pool-sampling trials.",
         "",
@@ -190,14 +185,8 @@ def _one_method_report(run: Run, methods: list[str], seed: int) -> Report:
         fits = fit(meter_steps(run.metered), seed=seed)
         files["theory_fit.md"] = theory_fit_md(fits, [])
         files["theory_fit.json"] = json.dumps(fit_records(fits, []), indent=1)
-    sweep = run.header.get("sweep", {})
     summary = [
-        f"# Experiment report: `{run.path.name}`",
-        "",
-        f"{run.units} finished (condition, question) units; questions per dataset: "
-        + questions_text(run.conditions.values())
-        + f". Sampling: temperature {sweep.get('temperature')}, top-p {sweep.get('top_p')}, "
-        f"seed {sweep.get('seed')}.",
+        *_head(run),
         f"**This run decoded {' and '.join(methods)} alone** (`methods` in its sweep), so it "
         "has no table that sets MAJ against RRMaj: the main table, the paired differences, M "
         "scaling, the K ablation and the paper beside it need both. Those comparisons are made "
@@ -232,6 +221,19 @@ def _one_method_report(run: Run, methods: list[str], seed: int) -> Report:
     ]
     files["report.md"] = "\n\n".join(summary) + "\n"
     return Report(files, {}, [])
+
+
+def _head(run: Run) -> list[str]:
+    """The report's title and what the run holds (units, questions, sampling)."""
+    sweep = run.header.get("sweep", {})
+    return [
+        f"# Experiment report: `{run.path.name}`",
+        "",
+        f"{run.units} finished (condition, question) units; questions per dataset: "
+        + questions_text(run.conditions.values())
+        + f". Sampling: temperature {sweep.get('temperature')}, top-p {sweep.get('top_p')}, "
+        f"seed {sweep.get('seed')}.",
+    ]
 
 
 def _question_for(run: Run):
