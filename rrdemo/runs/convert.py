@@ -48,6 +48,8 @@ def convert_header(header: dict) -> tuple[dict, dict[str, str]]:
     for cond in header["conditions"]:
         config = RunConfig.from_dict(cond["config"])
         new = describe_condition(cond["task"], config, cond["questions"], sweep["corrupted_first"])
+        if "methods" in cond:  # a condition that runs one method says which (Condition.describe)
+            new["methods"] = cond["methods"]
         keys[cond["key"]] = new["key"]
         conditions.append(new)
     rebuilt = {**header, "version": LOG_VERSION, "sweep": sweep, "conditions": conditions}

@@ -60,7 +60,8 @@ def _files(path: Path) -> dict[str, bytes]:
 def test_a_committed_study_rebuilds_its_published_files_byte_for_byte(path, tmp_path) -> None:
     study = _committed(path)
     copy_root = tmp_path / "repo"
-    for item in {study.path, *study.logs(), *study.published()}:
+    paired = [study.paired_with.resolve()] if study.paired_with else []  # read, not rebuilt
+    for item in {study.path, *study.logs(), *study.published(), *paired}:
         target = copy_root / item.relative_to(ROOT)
         target.parent.mkdir(parents=True, exist_ok=True)
         (shutil.copytree if item.is_dir() else shutil.copy2)(item, target)
