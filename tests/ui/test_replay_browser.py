@@ -29,9 +29,14 @@ def opening_setting() -> tuple[str, dict]:
 
 @pytest.fixture
 def fresh_app(tmp_path) -> Iterator[tuple[str, object]]:
+    from rrdemo.backends.choice import DEFAULT_BACKEND
     from rrdemo.backends.pool import ModelPool
 
-    pool = ModelPool()  # nothing loaded: the opening replay must not need a model
+    # The engine the app starts with (llama.cpp for the GGUF models when installed), so Run live
+    # loads the model as a visitor's does; transformers would hold the 1.5B dequantized in
+    # float32, about 6 GB, which no visitor of the app meets. Nothing is loaded yet: the opening
+    # replay must not need a model.
+    pool = ModelPool(preferred_backend=DEFAULT_BACKEND)
     with served_app(pool, tmp_path) as url:
         yield url, pool
 
