@@ -20,7 +20,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from rrdemo.config import ct_label
+from rrdemo.config import BEYOND_PAPER, ct_label
 from rrdemo.errors import RRError
 from rrdemo.runs.log import read_log
 
@@ -51,6 +51,8 @@ FIELDS: tuple[tuple[str, pa.DataType, str], ...] = (
     ("max_tokens", pa.int32(), "L, the token budget of a trajectory"),
     ("adversary", pa.string(), "adversary strategy"),
     ("turn_policy", pa.string(), "turn policy"),
+    ("prompt_style", pa.string(), "prompt style: direct, or step-by-step (working first)"),
+    ("eos_policy", pa.string(), "what a writer's end-of-sequence does in RR: end or pass"),
     ("config_json", pa.string(), "the full run configuration (JSON)"),
     ("question_id", pa.string(), "question id in the task's sample"),
     ("gold", pa.string(), "gold answer"),
@@ -95,6 +97,7 @@ def _row(cond: dict[str, Any], done: dict[str, Any], record: dict[str, Any]) -> 
         "max_tokens": int(cond["max_tokens"]),
         "adversary": cond["adversary"],
         "turn_policy": cond["turn_policy"],
+        **{name: _setting(cond, name) for name in ("prompt_style", "eos_policy")},
         "config_json": json.dumps(cond["config"], sort_keys=True),
         "question_id": str(record["question_id"]),
         "gold": _text(done.get("gold")),
@@ -118,6 +121,11 @@ def _row(cond: dict[str, Any], done: dict[str, Any], record: dict[str, Any]) -> 
         "vote_counts": json.dumps(vote.get("counts") or {}, ensure_ascii=False),
         "abstained": vote.get("abstained"),
     }
+
+
+def _setting(cond: dict[str, Any], name: str) -> str:
+    """A setting of the condition's config; its default when an older config does not name it."""
+    return str(cond["config"].get(name) or BEYOND_PAPER[name])
 
 
 def _text(value: Any) -> str | None:

@@ -26,6 +26,7 @@ import hashlib
 import json
 import math
 import re
+from collections.abc import Iterable
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -476,6 +477,7 @@ def build_submission(
     in prompt style or end-of-sequence policy).
     """
     run = read_run(log_path)
+    _refuse_adaptive_turns(run.conditions.values())
     lookup: dict[tuple[Any, ...], dict[str, Any]] = {}
     for c in run.conditions.values():
         key = (c["ensemble"], c["task"], c["strength"], c["k"], c["max_tokens"], c["n"], c["c"])
@@ -542,6 +544,20 @@ def build_submission(
         "results": results,
     }
     return validate_submission(json.loads(json.dumps(data)), allow_reserved=True)
+
+
+def _refuse_adaptive_turns(conditions: Iterable[dict[str, Any]]) -> None:
+    """A board row is the paper's protocol, K tokens a turn: a log with another turn policy
+    (`rrdemo.turns`, beyond the paper) is refused, naming it, rather than half-exported."""
+    found = sorted({c.get("turn_policy") or "fixed" for c in conditions} - {"fixed"})
+    if found:
+        raise SubmissionRejected(
+            [
+                f"this log ran the turn policy {', '.join(found)}; a board row is the paper's "
+                "fixed turns of K tokens, so only a log of fixed turns can be submitted (its "
+                "report compares the policies: rrdemo report LOG)"
+            ]
+        )
 
 
 def _run_settings(condition: dict[str, Any]) -> dict[str, str]:

@@ -46,7 +46,7 @@ def log_settings(log_path: Path, log_name: str) -> list[dict[str, Any]]:
                 strength = "" if condition["c"] == 0 else f"{condition['strength']} "
                 found.append(
                     {
-                        "name": f"{strength}{label}",
+                        "name": f"{_reading(condition['config'])}{strength}{label}",
                         "description": description,
                         "log": log_name,
                         "condition": condition["key"],
@@ -54,6 +54,14 @@ def log_settings(log_path: Path, log_name: str) -> list[dict[str, Any]]:
                     }
                 )
     return found
+
+
+def _reading(config: dict[str, Any]) -> str:
+    """The prompt style and end-of-sequence policy when they are not the defaults ("direct",
+    "end"), as a name prefix: "step-by-step · ", "pass · "; empty otherwise."""
+    parts = [config.get("prompt_style") or "direct", config.get("eos_policy") or "end"]
+    shown = [p for p in parts if p not in ("direct", "end")]
+    return "".join(f"{p} · " for p in shown)
 
 
 def write_gallery_settings(manifest: Path, log_path: Path, recorded: str) -> int:

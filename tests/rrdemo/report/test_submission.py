@@ -134,6 +134,16 @@ def test_a_log_that_ran_one_setting_under_two_prompt_styles_is_not_one_submissio
         build_submission(log, "tester")
 
 
+@pytest.mark.parametrize("policies", [("sentence",), ("fixed", "uncertainty")])
+def test_a_log_of_another_turn_policy_is_refused_by_name(tmp_path: Path, policies) -> None:
+    """The board's rows are fixed K-token turns; a log with another policy used to end in a
+    KeyError (its main-table rows are tagged "[turns: ...]")."""
+    settings = [{"turn_policy": p, **({} if p == "fixed" else {"k_min": 1})} for p in policies]
+    log = _fake_run(tmp_path / "run.jsonl", *settings)
+    with pytest.raises(SubmissionRejected, match=f"turn policy {policies[-1]}; a board row"):
+        build_submission(log, "tester")
+
+
 def test_a_file_that_does_not_state_them_hashes_without_them() -> None:
     built = _exported(result_row(), result_row(k=7, eos_policy="pass"))
     rows = json.loads(built.canonical_json())["results"]

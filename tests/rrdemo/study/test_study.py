@@ -214,3 +214,28 @@ def test_a_paired_study_reports_its_rrmaj_beside_the_base_runs_decisions(tmp_pat
     assert main(["study", str(path), "build"]) == 0
     policies = (study.report / "policies.md").read_text()
     assert policies.count("| fake |") == 2  # one row per condition, paired question by question
+
+
+@pytest.mark.parametrize(
+    "style, policy, prefix",
+    [("direct", "end", ""), ("step-by-step", "end", "step-by-step · "),
+     ("direct", "pass", "pass · "), ("step-by-step", "pass", "step-by-step · pass · ")],
+)  # fmt: skip
+def test_a_gallery_setting_names_a_style_and_policy_that_are_not_the_defaults(
+    tmp_path, style, policy, prefix
+) -> None:
+    """The Arena lists a log's settings by name: the same question under `direct` and under
+    `step-by-step` must not both read "moderate 3c2t"."""
+    from dataclasses import replace
+
+    from rrdemo.study.gallery import log_settings
+
+    plan = fake_plan(labels=("0c5t", "3c2t"), task_name="logic3", m_star=5)
+    conditions = tuple(
+        replace(c, config=replace(c.config, prompt_style=style, eos_policy=policy))
+        for c in plan.conditions
+    )
+    log = tmp_path / "log.jsonl"
+    run_plan(replace(plan, conditions=conditions), log, fake_pool(), progress=False)
+    names = [s["name"] for s in log_settings(log, "log.jsonl")]
+    assert names == [f"{prefix}strong 3c2t", f"{prefix}0c5t"]
