@@ -61,7 +61,8 @@ def test_the_dataset_loads_back_with_datasets(exported: Path, tmp_path: Path) ->
         assert (row["decision"], row["decision_correct"]) == (vote["answer"], vote["correct"])
         assert json.loads(row["vote_counts"]) == vote["counts"]
     assert set(by_card["config"]) == {"0c5t", "1c4t", "3c2t", "5c0t"}
-    assert set(zip(by_card["prompt_style"], by_card["eos_policy"])) == {("direct", "end")}
+    settings = zip(by_card["prompt_style"], by_card["eos_policy"], strict=True)
+    assert set(settings) == {("direct", "end")}
 
 
 def test_a_row_names_the_style_and_policy_its_condition_ran() -> None:
