@@ -47,7 +47,7 @@ def log_settings(log_path: Path, log_name: str) -> list[dict[str, Any]]:
                 found.append(
                     {
                         "name": f"{_reading(condition['config'])}{strength}{label}",
-                        "description": description,
+                        "description": description + _reading_said(condition["config"]),
                         "log": log_name,
                         "condition": condition["key"],
                         "questions": questions,
@@ -62,6 +62,19 @@ def _reading(config: dict[str, Any]) -> str:
     parts = [config.get("prompt_style") or "direct", config.get("eos_policy") or "end"]
     shown = [p for p in parts if p not in ("direct", "end")]
     return "".join(f"{p} · " for p in shown)
+
+
+READINGS = {  # what a setting's description adds for a style or policy that is not the default
+    "step-by-step": " Every agent is asked for numbered steps, each number computed, before its "
+    "answer (prompt style step-by-step).",
+    "pass": " An end-of-sequence closes only its writer's turn (policy pass).",
+}
+
+
+def _reading_said(config: dict[str, Any]) -> str:
+    return "".join(
+        READINGS.get(config.get(name) or "", "") for name in ("prompt_style", "eos_policy")
+    )
 
 
 def write_gallery_settings(manifest: Path, log_path: Path, recorded: str) -> int:

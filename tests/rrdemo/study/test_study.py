@@ -237,5 +237,7 @@ def test_a_gallery_setting_names_a_style_and_policy_that_are_not_the_defaults(
     )
     log = tmp_path / "log.jsonl"
     run_plan(replace(plan, conditions=conditions), log, fake_pool(), progress=False)
-    names = [s["name"] for s in log_settings(log, "log.jsonl")]
-    assert names == [f"{prefix}strong 3c2t", f"{prefix}0c5t"]
+    settings = log_settings(log, "log.jsonl")
+    assert [s["name"] for s in settings] == [f"{prefix}strong 3c2t", f"{prefix}0c5t"]
+    said = [("step-by-step" in s["description"], "pass" in s["description"]) for s in settings]
+    assert said == [(style != "direct", policy != "end")] * 2
