@@ -8,6 +8,11 @@ the process still holds after it. Then what its live child processes hold, and t
 any child that has ended so far (it grows at the test whose child set it). Columns: test, held
 before, peak, held after, children after, ended children's peak (MB). Module-scoped teardowns land
 in the next test's row. Linux only; elsewhere the option writes nothing.
+
+The run's peaks close the terminal summary: pytest's highest per-test peak (and its test) and the
+ended children's. Their larger is the suite's peak: resetting the mark lowers the figure the
+kernel reports at exit, so GNU time's "Maximum resident set size" of a run with this report on can
+read lower than pytest's true peak (it shows only the peak since the last reset, or a child's).
 """
 
 from __future__ import annotations
@@ -63,6 +68,21 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem):
             f"{item.nodeid}\t{before:.0f}\t{peak:.0f}\t{after['VmRSS']:.0f}\t{_children_mb():.0f}"
             f"\t{_ended_children_peak_mb():.0f}\n"
         )
+    if reset and peak > _HIGHEST["peak"]:
+        _HIGHEST.update(peak=peak, test=item.nodeid)
+
+
+_HIGHEST: dict = {"peak": 0.0, "test": None}  # pytest's highest per-test peak so far (MB)
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config) -> None:
+    path = config.getoption("--memory-report")
+    if not path or _HIGHEST["test"] is None:
+        return
+    terminalreporter.write_line(
+        f"memory report ({path}): pytest's peak {_HIGHEST['peak']:.0f} MB in "
+        f"{_HIGHEST['test']}; ended children's peak {_ended_children_peak_mb():.0f} MB"
+    )
 
 
 def _ended_children_peak_mb() -> float:
