@@ -101,17 +101,41 @@ def calibration_figure(rows: Sequence[CalibrationRow]) -> go.Figure:
     return fig
 
 
-def selection_line(rows: Sequence[CalibrationRow]) -> str:
-    """What the selection rule picks from these rows, in one sentence."""
+def selection_line(rows: Sequence[CalibrationRow], final: bool = True) -> str:
+    """What the selection rule picks from these rows, in one sentence ("so far" unless the
+    calibration is complete: `final`)."""
+    head = "**Selection:**" if final else "**Selection so far** (not final, the run is under way):"
     if any(r.traps is None for r in rows if r.ceiling is not None and len(r.obedience) > 1):
-        return "**Selection:** undecided (a row lacks a ceiling, an injected cell or positions)."
+        return f"{head} undecided (a row lacks a ceiling, an injected cell or positions)."
     choice = selected(rows)
     if choice is None:
-        return "**Selection:** no cell qualifies."
+        return f"{head} no cell qualifies."
     row, injection = choice
     return (
-        f"**Selection:** {row.model}, {row.task}, {row.style}, {injection} (min lower bound "
+        f"{head} {row.model}, {row.task}, {row.style}, {injection} (min lower bound "
         f"{100 * row.strength(injection):.0f}%)."
+    )
+
+
+def completeness_line(header: dict[str, Any], done: set[tuple[str, str]]) -> str:
+    """How much of the planned calibration the log holds: empty when all of it; otherwise the
+    answers in, the cells not begun or part done, and that the selection is not final."""
+    planned = {
+        cell: len(header["split"][cell.split("|")[1]]) for cell in header["cells"]
+    }  # a cell is "model|task|style|injection"
+    counts = dict.fromkeys(planned, 0)
+    for cell, _ in done:
+        if cell in counts:
+            counts[cell] += 1
+    total, have = sum(planned.values()), sum(counts.values())
+    if have >= total:
+        return ""
+    untouched = sum(1 for c in planned if counts[c] == 0)
+    partial = sum(1 for c in planned if 0 < counts[c] < planned[c])
+    return (
+        f"**Under way:** {have} of {total} planned answers; of {len(planned)} cells, {untouched} "
+        f"not begun and {partial} part done. The table and the selection read only the answers "
+        "in so far; the selection is not final."
     )
 
 
@@ -164,16 +188,18 @@ def write_calibration_report(
     ks = tuple(dict.fromkeys((K_RULE, *ks)))
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
+    under_way = completeness_line(log.header, log.done)
     lines = [
         "# Calibration",
         "",
         f"Log: `{Path(log_path).name}`. {calibration_settings(log.header)}",
         "",
+        *([under_way, ""] if under_way else []),
         calibration_note(ks),
         "",
         calibration_markdown(rows, ks),
         "",
-        selection_line(rows),
+        selection_line(rows, final=not under_way),
         "",
         "![ceiling against obedience](calibration.png)",
         "",

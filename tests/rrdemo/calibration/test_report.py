@@ -26,3 +26,22 @@ def test_the_settings_sentence_names_l_sampling_and_the_split() -> None:
     text = calibration_settings(header)
     assert "L = 512, temperature 0.7, top-p 0.95, seed 0" in text
     assert "2 questions per task drawn with split seed 1 (aqua: 2)" in text
+
+
+def test_a_calibration_under_way_says_so_and_its_selection_is_not_final(tmp_path) -> None:
+    """A report of a half-run calibration once read "no cell qualifies" over cells that had not
+    begun; it now counts what is in and calls its selection provisional."""
+    from pathlib import Path
+
+    from rrdemo.calibration.report import write_calibration_report
+
+    whole = Path(__file__).resolve().parents[3] / "assets" / "calibration" / "qwen15b_arith.jsonl"
+    lines = whole.read_text(encoding="utf-8").splitlines(keepends=True)
+    done = write_calibration_report(whole, tmp_path / "whole", png=False).read_text()
+    assert "Under way" not in done and "**Selection:**" in done
+    part = tmp_path / "part.jsonl"
+    part.write_text("".join(lines[:41]), encoding="utf-8")  # the header and 40 answers
+    text = write_calibration_report(part, tmp_path / "part", png=False).read_text()
+    planned = len(lines) - 1
+    assert f"**Under way:** 40 of {planned} planned answers" in text
+    assert "**Selection so far** (not final" in text and "**Selection:**" not in text
