@@ -36,7 +36,7 @@ from ui.about import build_about_tab
 from ui.arena import ARENA_CSS, build_arena_tab
 from ui.experiments_tab import build_experiments_tab
 from ui.leaderboard_tab import build_leaderboard_tab
-from ui.queue_limits import limit_queue, session_capacity
+from ui.queue_limits import limit_queue, queue_poll_seconds, run_seconds, session_capacity
 from ui.theory_tab import build_theory_tab
 from ui.uploads import UploadBudget
 
@@ -139,6 +139,10 @@ def main(argv: list[str] | None = None) -> None:
         "when llama-cpp-python is installed, else transformers); hub models use transformers",
     )
     args = parser.parse_args(argv)
+    try:  # the environment's limits, read again where used: a bad one is one line, exit 2
+        session_capacity(), queue_poll_seconds(), run_seconds()
+    except RRError as exc:
+        parser.error(str(exc))
     logging.basicConfig(level=logging.INFO)
     limit_arenas()  # before the server's worker threads: their memory stays flat under load
     prepare()  # on ZeroGPU, `spaces` must be imported before torch touches CUDA

@@ -46,6 +46,12 @@ DEFAULT_RUN_SECONDS = 600  # a live 1.5B run on Logic3 takes about a minute
 PROXY_HOPS_ENV = "RRDEMO_PROXY_HOPS"  # proxies in front of the app (a Space has one)
 SESSIONS_ENV = "RRDEMO_SESSIONS"
 DEFAULT_SESSIONS = 500  # sessions whose state gradio keeps (~0.5 MB each here, plus a run's view)
+# Gradio's queue looks for work every 1 ms when it has none (its progress loop every 10 ms): 7-8%
+# of a core for an idle server on Linux, and the same beside every run. 20 ms (50 ms) starts an
+# event at most 20 ms later (bench/idle_cpu.py measures both).
+QUEUE_POLL_ENV = "RRDEMO_QUEUE_POLL_MS"
+DEFAULT_QUEUE_POLL_MS = 20
+PROGRESS_POLL_MS = 50
 
 
 def whole_setting(name: str, default: int, least: int) -> int:
@@ -61,6 +67,12 @@ def whole_setting(name: str, default: int, least: int) -> int:
 def run_seconds() -> int:
     """The wall-time limit of one model run: `RRDEMO_RUN_SECONDS`, default 600."""
     return whole_setting(RUN_SECONDS_ENV, DEFAULT_RUN_SECONDS, 1)
+
+
+def queue_poll_seconds() -> float:
+    """How often the queue looks for work when it has none: `RRDEMO_QUEUE_POLL_MS`, default 20
+    (1 gives gradio's own pace)."""
+    return whole_setting(QUEUE_POLL_ENV, DEFAULT_QUEUE_POLL_MS, 1) / 1000
 
 
 def session_capacity() -> int:
@@ -303,6 +315,10 @@ def limit_queue(demo: gr.Blocks, per_client: int = EVENTS_PER_CLIENT) -> RawSess
         if fn.concurrency_id == GENERATION and inspect.isgeneratorfunction(fn.fn):
             fn.fn = time_limited(fn.fn)
     queue = demo._queue
+    queue.sleep_when_free = queue_poll_seconds()
+    queue.progress_update_sleep_when_free = max(
+        queue.progress_update_sleep_when_free, PROGRESS_POLL_MS / 1000
+    )
     join = queue.push
     lock = asyncio.Lock()  # a check and its join happen together: two requests cannot both pass
     raw = RawSessions(demo)

@@ -190,6 +190,23 @@ def test_server_address_comes_from_the_environment(monkeypatch: pytest.MonkeyPat
     assert app.server_address() == ("0.0.0.0", 7999)
 
 
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [("RRDEMO_QUEUE_POLL_MS", "abc"), ("RRDEMO_SESSIONS", "0"), ("RRDEMO_RUN_SECONDS", "-5")],
+)
+def test_a_bad_limit_in_the_environment_stops_the_start_with_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys, name, value
+) -> None:
+    import app
+
+    monkeypatch.setenv(name, value)
+    with pytest.raises(SystemExit) as stopped:
+        app.main([])
+    err = capsys.readouterr().err
+    assert stopped.value.code == 2 and f"{name} must be a whole number" in err
+    assert "Traceback" not in err
+
+
 def test_building_the_demo_loads_no_model() -> None:
     import app
     from rrdemo.backends.pool import ModelPool

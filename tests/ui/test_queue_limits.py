@@ -196,3 +196,28 @@ def test_a_file_value_is_one_this_app_received(tmp_path, monkeypatch):
     assert refused == {
         "run log: send a file uploaded to this app (the page's upload, or handle_file)."
     }
+
+
+@pytest.mark.parametrize(("setting", "seconds"), [(None, 0.02), ("37", 0.037), ("1", 0.001)])
+def test_the_queue_looks_for_work_at_the_set_pace(monkeypatch, setting, seconds):
+    """Gradio's queue polls every 1 ms when idle (7-8% of a core, bench/idle_cpu.py)."""
+    from ui.queue_limits import QUEUE_POLL_ENV, limit_queue
+
+    if setting is None:
+        monkeypatch.delenv(QUEUE_POLL_ENV, raising=False)
+    else:
+        monkeypatch.setenv(QUEUE_POLL_ENV, setting)
+    with gr.Blocks() as demo:
+        gr.Button().click(lambda: None)
+    demo.queue()
+    limit_queue(demo)
+    assert demo._queue.sleep_when_free == pytest.approx(seconds)
+    assert demo._queue.progress_update_sleep_when_free >= 0.05
+
+
+def test_a_bad_queue_pace_is_one_clear_message(monkeypatch):
+    from ui.queue_limits import QUEUE_POLL_ENV, queue_poll_seconds
+
+    monkeypatch.setenv(QUEUE_POLL_ENV, "0")
+    with pytest.raises(RRError, match="RRDEMO_QUEUE_POLL_MS must be a whole number of at least 1"):
+        queue_poll_seconds()
