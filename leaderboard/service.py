@@ -319,26 +319,12 @@ def seeded_submissions() -> list[Submission]:
 
 
 def seed_board(session: Session) -> int:
-    """Insert the seeded submissions as approved unless present or deleted by an admin, and
-    remove the reserved-source rows they supersede.
+    """Insert the seeded submissions as approved unless present or deleted by an admin.
 
-    Idempotent (found by content hash); returns how many submissions were added. A seeded row
-    whose file changed (a study rebuilt, a column added) has a new hash: the board's reserved rows
-    are exactly what the seeds are now, so the older copy goes in the same transaction, and a
-    change of a committed sweep needs no migration of its own.
+    Idempotent (found by content hash); returns how many submissions were added.
     """
-    seeds = seeded_submissions()
-    current = {submission.content_hash() for submission in seeds}
-    stale = session.scalars(
-        select(SubmissionRecord).where(
-            SubmissionRecord.source.in_(tuple(RESERVED_SOURCES)),
-            SubmissionRecord.content_hash.not_in(current),
-        )
-    ).all()
-    for record in stale:
-        session.delete(record)  # its rows with it (cascade)
     added = 0
-    for submission in seeds:
+    for submission in seeded_submissions():
         digest = submission.content_hash()
         present = session.scalar(
             select(SubmissionRecord.id).where(SubmissionRecord.content_hash == digest)
