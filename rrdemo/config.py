@@ -371,3 +371,10 @@ def beyond_paper() -> tuple[Setting, ...]:
 # The settings beyond the paper with their defaults, which behave as the paper does: a config's
 # description names one only when it differs from its default.
 BEYOND_PAPER: dict[str, object] = {s.name: s.default for s in beyond_paper()}
+
+
+def logged_setting(config: dict, name: str) -> str:
+    """A beyond-the-paper setting of a logged run's config as text: its default when the config
+    (an older log's) does not name it."""
+    value = config.get(name)
+    return str(BEYOND_PAPER[name] if value is None else value)

@@ -41,6 +41,7 @@ from rrdemo.config import (
     PROMPT_STYLES,
     STRENGTHS,
     Composition,
+    logged_setting,
 )
 from rrdemo.errors import RRError
 from rrdemo.report.adversary import main_table_by_adversary
@@ -563,8 +564,7 @@ def _refuse_adaptive_turns(conditions: Iterable[dict[str, Any]]) -> None:
 def _run_settings(condition: dict[str, Any]) -> dict[str, str]:
     """The prompt style and end-of-sequence policy a logged condition ran with: its config's, or
     the setting's default (`rrdemo.config.BEYOND_PAPER`) when the config does not name it."""
-    config = condition["config"]
-    return {name: str(config.get(name, BEYOND_PAPER[name])) for name in CONFIG_SETTINGS}
+    return {name: logged_setting(condition["config"], name) for name in CONFIG_SETTINGS}
 
 
 def _frac(x: float) -> float:

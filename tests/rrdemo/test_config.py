@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rrdemo.config import RunConfig
+from rrdemo.config import RunConfig, logged_setting
 from rrdemo.errors import RRError
 from rrdemo.seats import homogeneous_agents
 
@@ -23,3 +23,15 @@ def test_rho_bands_are_exact_for_other_ensemble_sizes() -> None:
 def test_a_word_outside_its_setting_is_refused_naming_them() -> None:
     with pytest.raises(RRError, match="unknown speaking order 'random'; allowed: fixed, shuffled"):
         RunConfig(agents=homogeneous_agents("smollm2", 2, 1), order="random")
+
+
+def test_a_logged_config_reads_its_own_setting_or_the_default_an_older_log_ran() -> None:
+    logged = RunConfig(
+        agents=homogeneous_agents("smollm2", 2, 1), prompt_style="step-by-step", eos_policy="pass"
+    ).to_dict()
+    assert logged_setting(logged, "prompt_style") == "step-by-step"
+    assert logged_setting(logged, "eos_policy") == "pass"
+    older = {k: v for k, v in logged.items() if k not in ("prompt_style", "eos_policy")}
+    default = RunConfig(agents=homogeneous_agents("smollm2", 2, 1))
+    assert logged_setting(older, "prompt_style") == default.prompt_style
+    assert logged_setting(older, "eos_policy") == default.eos_policy
