@@ -15,6 +15,17 @@ def dump_record(record: dict) -> bytes:
     return (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
 
 
+def replace_log(out: Path | str, lines: list[bytes]) -> None:
+    """Write a whole log at once (a merge): into `out`.merging, then renamed over `out`, so a
+    reader never sees half of it and an input named as the out is read whole before it is
+    replaced. Its folder is made when missing."""
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(out.name + ".merging")
+    tmp.write_bytes(b"".join(lines))
+    tmp.replace(out)
+
+
 class LogWriter:
     """Appends records to the log, one write per line, flushed at once; locked against a second run."""
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rrdemo.errors import RRError
-from rrdemo.jsonl import LogWriter, dump_record
+from rrdemo.jsonl import LogWriter, dump_record, replace_log
 
 if TYPE_CHECKING:
     from rrdemo.calibration.plan import CalibrationPlan
@@ -163,8 +163,5 @@ def merge_calibrations(paths: Sequence[Path | str], out: Path | str) -> int:
             if key not in seen:
                 seen.add(key)
                 lines.append(dump_record(answer))
-    out = Path(out)
-    tmp = out.with_name(out.name + ".merging")
-    tmp.write_bytes(b"".join(lines))
-    tmp.replace(out)  # atomic: an input named as the out is read whole before it is replaced
+    replace_log(out, lines)
     return len(seen)

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rrdemo.errors import RRError
-from rrdemo.jsonl import LogWriter, dump_record
+from rrdemo.jsonl import LogWriter, dump_record, replace_log
 from rrdemo.runs.log import LOG_FORMAT, LOG_VERSION, RunLog, read_log
 
 if TYPE_CHECKING:
@@ -151,8 +151,5 @@ def merge_logs(paths: Sequence[Path | str], out: Path | str) -> int:
                 if unit not in seen:
                     seen.add(unit)
                     lines += [dump_record(r) for r in records]
-    out = Path(out)
-    tmp = out.with_name(out.name + ".merging")
-    tmp.write_bytes(b"".join(lines))
-    tmp.replace(out)
+    replace_log(out, lines)
     return len(seen)

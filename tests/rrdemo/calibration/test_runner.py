@@ -116,7 +116,7 @@ def test_two_shards_merged_answer_what_one_run_answers(tmp_path) -> None:
         log = read_calibration(path)
         assert [(a["cell"], a["question_id"]) for a in log.answers] == order[i - 1 :: 2]
         assert log.header == read_calibration(whole).header
-    merged = tmp_path / "merged.jsonl"
+    merged = tmp_path / "new" / "merged.jsonl"  # its folder is made
     assert merge_calibrations(shards, merged) == 12
     assert read_calibration(merged).done == read_calibration(whole).done
     assert run_calibration(plan, merged, FakePool(backend), progress=False) == 0  # it resumes

@@ -176,7 +176,7 @@ def test_shards_split_a_sweep_and_merge_into_the_whole(tmp_path):
     ]
     assert sum(ran) == plan.n_units and min(ran) >= plan.n_units // 2
     assert not read_log(shards[0]).done & read_log(shards[1]).done
-    merged = tmp_path / "merged.jsonl"
+    merged = tmp_path / "new" / "merged.jsonl"  # its folder is made
     assert merge_logs(shards, merged) == plan.n_units
     assert_exactly_once(merged, plan)
     assert _content(merged) == _content(whole)
