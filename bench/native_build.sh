@@ -2,7 +2,8 @@
 # The portable llama.cpp build against one compiled for this CPU, side by side in one run: the
 # same calibration batch (16 answers of the 1.5B decoded together on one pinned thread, arith2,
 # step-by-step, moderate injection, greedy, L tokens each) under each build, in alternating order
-# (portable, native, native, portable), wall time and decoded tokens of each. Not in `make bench`:
+# (portable, native, native, portable), wall time and decoded tokens of each; then decoding alone
+# (`bench.decode_rows`: 16 and 4 answers of one shared prompt) in the same order. Not in `make bench`:
 # it needs the native build (LLAMA_CPP_NATIVE=1 scripts/build_llama_cpp_wheel.sh --build-only),
 # unpacked where PYTHONPATH can put it first:
 #   .venv/bin/python -m pip install --no-deps --target /tmp/native_site ~/.cache/rrdemo/wheels/native/*.whl
@@ -39,4 +40,7 @@ one portable ""
 one native "$SITE"
 one native "$SITE"
 one portable ""
+for site in "" "$SITE" "$SITE" ""; do
+    PYTHONPATH="$site" RRDEMO_LLAMA_THREADS=1 taskset -c "$CORE" .venv/bin/python -m bench.decode_rows
+done
 rm -rf "$OUT"

@@ -10,9 +10,9 @@
 # Env:   PYTHON (default .venv/bin/python), LLAMA_CPP_VERSION,
 #        WHEEL_DIR (default ~/.cache/rrdemo/wheels: outside the clone, so fresh clones reuse it),
 #        LLAMA_CPP_NATIVE=1: compile for this CPU (GGML_NATIVE=ON: AVX-512 and VNNI where the CPU
-#        has them) into WHEEL_DIR/native and install it over the portable one. The 1.5B's Q4_K_M
-#        weights decode about 1.5-1.8x faster that way on a machine with AVX-512 VNNI
-#        (bench/README.md, "A build for this CPU"); the wheel then runs on this CPU only.
+#        has them) into WHEEL_DIR/native and install it over the portable one. With AVX-512 VNNI
+#        the 1.5B's Q4_K_M weights run about 1.4x (decoding) to 1.8x (a prefill-heavy batch)
+#        faster (bench/README.md, "A build for this CPU"); the wheel then runs on this CPU only.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
