@@ -373,6 +373,11 @@ def beyond_paper() -> tuple[Setting, ...]:
 BEYOND_PAPER: dict[str, object] = {s.name: s.default for s in beyond_paper()}
 
 
+# The two beyond-the-paper settings every logged condition's config carries onto what is read
+# from it (board rows, the dataset, gallery entries): how agents are asked, what an end does.
+STYLE_AND_POLICY = ("prompt_style", "eos_policy")
+
+
 def logged_setting(config: dict, name: str) -> str:
     """A beyond-the-paper setting of a logged run's config as text: its default when the config
     (an older log's) does not name it."""

@@ -20,7 +20,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from rrdemo.config import ct_label, logged_setting
+from rrdemo.config import STYLE_AND_POLICY, ct_label, logged_setting
 from rrdemo.errors import RRError
 from rrdemo.runs.log import read_log
 
@@ -97,7 +97,7 @@ def _row(cond: dict[str, Any], done: dict[str, Any], record: dict[str, Any]) -> 
         "max_tokens": int(cond["max_tokens"]),
         "adversary": cond["adversary"],
         "turn_policy": cond["turn_policy"],
-        **{name: logged_setting(cond["config"], name) for name in ("prompt_style", "eos_policy")},
+        **{name: logged_setting(cond["config"], name) for name in STYLE_AND_POLICY},
         "config_json": json.dumps(cond["config"], sort_keys=True),
         "question_id": str(record["question_id"]),
         "gold": _text(done.get("gold")),

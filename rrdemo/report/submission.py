@@ -40,6 +40,7 @@ from rrdemo.config import (
     EOS_POLICIES,
     PROMPT_STYLES,
     STRENGTHS,
+    STYLE_AND_POLICY,
     Composition,
     logged_setting,
 )
@@ -87,7 +88,6 @@ STATED_SETTINGS = {
     "prompt_style": (PROMPT_STYLES, "prompt style"),
     "eos_policy": (EOS_POLICIES, "end-of-sequence policy"),
 }
-CONFIG_SETTINGS = ("prompt_style", "eos_policy")
 
 Fraction = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
 Interval = Annotated[list[Fraction], Field(min_length=2, max_length=2)]
@@ -320,7 +320,7 @@ class Submission(BaseModel):
         """
         data = self.model_dump(mode="json")
         for row in data["results"]:
-            for name in CONFIG_SETTINGS:
+            for name in STYLE_AND_POLICY:
                 if row[name] is None:
                     del row[name]
         return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
@@ -564,7 +564,7 @@ def _refuse_adaptive_turns(conditions: Iterable[dict[str, Any]]) -> None:
 def _run_settings(condition: dict[str, Any]) -> dict[str, str]:
     """The prompt style and end-of-sequence policy a logged condition ran with: its config's, or
     the setting's default (`rrdemo.config.BEYOND_PAPER`) when the config does not name it."""
-    return {name: logged_setting(condition["config"], name) for name in CONFIG_SETTINGS}
+    return {name: logged_setting(condition["config"], name) for name in STYLE_AND_POLICY}
 
 
 def _frac(x: float) -> float:

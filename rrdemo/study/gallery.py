@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from rrdemo.config import BEYOND_PAPER, STYLE_AND_POLICY, logged_setting
 from rrdemo.gallery import cached_log, first_questions
 
 QUESTIONS = 3  # recorded questions per setting
@@ -59,9 +60,8 @@ def log_settings(log_path: Path, log_name: str) -> list[dict[str, Any]]:
 def _reading(config: dict[str, Any]) -> str:
     """The prompt style and end-of-sequence policy when they are not the defaults ("direct",
     "end"), as a name prefix: "step-by-step · ", "pass · "; empty otherwise."""
-    parts = [config.get("prompt_style") or "direct", config.get("eos_policy") or "end"]
-    shown = [p for p in parts if p not in ("direct", "end")]
-    return "".join(f"{p} · " for p in shown)
+    values = {name: logged_setting(config, name) for name in STYLE_AND_POLICY}
+    return "".join(f"{v} · " for name, v in values.items() if v != str(BEYOND_PAPER[name]))
 
 
 READINGS = {  # what a setting's description adds for a style or policy that is not the default
@@ -72,9 +72,7 @@ READINGS = {  # what a setting's description adds for a style or policy that is 
 
 
 def _reading_said(config: dict[str, Any]) -> str:
-    return "".join(
-        READINGS.get(config.get(name) or "", "") for name in ("prompt_style", "eos_policy")
-    )
+    return "".join(READINGS.get(config.get(name) or "", "") for name in STYLE_AND_POLICY)
 
 
 def write_gallery_settings(manifest: Path, log_path: Path, recorded: str) -> int:
