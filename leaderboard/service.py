@@ -319,12 +319,25 @@ def seeded_submissions() -> list[Submission]:
 
 
 def seed_board(session: Session) -> int:
-    """Insert the seeded submissions as approved unless present or deleted by an admin.
+    """Insert the seeded submissions as approved unless present or deleted by an admin, and drop
+    the earlier versions of this project's committed sweeps.
 
-    Idempotent (found by content hash); returns how many submissions were added.
+    Idempotent (found by content hash); returns how many submissions were added. Source "rrdemo"
+    is reserved for `project_runs()`, so a stored "rrdemo" submission that none of those files
+    holds any more is an earlier version of a sweep published again (re-extracted, rerun, a
+    column added): it is removed with its rows, so a board never lists a sweep twice and no
+    migration is needed when a committed sweep changes.
     """
+    seeded = seeded_submissions()
+    current = [s.content_hash() for s in seeded if s.source == "rrdemo"]
+    for record in session.scalars(
+        select(SubmissionRecord).where(
+            SubmissionRecord.source == "rrdemo", SubmissionRecord.content_hash.not_in(current)
+        )
+    ):
+        session.delete(record)
     added = 0
-    for submission in seeded_submissions():
+    for submission in seeded:
         digest = submission.content_hash()
         present = session.scalar(
             select(SubmissionRecord.id).where(SubmissionRecord.content_hash == digest)

@@ -171,6 +171,46 @@ def test_hub_sync_is_off_unless_configured(
     assert not (tmp_path / "restore").exists()
 
 
+def test_a_committed_sweep_published_again_replaces_its_earlier_version(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A sweep re-extracted or rerun changes its content hash: the board lists the new version
+    once, with its rows, and keeps every other submission (the paper's, a user's) as it was."""
+    sweep = tmp_path / "runs" / "sweep"
+    sweep.mkdir(parents=True)
+    monkeypatch.setenv("LEADERBOARD_PROJECT_RUNS", str(tmp_path / "runs"))
+    first = submission([result_row(config_hash="v1")], source="rrdemo")
+    (sweep / "submission.json").write_bytes(encode(first))
+    factory = service.open_leaderboard(f"sqlite:///{tmp_path / 'board.db'}")
+    user = parse_submission(encode(submission([result_row(config_hash="user")])))
+    run_transaction(factory, lambda s: service.submit(s, user))
+
+    def ours(session):
+        records = session.scalars(
+            select(SubmissionRecord).where(SubmissionRecord.source == "rrdemo")
+        ).all()
+        return [(r.content_hash, sorted(row.config_hash for row in r.rows)) for r in records]
+
+    def others(session):
+        return db_checksum(session)[0]["results"] - sum(len(rows) for _, rows in ours(session))
+
+    before = run_transaction(factory, others)
+    rows = [result_row(config_hash="v2"), result_row(config_hash="v2b", n_corrupted=1, n_honest=4,
+                                                      corrupted_agents=[0])]  # fmt: skip
+    (sweep / "submission.json").write_bytes(encode(submission(rows, source="rrdemo")))
+    new_hash = service.seeded_submissions()[-1].content_hash()
+    assert run_transaction(factory, service.seed_board) == 1
+    assert run_transaction(factory, ours) == [(new_hash, ["v2", "v2b"])]
+    assert run_transaction(factory, others) == before  # the paper's rows and the user's kept
+    orphans = run_transaction(
+        factory,
+        lambda s: s.scalars(select(ResultRecord).where(ResultRecord.config_hash.in_(["v1"]))).all(),
+    )
+    assert orphans == []  # the earlier version's rows went with it
+    assert run_transaction(factory, service.seed_board) == 0  # and seeding again changes nothing
+    assert run_transaction(factory, ours) == [(new_hash, ["v2", "v2b"])]
+
+
 def test_our_committed_sweeps_are_seeded_approved_and_cannot_be_submitted(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
