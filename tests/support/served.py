@@ -56,6 +56,10 @@ def serve_app(pool, folder: Path) -> Iterator[ServedApp]:
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("RRDEMO_DATA_DIR", str(folder / "data"))
         mp.setenv("LEADERBOARD_DB_URL", f"sqlite:///{folder / 'leaderboard.db'}")
+        # the paper's tables only, as the suite's own readers of this database seed it
+        # (tests/conftest.py): a module's app is built before its tests set their paths, and a
+        # reader seeding from other committed sweeps would replace the app's "rrdemo" rows
+        mp.setenv("LEADERBOARD_PROJECT_RUNS", str(folder / "no-project-runs"))
         mp.setenv("LEADERBOARD_ADMIN_TOKEN", TOKEN)
         store = hub_sync.open_store()
         demo = app.build_demo(pool=pool, leaderboard=store)
