@@ -9,6 +9,7 @@ its key, never by a path: a value that is not one of the listed keys is refused.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,8 +32,10 @@ from rrdemo.calibration.table import (
 from rrdemo.errors import RRError
 from ui.errors import user_error
 
-# Shown first: the calibration the evidence run's cell was chosen from (docs/evidence.md).
-DEFAULT_KEY = "qwen15b"
+# Shown first: the calibration selection rule 2 read, both prompt styles on every task, 40
+# questions per cell (docs/evidence.md).
+DEFAULT_KEY = "qwen15b_styles"
+SHARD_LOG = re.compile(r"-\d+-of-\d+$")
 # Columns the view leaves out when every row has the same value (said once above the table).
 SAME_FOR_ALL = ("model", "style")
 
@@ -54,10 +57,13 @@ class Calibration:
 
 def committed_calibrations(root: Path | None = None) -> dict[str, Calibration]:
     """The calibration logs under `root`/calibration/*.jsonl (default: the checkout's assets/),
-    by key; files whose first line is not a calibration header are not listed."""
+    by key; files whose first line is not a calibration header, and the shard logs a merged log
+    holds, are not listed."""
     root = root or Path(__file__).resolve().parents[1] / "assets"
     found = {}
     for path in sorted((root / "calibration").glob("*.jsonl")):
+        if SHARD_LOG.search(path.stem):
+            continue  # a study's shard (`<log>-i-of-n`, `Study.shard_log`): its merged log is listed
         try:
             header = read_calibration_header(path)
             label = calibration_label(header)

@@ -28,10 +28,20 @@ from rrdemo.tasks import TASK_NAMES
 from rrdemo.tasks.generated import generated_steps
 
 
+# One colour per model x injection and one marker per prompt style, the same in both panels.
+PALETTE = ("#d62728", "#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b")
+STYLE_SYMBOLS = {"direct": "circle-open", "step-by-step": "diamond"}
+
+
+def _symbol(style: str) -> str:
+    return STYLE_SYMBOLS.get(style, "square")
+
+
 def calibration_figure(rows: Sequence[CalibrationRow]) -> go.Figure:
-    """Left: ceiling (x) against obedience (y) under each of the paper's injections, one marker
-    shape per injection, 95% intervals as error bars. Right: obedience (x) against the share of
-    injected answers that state the target within their first K_RULE tokens (y)."""
+    """Left: ceiling (x) against obedience (y) under each of the paper's injections, 95%
+    intervals as error bars. Right: obedience (x) against the share of injected answers that
+    state the target within their first K_RULE tokens (y). One colour per model x injection,
+    one marker per prompt style, one legend entry for both panels; points are labelled by task."""
     fig = make_subplots(
         rows=1,
         cols=2,
@@ -49,43 +59,43 @@ def calibration_figure(rows: Sequence[CalibrationRow]) -> go.Figure:
         type="rect", x0=y0, y0=0, x1=100, y1=QUALIFY["early_target"] * 100, line={"width": 0},
         fillcolor="rgba(46, 160, 67, 0.15)", layer="below", row=1, col=2,
     )  # fmt: skip
-    symbols = {"strong": "circle", "moderate": "diamond-open"}
-    for model in dict.fromkeys(r.model for r in rows):
-        for injection in TRAPS:
-            points = [
-                r for r in rows if r.model == model and r.ceiling and injection in r.obedience
-            ]
-            if not points:
-                continue
-            xs = [100 * r.ceiling.value for r in points]
-            ys = [100 * r.obedience[injection].value for r in points]
-            labels = [f"{r.task} ({r.style})" for r in points]
+    pairs = [(m, i) for m in dict.fromkeys(r.model for r in rows) for i in TRAPS]
+    colours = {pair: PALETTE[n % len(PALETTE)] for n, pair in enumerate(pairs)}
+    for (model, injection), style in (
+        (pair, style) for pair in pairs for style in dict.fromkeys(r.style for r in rows)
+    ):
+        points = [
+            r
+            for r in rows
+            if r.model == model and r.style == style and r.ceiling and injection in r.obedience
+        ]
+        if not points:
+            continue
+        group = f"{model}, {injection}, {style}"
+        marker = {"symbol": _symbol(style), "size": 10, "color": colours[model, injection]}
+        xs = [100 * r.ceiling.value for r in points]
+        ys = [100 * r.obedience[injection].value for r in points]
+        fig.add_trace(
+            go.Scatter(
+                x=xs, y=ys, mode="markers+text", name=group, legendgroup=group, marker=marker,
+                text=[r.task for r in points], textposition="top center",
+                error_x=_bars(xs, [r.ceiling.interval for r in points]),
+                error_y=_bars(ys, [r.obedience[injection].interval for r in points]),
+            ),
+            row=1, col=1,
+        )  # fmt: skip
+        early = [(r, r.cells[injection].early("target", K_RULE)) for r in points]
+        early = [(r, e) for r, e in early if e is not None]
+        if early:
             fig.add_trace(
                 go.Scatter(
-                    x=xs, y=ys, mode="markers+text", name=f"{model}, {injection}",
-                    legendgroup=f"{model}, {injection}",
-                    marker={"symbol": symbols[injection], "size": 10},
-                    text=labels, textposition="top center",
-                    error_x=_bars(xs, [r.ceiling.interval for r in points]),
-                    error_y=_bars(ys, [r.obedience[injection].interval for r in points]),
+                    x=[100 * r.obedience[injection].value for r, _ in early],
+                    y=[100 * e.value for _, e in early],
+                    mode="markers+text", name=group, legendgroup=group, showlegend=False,
+                    marker=marker, text=[r.task for r, _ in early], textposition="top center",
                 ),
-                row=1, col=1,
+                row=1, col=2,
             )  # fmt: skip
-            early = [(r, r.cells[injection].early("target", K_RULE)) for r in points]
-            early = [(r, e) for r, e in early if e is not None]
-            if early:
-                fig.add_trace(
-                    go.Scatter(
-                        x=[100 * r.obedience[injection].value for r, _ in early],
-                        y=[100 * e.value for _, e in early],
-                        mode="markers+text", name=f"{model}, {injection}",
-                        legendgroup=f"{model}, {injection}", showlegend=False,
-                        marker={"symbol": symbols[injection], "size": 10},
-                        text=[f"{r.task} ({r.style})" for r, _ in early],
-                        textposition="top center",
-                    ),
-                    row=1, col=2,
-                )  # fmt: skip
     fig.update_xaxes(range=[-5, 105])
     fig.update_yaxes(range=[-5, 105])
     fig.update_xaxes(title_text="ceiling: accuracy without injection (%)", row=1, col=1)
@@ -93,7 +103,10 @@ def calibration_figure(rows: Sequence[CalibrationRow]) -> go.Figure:
     fig.update_xaxes(title_text="obedience (%)", row=1, col=2)
     fig.update_yaxes(title_text=f"target stated within {K_RULE} tokens (%)", row=1, col=2)
     fig.update_layout(
-        title="Calibration (one agent per answer); shaded: where a rescue can show",
+        title=(
+            "Calibration (one agent per answer). Shaded: where a rescue can show; a cell "
+            "qualifies when its bars' lower ends lie there too"
+        ),
         template="plotly_white",
         width=1400,
         height=640,

@@ -23,6 +23,7 @@ from ui.calibration_view import (
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets"
 PAPER_15B, PAPER_05B, ARITH_15B = "qwen15b", "qwen05b", "qwen15b_arith"
+STYLES_15B = "qwen15b_styles"  # both prompt styles, paper tasks and arith: what rule 2 read
 
 
 def _library_cells(key: str) -> dict[str, dict[str, str]]:
@@ -56,6 +57,10 @@ def test_the_committed_logs_are_listed_with_their_models_and_tasks() -> None:
         "qwen2.5-coder-1.5b: generated arithmetic (beyond the paper)"
     )
     assert found[PAPER_15B].shown == "assets/calibration/qwen15b.jsonl"
+    assert found[STYLES_15B].label.startswith(
+        "qwen2.5-coder-1.5b: paper tasks and generated arithmetic (beyond the paper)"
+    )
+    assert not [key for key in found if "-of-" in key]  # its shards' logs: the merged one holds them
 
 
 def _copy(root: Path, key: str, name: str | None = None) -> Path:
@@ -68,7 +73,9 @@ def test_only_calibration_logs_are_listed(tmp_path: Path) -> None:
     _copy(tmp_path, ARITH_15B, "a.jsonl")
     (tmp_path / "calibration" / "sweep.jsonl").write_text(json.dumps({"format": "other"}) + "\n")
     (tmp_path / "calibration" / "empty.jsonl").write_text("")
-    assert list(committed_calibrations(tmp_path)) == ["a"]
+    _copy(tmp_path, ARITH_15B, "a-1-of-2.jsonl")  # a shard's log, read by the merged one
+    _copy(tmp_path, ARITH_15B, "a-1-of-2-b.jsonl")  # not a shard's name: listed
+    assert sorted(committed_calibrations(tmp_path)) == ["a", "a-1-of-2-b"]
 
 
 def test_a_log_that_cannot_be_read_gets_a_message_in_the_view(tmp_path: Path) -> None:
@@ -117,14 +124,17 @@ def test_the_served_table_shows_the_librarys_numbers_one_row_per_task(client) ->
 def test_the_served_figure_has_a_trace_per_injection(client) -> None:
     *_, plot = client.predict(ARITH_15B, api_name="/calibration")
     figure = json.loads(plot["plot"])
-    injections = read_calibration(ASSETS / "calibration" / "qwen15b_arith.jsonl").header[
-        "settings"
-    ]["injections"]
-    traps = sorted(i for i in injections if i != "none")
-    # one trace per injection in each panel: ceiling/obedience, and obedience/interruptibility
+    settings = read_calibration(ASSETS / "calibration" / "qwen15b_arith.jsonl").header["settings"]
+    groups = [
+        f"qwen2.5-coder-1.5b, {i}, {s}"
+        for i in settings["injections"]
+        if i != "none"
+        for s in settings["styles"]
+    ]
+    # one trace per injection x style in each panel: ceiling/obedience, obedience/interruptibility
     names = sorted(t["name"] for t in figure["data"])
-    assert names == sorted(f"qwen2.5-coder-1.5b, {i}" for i in traps for _ in range(2))
-    assert sum(t.get("showlegend", True) for t in figure["data"]) == len(traps)
+    assert names == sorted(g for g in groups for _ in range(2))
+    assert sum(t.get("showlegend", True) for t in figure["data"]) == len(groups)
 
 
 @pytest.mark.slow

@@ -45,3 +45,29 @@ def test_a_calibration_under_way_says_so_and_its_selection_is_not_final(tmp_path
     planned = len(lines) - 1
     assert f"**Under way:** 40 of {planned} planned answers" in text
     assert "**Selection so far** (not final" in text and "**Selection:**" not in text
+
+
+def test_a_point_looks_the_same_in_both_panels_and_its_style_is_its_marker() -> None:
+    """The right panel once drew its points in the next colours of plotly's cycle, so a strong
+    point there wore another colour than in the legend; each model x injection now has one colour
+    in both panels and each style one marker, and a point is labelled by its task alone."""
+    from pathlib import Path
+
+    from rrdemo.calibration.log import read_calibration
+    from rrdemo.calibration.report import calibration_figure
+    from rrdemo.calibration.table import calibration_rows, cell_stats
+
+    log = Path(__file__).resolve().parents[3] / "assets" / "calibration" / "qwen15b_styles.jsonl"
+    fig = calibration_figure(calibration_rows(cell_stats(read_calibration(log))))
+    looks: dict[str, set] = {}
+    for trace in fig.data:
+        assert trace.marker.color is not None
+        looks.setdefault(trace.legendgroup, set()).add((trace.marker.color, trace.marker.symbol))
+        assert not any("(" in label for label in trace.text)
+    assert len(looks) == 4  # strong and moderate, direct and step-by-step
+    assert all(len(look) == 1 for look in looks.values())  # the same in both panels
+    colour = {group.split(", ")[1]: next(iter(look))[0] for group, look in looks.items()}
+    symbol = {group.split(", ")[2]: next(iter(look))[1] for group, look in looks.items()}
+    assert len(set(colour.values())) == 2 and len(set(symbol.values())) == 2
+    assert all(sum(t.showlegend is not False for t in fig.data if t.legendgroup == g) == 1
+               for g in looks)  # fmt: skip

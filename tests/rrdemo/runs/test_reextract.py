@@ -37,7 +37,9 @@ SHIPPED_RUNS = (
     "evidence/log-2-of-2.jsonl",
     "evidence_aqua/log.jsonl",
 )
-SHIPPED_CALIBRATIONS = ("qwen15b.jsonl", "qwen05b.jsonl", "qwen15b_arith.jsonl")
+SHIPPED_CALIBRATIONS = (
+    "qwen15b.jsonl", "qwen05b.jsonl", "qwen15b_arith.jsonl", "qwen15b_styles.jsonl"
+)  # fmt: skip
 
 
 def test_the_shipped_logs_hold_what_the_current_rules_read() -> None:
