@@ -27,7 +27,6 @@ from rrdemo.calibration.table import (
 from rrdemo.tasks import TASK_NAMES
 from rrdemo.tasks.generated import generated_steps
 
-
 # One colour per model x injection and one marker per prompt style, the same in both panels.
 PALETTE = ("#d62728", "#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b")
 STYLE_SYMBOLS = {"direct": "circle-open", "step-by-step": "diamond"}
