@@ -9,7 +9,6 @@ its key, never by a path: a value that is not one of the listed keys is refused.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,12 +29,12 @@ from rrdemo.calibration.table import (
     cell_stats,
 )
 from rrdemo.errors import RRError
+from rrdemo.study.file import Study
 from ui.errors import user_error
 
 # Shown first: the calibration selection rule 2 read, both prompt styles on every task, 40
 # questions per cell (docs/evidence.md).
 DEFAULT_KEY = "qwen15b_styles"
-SHARD_LOG = re.compile(r"-\d+-of-\d+$")
 # Columns the view leaves out when every row has the same value (said once above the table).
 SAME_FOR_ALL = ("model", "style")
 
@@ -62,8 +61,8 @@ def committed_calibrations(root: Path | None = None) -> dict[str, Calibration]:
     root = root or Path(__file__).resolve().parents[1] / "assets"
     found = {}
     for path in sorted((root / "calibration").glob("*.jsonl")):
-        if SHARD_LOG.search(path.stem):
-            continue  # a study's shard (`<log>-i-of-n`, `Study.shard_log`): its merged log is listed
+        if Study.is_shard_log(path):
+            continue  # its study's merged log is listed, and holds it
         try:
             header = read_calibration_header(path)
             label = calibration_label(header)

@@ -19,6 +19,7 @@ folder that holds several (the calibrations).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path, PurePosixPath
@@ -33,6 +34,7 @@ _PUBLISH = ("reextract", "report", "paired_with", "board", "gallery")
 _BOARD = ("out", "created", "notes")
 _GALLERY = ("manifest", "recorded")
 MAX_SHARDS = 64  # more processes than any machine here has cores
+_SHARD_STEM = re.compile(r"-\d+-of-\d+$")  # `Study.shard_log`: <stem>-i-of-n
 BOARD_SUBMITTER = "rrdemo"  # the project's own rows: source and submitter "rrdemo"
 
 
@@ -79,6 +81,11 @@ class Study:
         """The log of shard `index` of `count` (default: the study's shards): `<stem>-i-of-n`."""
         count = self.shards if count is None else count
         return self.log.with_name(f"{self.log.stem}-{index}-of-{count}{self.log.suffix}")
+
+    @staticmethod
+    def is_shard_log(path: Path) -> bool:
+        """Whether `path` is named as a shard's log (`shard_log`), whichever study wrote it."""
+        return bool(_SHARD_STEM.search(path.stem))
 
     def shard_logs(self) -> list[Path]:
         return [self.shard_log(i) for i in range(1, self.shards + 1)] if self.shards > 1 else []

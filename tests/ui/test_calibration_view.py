@@ -60,9 +60,8 @@ def test_the_committed_logs_are_listed_with_their_models_and_tasks() -> None:
     assert found[STYLES_15B].label.startswith(
         "qwen2.5-coder-1.5b: paper tasks and generated arithmetic (beyond the paper)"
     )
-    assert not [
-        key for key in found if "-of-" in key
-    ]  # its shards' logs: the merged one holds them
+    # not its shards' logs: the merged one holds them
+    assert not [key for key in found if "-of-" in key]
 
 
 def _copy(root: Path, key: str, name: str | None = None) -> Path:

@@ -241,3 +241,14 @@ def test_a_gallery_setting_names_a_style_and_policy_that_are_not_the_defaults(
     assert [s["name"] for s in settings] == [f"{prefix}strong 3c2t", f"{prefix}0c5t"]
     said = [("step-by-step" in s["description"], "pass" in s["description"]) for s in settings]
     assert said == [(style != "direct", policy != "end")] * 2
+
+
+def test_a_shard_log_is_known_by_its_name_and_the_merged_log_is_not() -> None:
+    """The calibration view hides shard logs by name (`Study.is_shard_log`): the name it
+    recognises is the one `shard_log` writes, for any shard count."""
+    from rrdemo.study.file import Study
+
+    study = load_study(Path(__file__).resolve().parents[3] / "assets/evidence/study.yaml")
+    assert not Study.is_shard_log(study.log)
+    assert all(Study.is_shard_log(study.shard_log(i, n)) for n in (2, 12) for i in range(1, n + 1))
+    assert not Study.is_shard_log(Path("log-1-of-2-b.jsonl"))
