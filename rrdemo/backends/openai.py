@@ -82,13 +82,10 @@ class OpenAIBackend(Backend):
         self.endpoint = endpoint
         self.prompt_format = prompt_format
         self.max_context = max_context
-        if api_key is None and endpoint.api_key_env:
-            api_key = os.environ.get(endpoint.api_key_env)
-            if not api_key:
-                raise RRError(
-                    f"served agent {name!r}: the API key variable {endpoint.api_key_env} is not set"
-                )
-        self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        # The key is read when a request is about to be sent (`_auth`), not here: a dry run plans
+        # a served sweep before the key exists.
+        self._api_key = api_key
+        self._headers: dict[str, str] = {}
         self._tokenizer_source = tokenizer if isinstance(tokenizer, str) else None
         self._tokenizer = None if isinstance(tokenizer, str) else tokenizer
         self._lock = threading.Lock()
@@ -134,10 +131,28 @@ class OpenAIBackend(Backend):
             )
         return len(tok(text, add_special_tokens=False)["input_ids"])
 
+    def missing_key(self) -> str | None:
+        """What keeps a request from being sent for want of an API key (the variable named by
+        `api_key_env` unset or empty), or None."""
+        env = self.endpoint.api_key_env
+        if self._api_key is None and env and not os.environ.get(env):
+            return f"served agent {self.name!r}: the API key variable {env} is not set"
+        return None
+
+    def _auth(self) -> dict[str, str]:
+        """The request headers, the key read now from its variable; RRError when it is unset."""
+        problem = self.missing_key()
+        if problem:
+            raise RRError(problem)
+        env = self.endpoint.api_key_env
+        key = self._api_key if self._api_key is not None else os.environ.get(env) if env else None
+        self._headers = {"Authorization": f"Bearer {key}"} if key else {}
+        return self._headers
+
     def check_serving(self) -> None:
         """RRError unless the server answers and serves this model: one quick request, asked
         before a run loads or writes anything (a dead port or a wrong served_model fails now)."""
-        problem = serving_problem(self.endpoint, self._headers)
+        problem = serving_problem(self.endpoint, self._auth())
         if problem:
             raise RRError(f"{self._where()}: {problem}")
         self._model_ok = True  # the first turn need not ask again
@@ -174,6 +189,8 @@ class OpenAIBackend(Backend):
                     f"{request.turn.kind!r} (the server does not show each token's entropy or "
                     "let the client stop at a sentence end); use the turn policy 'fixed'"
                 )
+        if self._client is None:  # the key is read as the first requests are about to go
+            self._auth()
         turns = []
         with self._lock:
             for request in requests:

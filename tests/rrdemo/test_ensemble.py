@@ -114,11 +114,17 @@ def test_register_puts_served_backends_and_leaves_local_ones_lazy(tmp_path, monk
     assert "sk-secret-value" not in shown and "RRDEMO_TEST_VLLM_KEY" not in shown
 
 
-def test_register_needs_the_key_variable(tmp_path, monkeypatch):
+def test_the_key_variable_is_needed_when_a_request_is_sent_not_before(tmp_path, monkeypatch):
     monkeypatch.delenv("RRDEMO_TEST_VLLM_KEY", raising=False)
     ensemble = load_ensemble(write(tmp_path, DOC))
+    pool = ModelPool()
+    ensemble.register(pool)  # registering (planning) reads no key
+    llama = pool.get("llama70b")
+    assert "RRDEMO_TEST_VLLM_KEY is not set" in llama.missing_key()
     with pytest.raises(RRError, match="RRDEMO_TEST_VLLM_KEY is not set"):
-        ensemble.register(ModelPool())
+        llama.check_serving()  # the first request sent needs it
+    monkeypatch.setenv("RRDEMO_TEST_VLLM_KEY", "set-now")
+    assert llama.missing_key() is None
 
 
 def test_endpoint_does_not_change_the_config_hash(tmp_path):

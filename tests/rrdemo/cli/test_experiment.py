@@ -209,6 +209,25 @@ def test_the_served_sweep_of_docs_serving_dry_runs_as_written(
     assert "estimate:" in err
 
 
+def test_the_served_sweep_of_docs_serving_dry_runs_with_no_api_key(tmp_path, capsys, monkeypatch):
+    """Planning needs no key and no server: the block as written (its host is a placeholder)
+    dry-runs with VLLM_API_KEY unset and says its endpoint went unchecked; the run itself stops
+    there, before a log is begun."""
+    monkeypatch.delenv("VLLM_API_KEY", raising=False)
+    path = tmp_path / "sweep_served.yaml"
+    path.write_text(served_sweep_block())
+    code, out, err = _dry_run(tmp_path, capsys, "--sweep", str(path))
+    assert code == 0, err
+    assert (
+        "not checked: served agent 'llama70b': the API key variable VLLM_API_KEY is not set" in err
+    )
+    assert {c[1] for c in _conditions(out)} == {"llama70b"} and "estimate" in err
+    log = tmp_path / "run.jsonl"
+    code = main(["experiment", "--sweep", str(path), "--out", str(log), "--quiet"])
+    assert code == 2 and "VLLM_API_KEY is not set" in capsys.readouterr().err
+    assert not log.exists()
+
+
 def test_a_served_model_in_a_sweep_carries_its_weights(tmp_path):
     from rrdemo.cli.experiment import served_models
     from rrdemo.runs.spec import plan_sweep
