@@ -74,7 +74,8 @@ class RecordedUnit:
 
     def verdict(self) -> str:
         """`MAJ fooled (C) · RRMaj correct (A)`: how each method's vote ended."""
-        return " · ".join(f"{m} {_verdict_word(self.done['votes'].get(m, {}))}" for m in METHODS)
+        votes = self.done.get("votes") or {}
+        return " · ".join(f"{m} {_verdict_word(votes.get(m) or {})}" for m in METHODS)
 
     def provenance(self) -> str:
         """Who recorded it, when, with which config, and from which log."""
@@ -91,9 +92,40 @@ def _verdict_word(vote: dict) -> str:
 
 
 # -- picking a unit out of a log ------------------------------------------------------------------
+UnitRecords = tuple[dict[str, Any], tuple[dict[str, Any], ...]]  # "done" record, trajectories
+
+
+@dataclass(frozen=True)
+class UnitIndex:
+    """A log's finished units, indexed in one pass over its records: each unit's records, and
+    the condition keys each question id is finished under."""
+
+    units: dict[tuple[str, str], UnitRecords]  # (condition key, question id), in log order
+    keys: dict[str, list[str]]  # question id -> condition keys
+
+
+def unit_index(log: RunLog) -> UnitIndex:
+    """The index of `log`'s finished units, built once per parsed log (linear in its records), so
+    picking every unit of a large log costs one pass, not one per unit."""
+    cached = vars(log).get("_unit_index")
+    if cached is not None and cached[0] == len(log.records):
+        return cached[1]
+    units: dict[tuple[str, str], UnitRecords] = {}
+    keys: dict[str, list[str]] = {}
+    for done, trajectories in log.units():
+        if done is None:  # a unit the run stopped in: not finished
+            continue
+        unit = (done["condition"], done.get("question_id"))
+        units[unit] = (done, tuple(trajectories))
+        keys.setdefault(unit[1], []).append(unit[0])
+    index = UnitIndex(units, keys)
+    vars(log)["_unit_index"] = (len(log.records), index)
+    return index
+
+
 def finished_units(log: RunLog) -> list[tuple[str, str]]:
     """(condition key, question id) of every finished unit, in log order."""
-    return [(r["condition"], r["question_id"]) for r in log.finished_units()]
+    return list(unit_index(log).units)
 
 
 def read_unit(
@@ -103,17 +135,19 @@ def read_unit(
     *,
     source: str | None = None,
     recorded: str = "",
+    with_text: bool = True,
 ) -> RecordedUnit:
-    """The finished unit of `question_id` (under `condition` when the log has it in several).
+    """The finished unit of `question_id` (under `condition` when the log has it in several),
+    with the question's text from its data set unless `with_text` is False (a listing).
 
     RRError, naming what the log does hold, when the question is not there or is ambiguous.
     """
     source = source or str(log.path)
-    units = finished_units(log)
-    keys = [key for key, qid in units if qid == question_id and condition in (None, key)]
+    index = unit_index(log)
+    keys = [key for key in index.keys.get(question_id, []) if condition in (None, key)]
     if not keys:
-        held = list(dict.fromkeys(qid for _, qid in units))
-        shown = ", ".join(held[:8]) + (", ..." if len(held) > 8 else "")
+        held = list(index.keys)
+        shown = ", ".join(map(str, held[:8])) + (", ..." if len(held) > 8 else "")
         where = f" under condition {condition}" if condition else ""
         raise RRError(
             f"{source} has no finished question {question_id!r}{where}; "
@@ -125,18 +159,12 @@ def read_unit(
             f"{source} has question {question_id!r} under several conditions; pick one: {labels}"
         )
     key = keys[0]
-    mine = [
-        r
-        for _, r in log.records
-        if (r.get("condition"), r.get("question_id")) == (key, question_id)
-    ]
-    done = next(r for r in mine if r["type"] == "done")
-    trajectories = [r for r in mine if r["type"] == "trajectory"]
+    done, trajectories = index.units[(key, question_id)]
     # a unit redone after a kill was cut from the log first: its records are each there once
     cond = log.conditions[key]
-    found = find_question(cond["task"], question_id)
+    found = find_question(cond["task"], question_id) if with_text else None
     text = found[1].text if found else ""
-    return RecordedUnit(source, cond, question_id, tuple(trajectories), done, recorded, text)
+    return RecordedUnit(source, cond, question_id, trajectories, done, recorded, text)
 
 
 def find_question(task: str, question_id: str) -> tuple[int, Question] | None:

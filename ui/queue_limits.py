@@ -46,6 +46,8 @@ DEFAULT_RUN_SECONDS = 600  # a live 1.5B run on Logic3 takes about a minute
 PROXY_HOPS_ENV = "RRDEMO_PROXY_HOPS"  # proxies in front of the app (a Space has one)
 SESSIONS_ENV = "RRDEMO_SESSIONS"
 DEFAULT_SESSIONS = 500  # sessions whose state gradio keeps (~0.5 MB each here, plus a run's view)
+SESSIONS_PER_CLIENT_ENV = "RRDEMO_SESSIONS_PER_CLIENT"
+DEFAULT_SESSIONS_PER_CLIENT = 64  # tabs and API sessions of one client (a classroom behind a NAT)
 # Gradio's queue looks for work every 1 ms when it has none (its progress loop every 10 ms): 7-8%
 # of a core for an idle server on Linux, and the same beside every run. 20 ms (50 ms) starts an
 # event at most 20 ms later (bench/idle_cpu.py measures both).
@@ -79,6 +81,12 @@ def session_capacity() -> int:
     """How many visitors' sessions the server keeps in memory, least recently used dropped
     first: `RRDEMO_SESSIONS`, default 500 (gradio's own default is 10000)."""
     return whole_setting(SESSIONS_ENV, DEFAULT_SESSIONS, 1)
+
+
+def sessions_per_client() -> int:
+    """How many of those sessions one client may hold, its own least recently used dropped
+    first: `RRDEMO_SESSIONS_PER_CLIENT`, default 64."""
+    return whole_setting(SESSIONS_PER_CLIENT_ENV, DEFAULT_SESSIONS_PER_CLIENT, 1)
 
 
 def client_key(request, username: str | None = None) -> str:
@@ -299,6 +307,57 @@ class RawSessions:
                 del self.ended[session]
 
 
+class SessionQuota:
+    """Who owns each session gradio keeps, so that one client's new sessions push out only its
+    own. Gradio's `StateHolder` keeps `capacity` sessions and drops the least recently used of
+    all, whoever made the new one: 600 fresh session hashes from one address dropped another
+    visitor's finished sweep. Here a client holding `per_client` sessions loses its own least
+    recently used one when it makes another, and a full pool drops the least recently used
+    session of the client that holds the most (a session whose owner is not known counts as a
+    client of its own). Owners are recorded when an event joins the queue (`own`)."""
+
+    def __init__(self, per_client: int) -> None:
+        self.per_client = per_client
+        self.owners: dict[str, str] = {}  # session hash -> client
+        self.holder = None
+
+    def own(self, session: str, client: str) -> None:
+        self.owners.setdefault(session, client)
+
+    def install(self, holder) -> None:
+        """Put this quota in charge of `holder`'s evictions (a gradio StateHolder)."""
+        if self.holder is not holder:
+            self.holder = holder
+            holder.update = self.update
+
+    def update(self, session: str) -> None:
+        """`StateHolder.update`: mark `session` as just used, then drop what is over the limits."""
+        holder = self.holder
+        with holder.lock:
+            data = holder.session_data
+            if session in data:
+                data.move_to_end(session)
+            client = self.owners.get(session)
+            if client is not None:
+                mine = [s for s in data if self.owners.get(s) == client]
+                for evicted in mine[: max(0, len(mine) - self.per_client)]:
+                    self._drop(evicted)
+            while len(data) > holder.capacity:
+                held: dict[str, int] = {}
+                for s in data:
+                    owner = self.owners.get(s, s)
+                    held[owner] = held.get(owner, 0) + 1
+                most = max(held.values())
+                self._drop(next(s for s in data if held[self.owners.get(s, s)] == most))
+            if len(self.owners) > 4 * holder.capacity:  # owners of sessions long gone
+                self.owners = {s: c for s, c in self.owners.items() if s in data}
+
+    def _drop(self, session: str) -> None:
+        self.holder.session_data.pop(session, None)
+        self.holder.time_last_used.pop(session, None)
+        self.owners.pop(session, None)
+
+
 def _refused(reason: str) -> tuple[bool, list, str]:
     """A refusal as gradio's queue returns a validator's: shown beside the inputs by the page,
     raised as a ValidationError by gradio_client, an HTTP 422 with the text on the raw API."""
@@ -322,6 +381,7 @@ def limit_queue(demo: gr.Blocks, per_client: int = EVENTS_PER_CLIENT) -> RawSess
     join = queue.push
     lock = asyncio.Lock()  # a check and its join happen together: two requests cannot both pass
     raw = RawSessions(demo)
+    quota = SessionQuota(sessions_per_client())
 
     async def sweeping() -> None:
         while not queue.stopped:
@@ -339,13 +399,16 @@ def limit_queue(demo: gr.Blocks, per_client: int = EVENTS_PER_CLIENT) -> RawSess
             reason = payload_refusal(fn, body.data)
             if reason is not None:
                 return _refused(reason)
+        client = client_key(request, username)
         async with lock:
             if fn is not None:
-                client = client_key(request, username)
                 reason = refusal(_queued(queue), client, fn.concurrency_id, per_client=per_client)
                 if reason is not None:
                     return _refused(reason)
             joined, event_id, state = await join(body, request, username)
+            if joined:
+                quota.install(demo.state_holder)
+                quota.own(body.session_hash, client)  # set by the join when it was fresh
             if joined and fresh:
                 raw.add(event_id)  # a fresh session's hash is its event's id
             return joined, event_id, state

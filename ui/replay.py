@@ -10,6 +10,7 @@ with the recording's config (same seed) and runs it on the models.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, astuple, dataclass
 from pathlib import Path
@@ -148,21 +149,43 @@ def _as_uploaded(exc: RRError, file: Path, name: str) -> RRError:
     )
 
 
+MAX_LISTED = 2000  # finished questions an uploaded log may list (a real web sweep has at most 48)
+
+
 def upload_choices(path: str | None) -> list[tuple[str, str]]:
-    """The finished questions of an uploaded log: "<label> <task> · <question>: <verdict>"."""
+    """The finished questions of an uploaded log: "<label> <task> · <question>: <verdict>".
+    One linear pass over the log (`rrdemo.replay.unit_index`); a log of more than `MAX_LISTED`
+    finished questions is refused, and the same file asked again is answered from memory."""
     file, name = _upload(path)
+    stat = file.stat()
+    return list(_listed(str(file), name, stat.st_size, stat.st_mtime_ns))
+
+
+@functools.lru_cache(maxsize=16)
+def _listed(path: str, name: str, size: int, mtime_ns: int) -> tuple[tuple[str, str], ...]:
+    """The choices of one uploaded file, as it is now (its size and time are part of the key)."""
+    file = Path(path)
     try:
         log = read_log(file)
+        units = finished_units(log)
+    except RRError as exc:
+        raise _as_uploaded(exc, file, name) from None
+    if len(units) > MAX_LISTED:
+        raise RRError(
+            f"{name} has {len(units):,} finished questions; this page lists at most "
+            f"{MAX_LISTED:,}: replay it with `python -m rrdemo replay`"
+        )
+    try:
         choices = []
-        for key, qid in finished_units(log):
-            unit = read_unit(log, qid, key, source=name)
+        for key, qid in units:
+            unit = read_unit(log, qid, key, source=name, with_text=False)
             label = f"{unit.setting} · {qid}: {unit.verdict()}"
             choices.append((label, f"{key}|{qid}"))
     except RRError as exc:
         raise _as_uploaded(exc, file, name) from None
     if not choices:
         raise RRError(f"{name} is a run log but has no finished question yet")
-    return choices
+    return tuple(choices)
 
 
 def upload_unit(path: str | None, choice: str) -> RecordedUnit:
@@ -370,6 +393,7 @@ def wire_replay(
         parts.upload,
         parts.uploaded,
         api_name="upload_log",
+        **played,  # a replay's limits: at most 2 waiting or running per client
     )
     chosen = parts.uploaded.input(fill_upload, [parts.upload, parts.uploaded], fill, **quick)
     uploaded = [parts.upload, parts.uploaded]

@@ -94,3 +94,39 @@ def test_bad_questions_and_files_get_plain_messages(tmp_path: Path) -> None:
     text.write_text("hello\n")
     with pytest.raises(RRError, match="not an rrdemo experiment log"):
         read_log(text)
+
+
+class _CountedRecords(list):
+    """A log's records that count how often they are walked through."""
+
+    passes = 0
+
+    def __iter__(self):
+        self.passes += 1
+        return super().__iter__()
+
+
+def crafted_log(path: Path, units: int) -> Path:
+    """The probe's upload: a real header and `units` minimal "done" records of one condition."""
+    header = (ASSETS / "experiment_small_shuffled.jsonl").read_text().splitlines()[0]
+    import json
+
+    key = json.loads(header)["conditions"][0]["key"]
+    lines = [header] + [
+        json.dumps({"type": "done", "condition": key, "question_id": f"q{i}"}) for i in range(units)
+    ]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_picking_every_unit_of_a_large_log_walks_its_records_once(tmp_path: Path) -> None:
+    """24,053 minimal units (the probe's 2 MB upload): the index is built in one pass over the
+    records and every unit is picked from it, never by a pass per unit."""
+    log = read_log(crafted_log(tmp_path / "crafted.jsonl", 24_053))
+    log.records = _CountedRecords(log.records)
+    units = finished_units(log)
+    assert len(units) == 24_053
+    for key, qid in units:
+        unit = read_unit(log, qid, key, with_text=False)
+        assert unit.verdict() == "MAJ no answer · RRMaj no answer"
+    assert log.records.passes == 1
