@@ -94,6 +94,18 @@ def _ks(value: str | None) -> tuple[int, ...]:
     return ks
 
 
+def _left(plan, out: Path, shard: tuple[int, int] | None) -> tuple[list, int]:
+    """This process's rows (a shard's share) and how many of them the log at `out` lacks."""
+    from rrdemo.calibration.log import read_calibration
+    from rrdemo.calibration.runner import answer_order
+
+    order = answer_order(plan)
+    if shard is not None:
+        order = order[shard[0] - 1 :: shard[1]]
+    done = read_calibration(out).done
+    return order, sum((r.cell.key, r.question.qid) not in done for r in order)
+
+
 def handler(args: argparse.Namespace) -> int:
     """Validate everything first (nothing loads or is written on bad input), then run."""
     from rrdemo.calibration.plan import plan_calibration
@@ -121,6 +133,9 @@ def handler(args: argparse.Namespace) -> int:
     )
     if shard is not None:
         print(f"shard {shard[0]}/{shard[1]}: every {shard[1]}-th of them", file=sys.stderr)
+    if out.exists():
+        order, left = _left(plan, out, shard)
+        print(f"{len(order) - left} already in {out}, {left} left", file=sys.stderr)
     if args.dry_run:
         for cell in plan.cells:
             print(f"{cell.model}\t{cell.task}\t{cell.style}\t{cell.injection}")

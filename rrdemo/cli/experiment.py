@@ -297,7 +297,7 @@ def parse_shard(text: str) -> tuple[int, int]:
 def handler(args: argparse.Namespace) -> int:
     """Validate the whole sweep first (nothing loads or is written on bad input), then run it."""
     from rrdemo.runs.log import read_log
-    from rrdemo.runs.runner import run_plan
+    from rrdemo.runs.runner import run_plan, unit_order
     from rrdemo.runs.spec import calibration_questions, check_held_out, plan_sweep
     from rrdemo.runs.write import check_resumable
 
@@ -320,10 +320,13 @@ def handler(args: argparse.Namespace) -> int:
             planned.setdefault(c["task"], set()).update(c["questions"])
     check_held_out(planned, used)
     resumed = check_resumable(out, plan)  # another sweep in --out is refused, dry run or not
-    done = len(resumed[0].done) if resumed else 0
+    done = resumed[0].done if resumed else set()
+    order = unit_order(plan, shard)  # this process's units (a shard's share)
+    left = [(c, q) for c, q in order if (c.key, q.qid) not in done]
     print(
         f"{len(plan.conditions)} conditions, {plan.n_units} (condition, question) units"
-        + (f", {done} already in {out}" if done else "")
+        + (f", this shard's {len(order)}" if shard else "")
+        + (f", {len(order) - len(left)} already in {out}, {len(left)} left" if done else "")
         + (
             " (its question counts change: its header is rewritten)"
             if resumed and resumed[1]
@@ -348,7 +351,7 @@ def handler(args: argparse.Namespace) -> int:
             continue
         backend.check_serving()
     if args.dry_run:
-        _print_plan(plan, served, args.tokens_per_second)
+        _print_plan(plan, served, args.tokens_per_second, left)
         return 0
     from rrdemo.backends.pool import ModelPool
 
@@ -373,9 +376,9 @@ def handler(args: argparse.Namespace) -> int:
     return 0
 
 
-def _print_plan(plan, served: dict, tokens_per_second: float | None) -> None:
+def _print_plan(plan, served: dict, tokens_per_second: float | None, left: list) -> None:
     """One line per condition (task, models, label, strength, K, M*, L, questions, key), then
-    the token estimate."""
+    the token estimate of the units `left` to run."""
     from rrdemo.runs.estimate import estimate_plan, local_counters
     from rrdemo.runs.spec import ensemble_name
 
@@ -387,5 +390,5 @@ def _print_plan(plan, served: dict, tokens_per_second: float | None) -> None:
             f"M*={cfg.resolved_m}\tL={cfg.max_tokens}\t{len(c.questions)} questions\t{c.key}"
         )
     tokenizers = {name: agent.tokenizer for name, agent in served.items()}
-    estimate = estimate_plan(plan, local_counters(tokenizers))
+    estimate = estimate_plan(plan, local_counters(tokenizers), left)
     print(estimate.describe(tokens_per_second), file=sys.stderr)

@@ -14,10 +14,11 @@ when it is on this machine already (an offline model's GGUF file counts), else r
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from rrdemo.runs.spec import Condition, Plan
+from rrdemo.tasks.base import Question
 from rrdemo.tasks.benchmarks import styled_prompt
 
 CHARS_PER_TOKEN = 4  # the rough count: English text runs about 4 characters a token
@@ -38,8 +39,10 @@ class TokenEstimate:
         return self.decode / tokens_per_second
 
     def describe(self, tokens_per_second: float | None = None) -> str:
+        if not self.units:
+            return "estimate: no units left to run, nothing to decode"
         text = (
-            f"estimate: {self.units:,} units; decode at most {self.decode:,} tokens, prefill about "
+            f"estimate: {self.units:,} units left; decode at most {self.decode:,} tokens, prefill about "
             f"{self.prefill:,} tokens (prompts counted by {', '.join(self.counted_by)})"
         )
         if tokens_per_second:
@@ -66,20 +69,30 @@ def unit_tokens(condition: Condition, prompt_tokens: float) -> tuple[float, int]
     return sum(p for p, _ in runs), sum(d for _, d in runs)
 
 
-def estimate_plan(plan: Plan, counter_for: Callable[[str], tuple[Counter, str]]) -> TokenEstimate:
-    """The plan's tokens; `counter_for(model)` gives a prompt counter and what it is (a phrase)."""
+def estimate_plan(
+    plan: Plan,
+    counter_for: Callable[[str], tuple[Counter, str]],
+    units: Iterable[tuple[Condition, Question]] | None = None,
+) -> TokenEstimate:
+    """The tokens of the plan's `units` (default: all of them; a dry run passes the units not
+    yet in the log); `counter_for(model)` gives a prompt counter and what it is (a phrase)."""
+    if units is None:
+        units = [(c, q) for c in plan.conditions for q in c.questions]
     prefill = decode = 0.0
-    ways: dict[str, None] = {}
-    for condition in plan.conditions:
-        count, way = counter_for(condition.config.agents[0].model)
-        ways[way] = None
-        style = condition.config.prompt_style
-        for question in condition.questions:
-            text = styled_prompt(condition.task.prompt(question), style)
-            unit_prefill, unit_decode = unit_tokens(condition, count(text))
-            prefill += unit_prefill
-            decode += unit_decode
-    return TokenEstimate(plan.n_units, round(prefill), round(decode), tuple(ways))
+    counters: dict[str, tuple[Counter, str]] = {}  # one counter per model, made once
+    counted = 0
+    for condition, question in units:
+        model = condition.config.agents[0].model
+        if model not in counters:
+            counters[model] = counter_for(model)
+        count = counters[model][0]
+        text = styled_prompt(condition.task.prompt(question), condition.config.prompt_style)
+        unit_prefill, unit_decode = unit_tokens(condition, count(text))
+        prefill += unit_prefill
+        decode += unit_decode
+        counted += 1
+    ways = tuple(dict.fromkeys(way for _, way in counters.values()))
+    return TokenEstimate(counted, round(prefill), round(decode), ways)
 
 
 def rough_count(text: str) -> int:

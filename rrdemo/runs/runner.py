@@ -54,6 +54,22 @@ class RunSummary:
     wall_s: float
 
 
+def unit_order(
+    plan: Plan, shard: tuple[int, int] | None = None
+) -> list[tuple[Condition, Question]]:
+    """The (condition, question) units a run takes, in its order: question-major (the first
+    question under every condition, then the second, ...), so a run stopped early has every
+    condition measured on the same questions; `shard=(i, n)` keeps every n-th from the i-th."""
+    units = [(j, i, c, q) for i, c in enumerate(plan.conditions) for j, q in enumerate(c.questions)]
+    order = [(c, q) for _, _, c, q in sorted(units, key=lambda u: u[:2])]
+    if shard is not None:
+        index, count = shard
+        if not 1 <= index <= count:
+            raise ValueError(f"shard must be i/n with 1 <= i <= n, got {index}/{count}")
+        order = order[index - 1 :: count]
+    return order
+
+
 def run_plan(
     plan: Plan,
     log_path: Path | str,
@@ -79,16 +95,8 @@ def run_plan(
     """
     if workers < 1:
         raise ValueError(f"workers must be at least 1, got {workers}")
+    order = unit_order(plan, shard)
     writer, done = open_log(Path(log_path), plan)
-    # Question-major: the first question under every condition, then the second, ... so a run
-    # stopped early has every condition measured on the same questions.
-    units = [(j, i, c, q) for i, c in enumerate(plan.conditions) for j, q in enumerate(c.questions)]
-    order = [(c, q) for _, _, c, q in sorted(units, key=lambda u: u[:2])]
-    if shard is not None:
-        index, count = shard
-        if not 1 <= index <= count:
-            raise ValueError(f"shard must be i/n with 1 <= i <= n, got {index}/{count}")
-        order = order[index - 1 :: count]
     todo = [(c, q) for c, q in order if (c.key, q.qid) not in done]
     skipped = len(order) - len(todo)
     bar = None

@@ -77,3 +77,25 @@ def test_a_run_writes_the_log_and_its_report(tmp_path, capsys) -> None:
     (report / "calibration.md").unlink()
     assert main(["calibrate", "--report", str(out)]) == 0
     assert (report / "calibration.md").read_text() == md
+
+
+def test_a_dry_run_counts_only_the_answers_left(tmp_path, capsys) -> None:
+    from rrdemo.calibration.plan import plan_calibration
+    from rrdemo.calibration.runner import run_calibration
+    from rrdemo.cli import build_parser
+    from rrdemo.cli.calibrate import _SETTINGS
+    from tests.support.fakes import FakeBackend, FakePool, obeys_injection
+
+    out = tmp_path / "c.jsonl"
+    argv = ["calibrate", "--models", "smollm2", "--tasks", "logic3", "--n", "2"]
+    argv += ["--max-tokens", "8", "--out", str(out)]
+    args = build_parser().parse_args(argv)
+    plan = plan_calibration({k: getattr(args, k) for k in _SETTINGS})
+    pool = FakePool(FakeBackend("smollm2", obeys_injection))
+    run_calibration(plan, out, pool, progress=False, shard=(1, 2))
+    assert main([*argv, "--dry-run"]) == 0
+    assert "6 answers" in (err := capsys.readouterr().err) and "3 already in" in err
+    assert ", 3 left" in err
+    run_calibration(plan, out, pool, progress=False)
+    assert main([*argv, "--dry-run"]) == 0
+    assert "6 already in" in (err := capsys.readouterr().err) and ", 0 left" in err

@@ -169,3 +169,28 @@ def test_an_index_out_of_range_says_the_range(capsys) -> None:
     err = capsys.readouterr().err
     assert f"--index {size} is out of range: logic3 has {size} questions" in err
     assert f"so --index takes 0 to {size - 1}" in err
+
+
+def test_a_dry_run_counts_only_the_units_left(tmp_path, capsys) -> None:
+    """A finished sweep's dry run has 0 units left and nothing to decode; half of it, the rest."""
+    from rrdemo.cli.experiment import sweep_from_args
+    from rrdemo.runs.runner import run_plan
+    from rrdemo.runs.spec import plan_sweep
+    from tests.support.fakes import FakeBackend, FakePool, obeys_injection
+
+    out = tmp_path / "r.jsonl"
+    settings = ["--tasks", "logic3", "--models", "smollm2", "--configs", "0c3t,2c1t"]
+    settings += ["--strengths", "strong", "--n", "2", "--k", "4", "--max-tokens", "8"]
+    args = build_parser().parse_args(["experiment", *settings, "--out", str(out)])
+    plan = plan_sweep(sweep_from_args(args))
+    pool = FakePool(FakeBackend("smollm2", obeys_injection))
+    run_plan(plan, out, pool, progress=False, shard=(1, 2))  # half of the 4 units
+    code, _, err = _experiment(tmp_path, capsys, *settings)
+    assert code == 0, err
+    assert "4 (condition, question) units, 2 already in" in err and ", 2 left" in err
+    assert "estimate: 2 units left; decode at most" in err
+    run_plan(plan, out, pool, progress=False)  # the rest
+    code, _, err = _experiment(tmp_path, capsys, *settings)
+    assert code == 0, err
+    assert "4 already in" in err and ", 0 left" in err
+    assert "no units left to run, nothing to decode" in err
