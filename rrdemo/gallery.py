@@ -29,6 +29,10 @@ from rrdemo.tasks import get_task
 
 DEFAULT_MANIFEST = Path(__file__).resolve().parents[1] / "assets" / "gallery.json"
 _SETTING_FIELDS = ("name", "description", "log", "condition", "questions")
+# Below this many paired questions a run gets no verdict: one question moves RRMaj - MAJ by 5
+# points or more, and a bootstrap over a handful of questions spans most of [-100, +100].
+MIN_VERDICT_QUESTIONS = 20
+TOO_FEW = "too few questions for a verdict"
 
 
 @dataclass(frozen=True)
@@ -44,8 +48,11 @@ class CellOutcome:
     def finding(self) -> str:
         """The run in words: "rescue" only where the corrupted agents are a majority beside
         honest ones and RRMaj's lead over MAJ has an interval above 0; "no rescue" there
-        otherwise; elsewhere RRMaj ahead / behind / no difference shown."""
+        otherwise; elsewhere RRMaj ahead / behind / no difference shown; below
+        `MIN_VERDICT_QUESTIONS` questions, none of these."""
         r, trap = self.row, self.agents / 2 < self.corrupted < self.agents
+        if r.questions < MIN_VERDICT_QUESTIONS:
+            return TOO_FEW
         if r.delta_lo > 0:
             return "rescue" if trap else "RRMaj ahead"
         if r.delta_hi < 0:
@@ -58,6 +65,9 @@ class CellOutcome:
         return f"{pct(r.delta, True)} [{pct(r.delta_lo, True)}, {pct(r.delta_hi, True)}]"
 
     def short(self) -> str:
+        """The finding and the difference; below the minimum, the question count instead."""
+        if self.finding == TOO_FEW:
+            return f"{self.row.questions} questions, {TOO_FEW}"
         return f"{self.finding}, {self.difference()}"
 
     def counts(self) -> str:

@@ -6,9 +6,18 @@ from __future__ import annotations
 
 import csv
 import json
+from dataclasses import replace
 from pathlib import Path
 
-from rrdemo.gallery import CellOutcome, GallerySetting, cached_log, load_gallery, question_cell
+from rrdemo.gallery import (
+    MIN_VERDICT_QUESTIONS,
+    TOO_FEW,
+    CellOutcome,
+    GallerySetting,
+    cached_log,
+    load_gallery,
+    question_cell,
+)
 from rrdemo.report.paired import PairedRow, paired_by_condition
 from rrdemo.report.render import pct
 from rrdemo.runs.log import read_log
@@ -48,6 +57,9 @@ def test_every_setting_is_named_by_its_setting_and_its_committed_outcome() -> No
         assert not any(claim in label for claim in CLAIMS), label
         delta, lo, hi = committed_interval(setting)
         interval = f"{pct(delta, True)} [{pct(lo, True)}, {pct(hi, True)}]"
+        if TOO_FEW in label:  # no verdict, and no interval to read one into
+            assert setting.outcome().row.questions < MIN_VERDICT_QUESTIONS, label
+            continue
         assert interval in label, (label, interval)  # the committed numbers, not typed ones
         if claims_rescue(label):
             assert lo > 0, label
@@ -62,7 +74,7 @@ def test_every_setting_is_named_by_its_setting_and_its_committed_outcome() -> No
 
 
 def _row(lo: float, hi: float) -> PairedRow:
-    return PairedRow("t", "x", "strong", "m", 10, 0.2, 0.3, (lo + hi) / 2, lo, hi, 1, 2, 0.5)
+    return PairedRow("t", "x", "strong", "m", 40, 0.2, 0.3, (lo + hi) / 2, lo, hi, 4, 8, 0.5)
 
 
 def test_a_difference_counts_only_when_its_interval_excludes_zero() -> None:
@@ -73,6 +85,17 @@ def test_a_difference_counts_only_when_its_interval_excludes_zero() -> None:
     assert CellOutcome(_row(0.05, 0.3), *minority).finding == "RRMaj ahead"
     assert CellOutcome(_row(0.05, 0.3), *floor).finding == "RRMaj ahead"  # nobody to rescue
     assert CellOutcome(_row(-0.1, 0.1), *minority).finding == "no difference shown"
+
+
+def test_a_run_of_few_questions_gets_no_verdict() -> None:
+    few = replace(_row(0.05, 0.3), questions=MIN_VERDICT_QUESTIONS - 1)
+    assert CellOutcome(few, 3, 5).finding == "too few questions for a verdict"
+    assert CellOutcome(few, 3, 5).short() == f"{few.questions} questions, {TOO_FEW}"
+    enough = replace(few, questions=MIN_VERDICT_QUESTIONS)
+    assert CellOutcome(enough, 3, 5).finding == "rescue"
+    gallery = load_gallery()
+    styles = next(s for s in gallery.settings if s.name.startswith("step-by-step"))
+    assert styles.label().endswith(f"3 questions, {TOO_FEW}"), styles.label()
 
 
 def test_the_result_line_counts_the_whole_run_from_its_log() -> None:
