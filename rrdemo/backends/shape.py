@@ -4,9 +4,10 @@ The memory budget (`rrdemo.memory.check_memory`) and the hub's size check
 (`rrdemo.backends.hub_limits`) read a model's shape before anything is loaded: from the
 published configs recorded here for the registry's models, from a local folder's `config.json`,
 or from the hub's `config.json` at the checked commit. Parameters are counted from the
-architecture (embeddings, attention, MLP or experts, norms), the way `model.num_parameters()`
-counts a Llama/Qwen/SmolLM-style decoder: what transformers would allocate, whatever the weight
-files hold.
+architecture (embeddings, tied or not; attention, latent or not; a dense MLP, or every routed
+and shared expert with its router; norms), the way `model.num_parameters()` counts them: what
+transformers would allocate, whatever the weight files hold (tested against the models
+transformers builds for Llama, Qwen, Mixtral, Qwen MoE, OLMoE, GraniteMoE, PhiMoE, DeepSeek V3).
 """
 
 from __future__ import annotations
@@ -102,31 +103,82 @@ class ModelShape:
         """The shape a transformers `config.json` declares (a multimodal one: its text model).
         RRError when a size it needs is missing or not a positive whole number."""
         config = config.get("text_config") or config
-
-        def size(name: str, default: int | None = None) -> int:
-            value = config.get(name, default)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise RRError(f"the model's config.json has no valid {name} ({value!r})")
-            return value
-
+        size = _sizes(config)
         hidden, layers, vocab = size("hidden_size"), size("num_hidden_layers"), size("vocab_size")
         heads = size("num_attention_heads")
         kv_heads = size("num_key_value_heads", heads)
-        head_dim = config.get("head_dim") or hidden // heads
-        head_dim = size("head_dim", head_dim) if "head_dim" in config else head_dim
-        q, kv = heads * head_dim, kv_heads * head_dim
-        attention = hidden * q + 2 * hidden * kv + q * hidden
-        if config.get("attention_bias") or config.get("model_type") == "qwen2":
-            attention += q + 2 * kv
-        experts = config.get("num_experts") or config.get("n_routed_experts") or 0
-        if experts:
-            mlp = experts * 3 * hidden * size("moe_intermediate_size") + hidden * experts
+        head_dim = size("head_dim", hidden // heads)
+        if size("kv_lora_rank", 0):  # multi-head latent attention (DeepSeek V2/V3)
+            attention, head_dim = _latent_attention(size, hidden, heads)
+            kv_heads = heads  # transformers caches every head's keys and values
         else:
-            mlp = 3 * hidden * size("intermediate_size")
+            q, kv = heads * head_dim, kv_heads * head_dim
+            attention = hidden * q + 2 * hidden * kv + q * hidden
+            if config.get("attention_bias") or config.get("model_type") in ("qwen2", "qwen2_moe"):
+                attention += q + 2 * kv
+        mlp = layers * 3 * hidden * size("intermediate_size", 0)  # dense layers
+        experts = max(size(name, 0) for name in EXPERT_FIELDS)
+        if experts:
+            mlp = _experts(config, size, hidden, layers, experts)
         embeddings = vocab * hidden * (1 if config.get("tie_word_embeddings") else 2)
-        params = embeddings + layers * (attention + mlp + 2 * hidden) + hidden
+        params = embeddings + layers * (attention + 2 * hidden) + mlp + hidden
         dtype = config.get("torch_dtype") or config.get("dtype")
         return cls(params, layers, kv_heads, head_dim, dtype if dtype in DTYPE_BYTES else None)
+
+
+# The fields that declare how many routed experts a mixture-of-experts layer holds (Mixtral,
+# PhiMoE, GraniteMoE: num_local_experts; Qwen MoE, OLMoE: num_experts; DeepSeek: n_routed_experts).
+EXPERT_FIELDS = ("num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts")
+
+
+def _sizes(config: dict[str, Any]):
+    """`size(name, default)`: the config's whole number `name` (a missing or null one: `default`,
+    and no default means it is required); RRError when it is not a positive whole number."""
+
+    def size(name: str, default: int | None = None) -> int:
+        value = config.get(name)
+        if value is None:
+            value = default
+        if value == 0 and default == 0:
+            return 0
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise RRError(f"the model's config.json has no valid {name} ({value!r})")
+        return value
+
+    return size
+
+
+def _latent_attention(size, hidden: int, heads: int) -> tuple[int, int]:
+    """Parameters of one multi-head latent attention layer, and the head size its cache keeps."""
+    rope, nope, value = size("qk_rope_head_dim"), size("qk_nope_head_dim"), size("v_head_dim")
+    latent, q_rank = size("kv_lora_rank"), size("q_lora_rank", 0)
+    query = heads * (rope + nope)
+    q = hidden * q_rank + q_rank + q_rank * query if q_rank else hidden * query
+    kv = hidden * (latent + rope) + latent + latent * heads * (nope + value)
+    return q + kv + heads * value * hidden, max(rope + nope, value)
+
+
+def _experts(config: dict[str, Any], size, hidden: int, layers: int, experts: int) -> int:
+    """Parameters of every layer's feed-forward part in a mixture-of-experts model: each sparse
+    layer holds all its routed experts (of `moe_intermediate_size`, else `intermediate_size`),
+    its router and its shared experts (DeepSeek's `n_shared_experts`, Qwen MoE's
+    `shared_expert_intermediate_size` and gate); the layers declared dense (DeepSeek's first
+    `first_k_dense_replace`, Qwen MoE's `mlp_only_layers` and `decoder_sparse_step`) hold one MLP
+    of `intermediate_size`."""
+    dense = 3 * hidden * size("intermediate_size", 0)
+    width = size("moe_intermediate_size", 0) or size("intermediate_size")
+    sparse = experts * 3 * hidden * width + hidden * experts
+    sparse += size("n_shared_experts", 0) * 3 * hidden * width
+    shared = size("shared_expert_intermediate_size", 0)
+    if shared:
+        sparse += 3 * hidden * shared + hidden
+    step, first = size("decoder_sparse_step", 1), min(size("first_k_dense_replace", 0), layers)
+    listed = config.get("mlp_only_layers")
+    only = {i for i in listed if isinstance(i, int)} if isinstance(listed, list) else set()
+    # layers i in [first, layers) with (i + 1) a multiple of step, less those listed dense
+    sparse_layers = layers // step - first // step
+    sparse_layers -= sum(1 for i in only if first <= i < layers and (i + 1) % step == 0)
+    return sparse_layers * sparse + (layers - sparse_layers) * dense
 
 
 def read_config(path: Path) -> dict[str, Any] | None:
