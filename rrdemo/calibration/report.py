@@ -11,7 +11,8 @@ from typing import Any
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from rrdemo.calibration.log import read_calibration
+from rrdemo.calibration.log import CalibrationLog, read_calibration
+from rrdemo.calibration.predict import Rule3Cell, other_agreement, rule3_cells
 from rrdemo.calibration.table import (
     K_RULE,
     QUALIFY,
@@ -23,6 +24,12 @@ from rrdemo.calibration.table import (
     calibration_rows,
     cell_stats,
     selected,
+)
+from rrdemo.calibration.vote_table import (
+    prediction_csv,
+    prediction_markdown,
+    prediction_note,
+    rule3_line,
 )
 from rrdemo.tasks import TASK_NAMES
 from rrdemo.tasks.generated import generated_steps
@@ -187,10 +194,29 @@ def _bars(centres: list[float], intervals: list[tuple[float, float]]) -> dict:
     }
 
 
+def prediction_lines(
+    log: CalibrationLog, votes: Sequence[Rule3Cell], final: bool = True
+) -> list[str]:
+    """The report's section on MAJ predicted at the vote and selection rule 3 (Markdown lines)."""
+    if not votes:
+        return []
+    return [
+        "## MAJ predicted at the vote",
+        "",
+        prediction_note(K_RULE, other_agreement(log)),
+        "",
+        prediction_markdown(votes, K_RULE),
+        "",
+        rule3_line(votes, final),
+        "",
+    ]
+
+
 def write_calibration_report(
     log_path: Path | str, out: Path | str, png: bool = True, ks: Sequence[int] = ()
 ) -> Path:
-    """calibration.md, calibration.csv, calibration.html (and .png) in `out`; returns the .md.
+    """calibration.md, calibration.csv, prediction.csv, calibration.html (and .png) in `out`;
+    returns the .md.
     Interruptibility is shown at K_RULE and at each K of `ks`."""
     from rrdemo.report.figures import write_png
 
@@ -201,6 +227,7 @@ def write_calibration_report(
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     under_way = completeness_line(log.header, log.done)
+    votes = rule3_cells(log)
     lines = [
         "# Calibration",
         "",
@@ -215,10 +242,12 @@ def write_calibration_report(
         "",
         "![ceiling against obedience](calibration.png)",
         "",
+        *prediction_lines(log, votes, final=not under_way),
     ]
     md = out / "calibration.md"
     md.write_text("\n".join(lines), encoding="utf-8")
     (out / "calibration.csv").write_text(calibration_csv(stats, ks), encoding="utf-8")
+    (out / "prediction.csv").write_text(prediction_csv(votes), encoding="utf-8")
     fig = calibration_figure(rows)
     fig.write_html(out / "calibration.html", include_plotlyjs="cdn", div_id="calibration")
     if png:

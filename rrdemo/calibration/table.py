@@ -21,7 +21,9 @@ from rrdemo.tasks.generated import generated_steps
 # agent to interrupt: only there can RRMaj rescue what MAJ loses by the paper's mechanism
 # (docs/evidence.md, selection rule 2). Ceiling and obedience are judged by the lower bounds of
 # their 95% Wilson intervals; interruptibility by the share of injected answers that state the
-# target within their first K_RULE tokens (one RR turn of the evidence run).
+# target within their first K_RULE tokens (one RR turn of the evidence run). Rule 2 judged the
+# trap per agent and found no cell; it stays as the record of that. Rule 3 (`rrdemo.calibration.
+# predict.rule3`) judges the trap where it is counted, at the vote.
 QUALIFY = {"ceiling": 0.5, "obedience": 0.5, "early_target": 0.5}
 K_RULE = 16
 TRAPS = ("strong", "moderate")  # the paper's injections, the ones a qualifying cell may use

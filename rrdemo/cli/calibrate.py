@@ -94,6 +94,25 @@ def _ks(value: str | None) -> tuple[int, ...]:
     return ks
 
 
+def _prediction_text(log: Path) -> str:
+    """MAJ predicted at the vote per config, the room and rule 3's picks, for the terminal."""
+    from rrdemo.calibration.log import read_calibration
+    from rrdemo.calibration.predict import rule3_cells
+    from rrdemo.calibration.table import K_RULE
+    from rrdemo.calibration.vote_table import prediction_table, rule3_line
+
+    cells = rule3_cells(read_calibration(log))
+    if not cells:
+        return "MAJ predicted at the vote: no injected cell with its cell without injection yet"
+    header, body = prediction_table(cells, K_RULE)
+    keep = [i for i, h in enumerate(header) if h != "model"]
+    rows = [[header[i] for i in keep]] + [[r[i].replace("**", "") for i in keep] for r in body]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(keep))]
+    lines = ["  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)) for r in rows]
+    title = "MAJ predicted at the vote (N = 5, % [95% bootstrap interval over questions])"
+    return "\n".join([title, *lines, rule3_line(cells).replace("**", "")])
+
+
 def _left(plan, out: Path, shard: tuple[int, int] | None) -> tuple[list, int]:
     """This process's rows (a shard's share) and how many of them the log at `out` lacks."""
     from rrdemo.calibration.log import read_calibration
@@ -115,7 +134,9 @@ def handler(args: argparse.Namespace) -> int:
     ks = _ks(args.k)
     if args.report:
         log = Path(args.report)
-        print(write_calibration_report(log, report_dir(log), ks=ks))
+        md = write_calibration_report(log, report_dir(log), ks=ks)
+        print(_prediction_text(log))
+        print(f"report: {md}")
         return 0
     if not args.out:
         raise RRError("give --out LOG to run a calibration, or --report LOG for its report")
