@@ -15,7 +15,7 @@ import os
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from rrdemo.backends.choice import choose_device_dtype
+from rrdemo.backends.choice import choose_device_dtype, llama_cpp_missing
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -72,7 +72,7 @@ def prepare() -> None:
 
 
 def describe_hardware() -> str:
-    """One line for the About tab: where generation runs and in which precision."""
+    """One line for the About tab: where generation runs, on which engine and in which precision."""
     if on_zero_gpu():
         return "ZeroGPU (a GPU attached per run via `spaces.GPU`; models in bfloat16)"
     import torch
@@ -80,6 +80,12 @@ def describe_hardware() -> str:
     if torch.cuda.is_available():
         _, dtype = choose_device_dtype(True, torch.cuda.is_bf16_supported())
         return f"CUDA GPU: {torch.cuda.get_device_name(0)} (models in {dtype})"
+    offline = (
+        "offline models as 4-bit GGUF files on llama.cpp"
+        if llama_cpp_missing() is None
+        else "offline models dequantized to float32 on transformers (llama.cpp is not installed)"
+    )
     return (
-        f"CPU: {os.cpu_count()} cores, {torch.get_num_threads()} torch threads (models in float32)"
+        f"CPU: {os.cpu_count()} cores · {offline}; hub models on transformers in float32 "
+        f"({torch.get_num_threads()} torch threads)"
     )

@@ -16,3 +16,13 @@ def test_about_text_names_the_papers_models_and_leaves_no_placeholder() -> None:
 def test_runtime_panel_without_a_pool_says_nothing_is_loaded() -> None:
     text = runtime_markdown(None)
     assert "none loaded yet" in text and "**Benchmarks**" in text
+
+
+def test_the_hardware_line_names_the_engine_the_offline_models_run_on() -> None:
+    from rrdemo.backends.choice import llama_cpp_missing
+    from rrdemo.backends.hardware import describe_hardware
+
+    line = describe_hardware()
+    if "CPU" in line:  # on CPU the offline models are 4-bit GGUF files, not float32 weights
+        expected = "4-bit GGUF" if llama_cpp_missing() is None else "dequantized to float32"
+        assert expected in line and "(models in float32)" not in line
