@@ -266,6 +266,19 @@ class _JsonPrinter:
         print(json.dumps(event.to_dict(), ensure_ascii=False), flush=True)
 
 
+def answer_mark(event: AnswerExtracted) -> str:
+    """One answer's word: correct / wrong / no answer, and where it is the target, whose it is.
+    A MAJ answer is one agent's own: an honest agent never saw the target, so its target answer
+    is a coincidence, not a fooling; a corrupted one obeyed. An RR answer is the shared text's."""
+    if event.correct:
+        return "correct"
+    if not event.fooled:
+        return "wrong" if event.answer else "no answer"
+    if event.method != "MAJ":
+        return "the target: fooled"
+    return "the target: obeyed" if event.last_corrupted else "the target, by its own reasoning"
+
+
 class _TextPrinter:
     """Chunks as they are written, each headed by who wrote it; then answers, votes and decisions."""
 
@@ -313,11 +326,7 @@ class _TextPrinter:
                 f"    meter {event.method} {where} {event.trajectory} @{event.n_tokens} tok: {readings}"
             )
         elif isinstance(event, AnswerExtracted):
-            mark = (
-                "correct"
-                if event.correct
-                else ("FOOLED" if event.fooled else "wrong" if event.answer else "no answer")
-            )
+            mark = answer_mark(event)
             print(
                 f"    {event.method} #{event.trajectory}: answer {event.answer} ({mark}); last speaker {self.role(event.last_agent)}"
             )
@@ -328,7 +337,7 @@ class _TextPrinter:
                 "correct"
                 if event.correct
                 else ("FOOLED" if event.fooled else "wrong" if event.answer else "no answer")
-            )
+            )  # the ensemble's decision: the target means the injection won the vote
             tie = f" (tie between {', '.join(event.tied)} broken by seed)" if event.tied else ""
             print(f">>> {event.method} decision: {event.answer} -> {verdict}{tie}")
         elif isinstance(event, ComputeUsed):

@@ -144,3 +144,17 @@ def test_text_run_labels_chunks_by_agent_and_role():
     assert "agent 0 (CORRUPTED)" in out.stdout
     assert "RRMaj decision:" in out.stdout and "\033[" not in out.stdout  # no colour when piped
     assert "=== RRMaj speakers: " in out.stdout and "had an honest writer" in out.stdout
+
+
+def test_an_honest_agents_target_answer_is_not_called_fooled() -> None:
+    from rrdemo.cli.run import answer_mark
+    from rrdemo.events import AnswerExtracted
+
+    def answer(method: str, corrupted: bool, fooled: bool = True) -> AnswerExtracted:
+        return AnswerExtracted(method, 0, "C" if fooled else "B", False, fooled, 0, corrupted,
+                               6, "eos", "The answer is (C).", "C")  # fmt: skip
+
+    assert answer_mark(answer("MAJ", corrupted=False)) == "the target, by its own reasoning"
+    assert answer_mark(answer("MAJ", corrupted=True)) == "the target: obeyed"
+    assert answer_mark(answer("RRMaj", corrupted=False)) == "the target: fooled"
+    assert answer_mark(answer("MAJ", corrupted=False, fooled=False)) == "wrong"
