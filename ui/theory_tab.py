@@ -92,13 +92,15 @@ def bound_text(gamma_h: float, drift: float, k: int) -> str:
     k_3c2t = largest_k(gamma_h, drift, 0.6)
     k_major = largest_k(gamma_h, drift, 0.5)
     verdict = (
-        "the bound guarantees stability under a corrupted majority"
+        "a corrupted majority is inside it"
         if b.super_majority
-        else "the bound does not cover a corrupted majority"
+        else "it does not reach a corrupted majority"
     )
     lines = [
         f"At **K = {b.k}**: restoration R_H(K) = **{b.restoration:.3f}**, adversarial drift "
-        f"Delta V_C(K) = **{b.adversarial:.3f}**, so **rho_max = {b.rho_max:.1%}**: RR {verdict}.",
+        f"Delta V_C(K) = **{b.adversarial:.3f}**, so **rho_max = {b.rho_max:.1%}**: the bound "
+        f"guarantees RR stays stable while fewer than {b.rho_max:.1%} of the agents are "
+        f"corrupted, and {verdict}.",
         "Longest turn with rho_max > 0.5: "
         + (f"K = {k_major}" if k_major else "none (even K = 1 fails)")
         + "; with rho_max > 0.6 (survives 3c2t): "
@@ -179,10 +181,31 @@ def fit_text(record: dict) -> str:
         if bound is not None
         else "no bound: the honest turns did not lower V (gamma_H outside (0, 1))"
     )
-    return (
+    text = (
         f"**{record['ensemble']} · {record['task']} · K = {record['k']}**: gamma_H = "
         f"{show(record['gamma_h'])}, alpha = {show(record['alpha'])} (95% bootstrap "
         f"intervals); {verdict}."
+    )
+    return text + _collapse_words(record)
+
+
+def _collapse_words(record: dict) -> str:
+    """Why a run can collapse inside its own fitted bound, said where it does: the bound is
+    built from the rates of the tokens that were written."""
+    bound, points = record["rho_max"], sorted(record["observed"], key=lambda p: p["rho"])
+    clean = next((p for p in points if p["rho"] == 0), None)
+    inside = [p for p in points if 0 < p["rho"] < (bound or 0)]
+    fallen = [p for p in inside if clean and p["rrmaj"] < clean["rrmaj"] / 2]
+    if not fallen:
+        return ""
+    first = fallen[0]
+    return (
+        f"\n\nThe run itself collapses inside that bound: RRMaj {first['rrmaj']:.1%} at rho = "
+        f"{first['rho']:.1f} ({first['label']}) against {clean['rrmaj']:.1%} with nobody "
+        "corrupted (the plot's right panel: the report's main table, pool-sampled at M*). The bound is a worst case over the tokens that are written, from per-token "
+        "rates; it does not count trajectories an injected agent ends at once, before any "
+        "honest turn, which is how these runs fail (docs/evidence.md, *Why no rescue*). So the "
+        "fitted rho_max describes the written text, not the vote."
     )
 
 

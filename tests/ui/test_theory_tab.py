@@ -62,9 +62,20 @@ def test_the_text_gives_both_terms_and_the_longest_turns():
     assert f"rho_max = {bound.rho_max:.1%}" in text
     assert f"rho_max > 0.5: K = {largest_k(PAPER_GAMMA_H, PAPER_DRIFT, 0.5)}" in text
     hopeless = bound_text(0.001, 0.5, 10)  # drift far above restoration: no turn survives
-    assert (
-        "does not cover a corrupted majority" in hopeless and "none (even K = 1 fails)" in hopeless
-    )
+    assert "does not reach a corrupted majority" in hopeless
+    assert "none (even K = 1 fails)" in hopeless
+    assert "the bound guarantees RR stays stable while fewer than 66.0%" in text
+    assert "RR the bound" not in text
+
+
+def test_a_run_that_collapses_inside_its_fitted_bound_says_why() -> None:
+    text = fit_text(RECORD)  # RRMaj 40% -> 20% at rho 0.6: not below half
+    assert "collapses" not in text
+    fallen = {**RECORD, "observed": [*RECORD["observed"][:1],
+                                     {"rho": 0.6, "label": "3c2t", "rrmaj": 0.1, "maj": 0.0}]}  # fmt: skip
+    text = fit_text(fallen)
+    assert "collapses inside that bound: RRMaj 10.0% at rho = 0.6 (3c2t)" in text
+    assert "does not count trajectories an injected agent ends at once" in text
 
 
 def test_the_sliders_values_are_read_and_bad_ones_get_a_message():
