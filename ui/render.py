@@ -9,6 +9,7 @@ corrupted chunk also carries a warning marker, so the roles stay apart without c
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from html import escape
 
 from rrdemo.config import RunConfig, beyond_paper
@@ -17,6 +18,7 @@ from rrdemo.fold import FoldedChunk, FoldedTrajectory, MethodRecord, TrajectoryS
 from rrdemo.gallery import CellOutcome
 from rrdemo.replay import RecordedUnit
 from rrdemo.report.render import pct
+from ui.plain_math import plain_chunks, plain_math
 from ui.state import ArenaState
 
 HONEST_HUES = ("#1d4ed8", "#047857", "#0e7490", "#4338ca", "#15803d", "#0369a1", "#6d28d9")
@@ -229,7 +231,11 @@ def z_line(measures: list[TurnMeasured], agents: list[dict]) -> str:
 def _trajectory_card(
     tr: FoldedTrajectory, title: str, agents: list[dict], gold: bool, tags: bool, strip: str = ""
 ) -> str:
-    body = "".join(chunk_html(c, agents, show_tag=tags) for c in tr.chunks) or (
+    shown = [
+        replace(c, text=t)
+        for c, t in zip(tr.chunks, plain_chunks([c.text for c in tr.chunks]), strict=True)
+    ]
+    body = "".join(chunk_html(c, agents, show_tag=tags) for c in shown) or (
         '<span style="color:#a1a1aa">waiting for the first token…</span>'
     )
     return (
@@ -436,7 +442,7 @@ def render_question(task_title: str, question_text: str, gold: str | None, qid: 
         f'<div style="color:#52525b;font-size:12px">{escape(task_title)} {escape(qid)} · gold answer '
         f"{gold_html}</div>"
         f'<div style="white-space:pre-wrap;max-height:180px;overflow-y:auto;margin-top:4px">'
-        f"{escape(question_text)}</div></div>"
+        f"{escape(plain_math(question_text))}</div></div>"
     )
 
 
