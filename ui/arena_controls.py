@@ -19,6 +19,7 @@ from rrdemo.config import ORDERS, STRENGTHS, ct_label, rho_of
 from rrdemo.corruption import TEMPLATES
 from rrdemo.defaults import INTERACTIVE_DEFAULTS, MODEL_DEFAULTS, ModelDefaults
 from rrdemo.errors import RRError
+from rrdemo.rates import run_line
 from rrdemo.seats import parse_agents
 from rrdemo.settings import Setting
 from rrdemo.speakers import silence_warning
@@ -76,7 +77,10 @@ def _silence_text(*values) -> str:
     except (RRError, TypeError, ValueError):
         return ""  # an invalid control is reported when the user presses Run
     warning = silence_warning(prepared.config, [prepared.question.qid])
-    return f"⚠ **Silent agents**: {warning}" if warning else ""
+    timed = run_line(prepared.config, prepared.task.name)  # the time a run is expected to take
+    return "\n\n".join(
+        t for t in (f"⚠ **Silent agents**: {warning}" if warning else "", timed) if t
+    )
 
 
 # -- the groups -----------------------------------------------------------------------------------

@@ -64,6 +64,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "(injected) or their answer (honest) within their first K tokens (16 always)",
     )
     parser.add_argument("--dry-run", action="store_true", help="show the cells and stop")
+    parser.add_argument(
+        "--rate",
+        type=float,
+        help="with --dry-run: decoded tokens/s that turn the tokens into a time",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.set_defaults(func=handler)
 
@@ -158,8 +163,11 @@ def handler(args: argparse.Namespace) -> int:
         order, left = _left(plan, out, shard)
         print(f"{len(order) - left} already in {out}, {left} left", file=sys.stderr)
     if args.dry_run:
+        from rrdemo.rates import calibration_estimate
+
         for cell in plan.cells:
             print(f"{cell.model}\t{cell.task}\t{cell.style}\t{cell.injection}")
+        print(calibration_estimate(plan, out, shard, args.rate), file=sys.stderr)
         return 0
     from rrdemo.backends.pool import ModelPool
     from rrdemo.calibration.runner import run_calibration

@@ -134,8 +134,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--tokens-per-second",
+        "--rate",
+        dest="tokens_per_second",
         type=float,
-        help="decoding throughput to turn the dry run's token estimate into a time",
+        help="with --dry-run: a decode rate (tokens/s) for the time, in place of the speeds "
+        "measured here (another machine, a served endpoint)",
     )
     parser.add_argument(
         "--workers",
@@ -352,6 +355,11 @@ def handler(args: argparse.Namespace) -> int:
         backend.check_serving()
     if args.dry_run:
         _print_plan(plan, served, args.tokens_per_second, left)
+        from rrdemo.rates import expected_time, rates_for
+
+        own = getattr(args, "rate_logs", None) or [out]  # a study's logs, all its shards'
+        timed = expected_time(left, rates_for(own), args.tokens_per_second)
+        print(timed.describe(getattr(args, "shards", 1)), file=sys.stderr)
         return 0
     from rrdemo.backends.pool import ModelPool
 

@@ -47,8 +47,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--tokens-per-second",
+        "--rate",
+        dest="tokens_per_second",
         type=float,
-        help="run --dry-run (experiment): throughput to turn the token estimate into a time",
+        help="run --dry-run, status: a decode rate (tokens/s) for the time, in place of the "
+        "speeds measured here (another machine, a served endpoint)",
     )
     parser.add_argument("--quiet", action="store_true", help="run: no progress bar")
     parser.set_defaults(func=handler)
@@ -61,7 +64,7 @@ def handler(args: argparse.Namespace) -> int:
     if args.verb != "run" and args.shard:
         raise RRError(f"--shard is for run; {args.verb} reads all of the study's logs")
     if args.verb == "status":
-        return _status(study)
+        return _status(study, args.tokens_per_second)
     if args.verb == "build":
         return _build(study, args.dry_run)
     out = study.log
@@ -79,7 +82,7 @@ def handler(args: argparse.Namespace) -> int:
     flags = [*shard, *(["--dry-run"] if args.dry_run else []), *(["--quiet"] if args.quiet else [])]
     if study.kind == "experiment":
         return _run_experiment(study, out, flags, args)
-    return _run_calibration(study, out, flags)
+    return _run_calibration(study, out, flags, args.tokens_per_second)
 
 
 def _run_experiment(study, out: Path, flags: list[str], args: argparse.Namespace) -> int:
@@ -94,10 +97,13 @@ def _run_experiment(study, out: Path, flags: list[str], args: argparse.Namespace
         more += ["--tokens-per-second", str(args.tokens_per_second)]
     run_args = parser.parse_args(["--out", str(out), *flags, *more])
     run_args.sweep, run_args.settings = str(study.path), study.settings
+    # the dry run's time: measured on all the study's logs; its shards run side by side
+    run_args.rate_logs = study.logs() or [out]
+    run_args.shards = 1 if args.shard else study.shards
     return experiment(run_args)
 
 
-def _run_calibration(study, out: Path, flags: list[str]) -> int:
+def _run_calibration(study, out: Path, flags: list[str], rate: float | None) -> int:
     """`rrdemo calibrate` with the study's settings as its options."""
     from rrdemo.calibration.plan import plan_calibration
     from rrdemo.cli.calibrate import _SETTINGS
@@ -125,10 +131,11 @@ def _run_calibration(study, out: Path, flags: list[str]) -> int:
     )
     for key in _SETTINGS:
         setattr(run_args, key, study.settings.get(key))
+    run_args.rate = rate
     return calibrate(run_args)
 
 
-def _status(study) -> int:
+def _status(study, rate: float | None = None) -> int:
     logs = study.logs()
     if not logs:
         print(f"{study.name}: nothing run yet (no {study.log.name} and no shard log)")
@@ -139,6 +146,7 @@ def _status(study) -> int:
         from rrdemo.runs.status import render, shards_status
 
         print(render(shards_status(logs)))
+        print(_time_left(study, logs, rate))
         return 0
     from rrdemo.calibration.log import read_calibration
     from rrdemo.calibration.plan import plan_calibration
@@ -151,6 +159,27 @@ def _status(study) -> int:
         done |= answers
     print(f"{study.name}: {len(done)} of {planned} answers done, {planned - len(done)} left")
     return 0
+
+
+def _time_left(study, logs: list[Path], rate: float | None) -> str:
+    """The expected time of the units no log holds yet, from the speeds measured in the study's
+    own logs (over the committed rates file's), its shards side by side."""
+    from rrdemo.cli.experiment import served_models
+    from rrdemo.rates import expected_time, rates_for
+    from rrdemo.runs.log import read_log
+    from rrdemo.runs.runner import unit_order
+    from rrdemo.runs.spec import plan_sweep
+
+    raw = dict(study.settings)
+    try:
+        served = served_models(raw, {}, str(study.path))
+        plan = plan_sweep(raw, served={name: agent.seat() for name, agent in served.items()})
+    except RRError as exc:  # the plan needs what a run needs (an engine, the question data)
+        return f"time left: not known ({exc})"
+    done = set().union(*(read_log(path).done for path in logs))
+    left = [(c, q) for c, q in unit_order(plan) if (c.key, q.qid) not in done]
+    estimate = expected_time(left, rates_for(logs), rate)
+    return "time left: " + estimate.describe(study.shards).removeprefix("expected time: ")
 
 
 def _build(study, dry_run: bool) -> int:

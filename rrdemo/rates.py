@@ -1,0 +1,483 @@
+"""How long a sweep's units take on this machine, from speeds measured in the committed logs.
+
+A unit (one question of one condition) runs MAJ and RRMaj; each method's wall time in a log is
+close to a straight line in the tokens it decoded: `seconds = per_token * decoded + per_unit`
+(`per_unit` holds what does not grow with the answer: prompts, the truth meter's reads, the
+vote). `fit_rates` fits that line per model, engine, method, meter and EOS policy from the
+logs' "done" records, and keeps how long the answers were per model, task, prompt style,
+injection strength, config and method (their quantiles). `expected_time` then gives a plan's
+units: each method's expected decoded tokens (M answers or trajectories of the logged lengths,
+cut at the plan's L) through the fitted line. Where the logs hold no speed for a unit's model,
+the time comes from a decode rate the caller gives (`rate`, tokens per second: another machine,
+a served endpoint), or is not given; where they hold no lengths, decoding is counted at its
+upper bound, M x L per method, and the time says "at most".
+
+The speeds hold for the load the logs ran under (stated in the rates file: `conditions`), one
+process per shard; a study's shards run side by side, so its wall time is the shards' longest.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import platform
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from rrdemo.runs.estimate import _duration as duration  # one way to say a time
+
+RATES_FILE = Path(__file__).resolve().parents[1] / "assets" / "rates.json"
+QUANTILES = 41  # lengths kept per group: enough for a mean of min(length, L) within a token or so
+MIN_UNITS = 8  # fewer finished units than this fit no speed line
+
+
+@dataclass(frozen=True)
+class Speed:
+    """One fitted line: a method's wall seconds per unit = per_token * decoded + per_unit."""
+
+    per_token: float
+    per_unit: float
+    units: int  # finished units it was fitted on
+
+    def seconds(self, decoded: float) -> float:
+        return self.per_token * decoded + self.per_unit
+
+
+@dataclass(frozen=True)
+class TimeEstimate:
+    """The expected wall time of some units, and how it was reached."""
+
+    units: int
+    seconds: float | None  # None: no measured speed and no rate given for some unit
+    decode: int  # expected decoded tokens
+    bounded: int  # units whose decoding is counted at its upper bound (no lengths logged)
+    unmeasured: tuple[str, ...]  # models with no measured speed (the rate, or no time)
+    source: str  # where the speeds come from, in words
+
+    def describe(self, shards: int = 1) -> str:
+        """One line: the time (per shard when several run side by side), or why there is none."""
+        if not self.units:
+            return "expected time: 0 s, no units left"
+        if self.seconds is None:
+            return (
+                f"expected time: not known for {', '.join(self.unmeasured)} (no measured speed in "
+                f"{self.source}); give --rate TOKENS_PER_S for a time at that decode rate"
+            )
+        bound = "at most " if self.bounded else "about "
+        text = f"expected time: {bound}{duration(self.seconds)} for {self.units:,} units"
+        if shards > 1:
+            text += f" ({duration(self.seconds / shards)} with its {shards} shards side by side)"
+        text += f", {self.decode:,} tokens decoded; from {self.source}"
+        if self.bounded:
+            text += f" ({self.bounded} units with no logged lengths counted at M x L)"
+        return text
+
+
+class Rates:
+    """A rates document (`fit_rates`, saved as assets/rates.json) with its lookups."""
+
+    def __init__(self, document: dict[str, Any]) -> None:
+        self.document = document
+        self.speeds = {
+            _speed_key(**entry["key"]): Speed(entry["per_token"], entry["per_unit"], entry["units"])
+            for entry in document.get("speeds", [])
+        }
+        self.lengths = {
+            _length_key(**entry["key"]): entry["quantiles"] for entry in document.get("lengths", [])
+        }
+        self.answers = {  # calibration: one agent's answer lengths per model, task, style, injection
+            _answer_key(**entry["key"]): entry["quantiles"] for entry in document.get("answers", [])
+        }
+        self.before: Rates | None = None  # consulted when this one has nothing (`over`)
+
+    def over(self, other: Rates | None) -> Rates:
+        """These rates first (a study's own logs), then `other`'s (the committed rates file)."""
+        self.before = other
+        return self
+
+    @property
+    def source(self) -> str:
+        doc = self.document
+        return (
+            f"speeds measured in {len(doc.get('logs', []))} committed logs "
+            f"({doc.get('machine', 'machine not stated')}; {doc.get('conditions', '')})"
+        ).replace("; )", ")")
+
+    def speed(self, model: str, engine: str, method: str, meter: bool, eos: str) -> Speed | None:
+        for key_engine in _engines(engine):
+            found = self.speeds.get(_speed_key(model, key_engine, method, meter, eos))
+            if found:
+                return found
+        return self.before.speed(model, engine, method, meter, eos) if self.before else None
+
+    def expected_length(self, group: tuple, method: str, cap: int) -> float | None:
+        """Mean of min(length, cap) of one answer or trajectory of this group (model, task,
+        style, strength, config label `3c2t`): its logged lengths; else the calibration's
+        single answers, c injected and t honest ones mixed as the config has them (within a few
+        tokens of the evidence runs' means, MAJ and RRMaj alike); else the logged lengths of any
+        config of the model, task, style and strength; else None."""
+        sources = (
+            lambda: self._logged(group, method),
+            lambda: self._calibrated(group),
+            lambda: self._logged((*group[:4], "*"), method),
+        )
+        for source in sources:
+            found = source()
+            if found:
+                return sum(min(q, cap) * w for q, w in found) / sum(w for _, w in found)
+        return self.before.expected_length(group, method, cap) if self.before else None
+
+    def _logged(self, group: tuple, method: str) -> list[tuple[float, float]]:
+        return [(q, 1.0) for q in self.lengths.get(_length_key(*group, method), [])]
+
+    def _calibrated(self, group: tuple) -> list[tuple[float, float]]:
+        model, task, style, strength, label = group
+        c, _, t = label.partition("c")
+        if not (c.isdigit() and t.endswith("t") and t[:-1].isdigit()):
+            return []
+        seats = {strength: int(c), "none": int(t[:-1])}
+        found = []
+        for injection, count in seats.items():
+            quantiles = self.answers.get(_answer_key(model, task, style, injection))
+            if count and not quantiles:
+                return []
+            found += [(q, count / len(quantiles)) for q in quantiles or []]
+        return found
+
+
+def _engines(engine: str) -> tuple[str, ...]:
+    """The engine a spec's `backend` runs on: "auto" is llama.cpp where it is installed."""
+    if engine not in ("auto", "", None):
+        return (engine,)
+    import importlib.util
+
+    return ("llamacpp",) if importlib.util.find_spec("llama_cpp") else ("transformers",)
+
+
+def _speed_key(model: str, engine: str, method: str, meter: bool, eos_policy: str) -> tuple:
+    return (model, engine, method, bool(meter), eos_policy)
+
+
+def _length_key(
+    model: str, task: str, prompt_style: str, strength: str, label: str, method: str
+) -> tuple:
+    return (model, task, prompt_style, strength, label, method)
+
+
+def _answer_key(model: str, task: str, style: str, injection: str) -> tuple:
+    return (model, task, style, injection)
+
+
+def load_rates(path: Path | str = RATES_FILE) -> Rates | None:
+    """The rates file, or None when there is none (a pip install without the repository)."""
+    path = Path(path)
+    if not path.is_file():
+        return None
+    return Rates(json.loads(path.read_text()))
+
+
+# -- fitting ----------------------------------------------------------------------------------
+def _fit_line(points: Sequence[tuple[float, float]]) -> tuple[float, float]:
+    """Least squares seconds = a * decoded + b; a plain ratio (b = 0) when the line would have a
+    negative part (too few or too alike units to separate them)."""
+    n = len(points)
+    mean_d = sum(d for d, _ in points) / n
+    mean_w = sum(w for _, w in points) / n
+    var = sum((d - mean_d) ** 2 for d, _ in points)
+    if var > 0:
+        a = sum((d - mean_d) * (w - mean_w) for d, w in points) / var
+        b = mean_w - a * mean_d
+        if a > 0 and b >= 0:
+            return a, b
+    total_d = sum(d for d, _ in points)
+    return (sum(w for _, w in points) / total_d if total_d else 0.0), 0.0
+
+
+def _quantiles(values: list[int]) -> list[int]:
+    ordered = sorted(values)
+    if len(ordered) <= QUANTILES:
+        return ordered
+    step = (len(ordered) - 1) / (QUANTILES - 1)
+    return [ordered[round(i * step)] for i in range(QUANTILES)]
+
+
+def condition_group(cond: dict[str, Any]) -> tuple[str, str, str, str, str]:
+    """(model, task, prompt style, strength, config label) of a log header's condition."""
+    config = cond["config"]
+    return (
+        config["agents"][0]["model"],
+        cond["task"],
+        config.get("prompt_style") or "direct",
+        cond["strength"],
+        cond.get("label") or f"{cond['c']}c{int(cond['n']) - int(cond['c'])}t",
+    )
+
+
+def fit_rates(
+    logs: Iterable[Path | str],
+    calibrations: Iterable[Path | str] = (),
+    *,
+    conditions: str = "",
+    machine: str | None = None,
+) -> dict[str, Any]:
+    """The rates document of experiment logs and calibration logs (answer lengths only: they
+    log no times); see the module's docstring. `conditions` says how the logs ran (threads,
+    shards side by side, other load); `machine` defaults to this one."""
+    from rrdemo.calibration.log import read_calibration
+    from rrdemo.runs.log import read_log
+
+    points: dict[tuple, list[tuple[float, float]]] = defaultdict(list)
+    lengths: dict[tuple, list[int]] = defaultdict(list)
+    paths = [Path(p) for p in logs]
+    for path in paths:
+        log = read_log(path)
+        for done, trajectories in log.units():
+            if done is None or done["condition"] not in log.conditions:
+                continue
+            cond = log.conditions[done["condition"]]
+            config = cond["config"]
+            group = condition_group(cond)
+            engine = config["agents"][0].get("backend") or "transformers"
+            meter, eos = bool(config.get("meter")), config.get("eos_policy") or "end"
+            for method, compute in (done.get("compute") or {}).items():
+                decoded, wall = compute.get("decode_tokens"), compute.get("wall_s")
+                if decoded is None or not wall:
+                    continue
+                points[_speed_key(group[0], engine, method, meter, eos)].append((decoded, wall))
+            for trajectory in trajectories:
+                method, n = trajectory.get("method"), trajectory.get("n_tokens")
+                if method and n is not None:
+                    lengths[_length_key(*group, method)].append(int(n))
+                    lengths[_length_key(*group[:4], "*", method)].append(int(n))
+    speeds = []
+    for key, found in sorted(points.items()):
+        if len(found) < MIN_UNITS:
+            continue
+        a, b = _fit_line(found)
+        model, engine, method, meter, eos = key
+        speeds.append(
+            {
+                "key": {"model": model, "engine": engine, "method": method, "meter": meter,
+                        "eos_policy": eos},
+                "per_token": round(a, 5),
+                "per_unit": round(b, 3),
+                "units": len(found),
+                "decode_tokens_per_s": round(sum(d for d, _ in found) / sum(w for _, w in found), 3),
+            }
+        )  # fmt: skip
+    answers: dict[tuple, list[int]] = defaultdict(list)
+    calibration_paths = [Path(p) for p in calibrations]
+    for path in calibration_paths:
+        for answer in read_calibration(path).answers:
+            key = _answer_key(answer["model"], answer["task"], answer["style"], answer["injection"])
+            answers[key].append(int(answer["n_tokens"]))
+    names = ("model", "task", "prompt_style", "strength", "label", "method")
+    return {
+        "what": "rrdemo.rates: wall seconds per unit and method = per_token * decoded + per_unit, "
+        "fitted on the logs' finished units; answer lengths per group as quantiles",
+        "machine": machine or this_machine(),
+        "conditions": conditions,
+        "fitted": datetime.now(UTC).strftime("%Y-%m-%d"),
+        "logs": [str(p) for p in paths],
+        "speeds": speeds,
+        "lengths": [
+            {"key": dict(zip(names, key, strict=True)), "quantiles": _quantiles(values)}
+            for key, values in sorted(lengths.items())
+        ],
+        "calibrations": [str(p) for p in calibration_paths],
+        "answers": [
+            {
+                "key": dict(zip(("model", "task", "style", "injection"), key, strict=True)),
+                "quantiles": _quantiles(values),
+            }
+            for key, values in sorted(answers.items())
+        ],  # fmt: skip
+    }
+
+
+def this_machine() -> str:
+    """The CPU model and core count (Linux), or the platform's name."""
+    import os
+
+    model = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{model}, {os.cpu_count()} cores"
+
+
+# -- estimating -------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class UnitShape:
+    """What a unit's time depends on: its group (model, task, style, strength, config label), the
+    engine, the meter and EOS policy, the methods it runs, M and L."""
+
+    group: tuple[str, str, str, str, str]
+    engine: str
+    meter: bool
+    eos_policy: str
+    methods: tuple[str, ...]
+    m: int
+    max_tokens: int
+
+    @classmethod
+    def of(cls, condition) -> UnitShape:
+        """The shape of a unit of `condition` (rrdemo.runs.spec.Condition)."""
+        cfg = condition.config
+        spec = cfg.agents[0]
+        group = (spec.model, condition.task.name, cfg.prompt_style, cfg.strength, cfg.label)
+        return cls(
+            group, spec.backend, cfg.meter, cfg.eos_policy, tuple(condition.methods),
+            cfg.resolved_m, cfg.max_tokens,
+        )  # fmt: skip
+
+    @classmethod
+    def logged(cls, cond: dict[str, Any]) -> UnitShape:
+        """The shape of a unit of a log header's condition."""
+        config = cond["config"]
+        return cls(
+            condition_group(cond), config["agents"][0].get("backend") or "transformers",
+            bool(config.get("meter")), config.get("eos_policy") or "end",
+            tuple(cond.get("methods") or ("MAJ", "RRMaj")), int(cond["m_star"]),
+            int(cond["max_tokens"]),
+        )  # fmt: skip
+
+
+def unit_estimate(
+    shape: UnitShape, rates: Rates | None, rate: float | None = None
+) -> list[tuple[str, float, bool, float | None]]:
+    """(method, expected decoded tokens, whether that is the upper bound M x L, seconds or None)
+    for each method of one unit. Seconds come from the measured line, or at `rate` decoded
+    tokens/s when one is given (it replaces the measured speeds), else None."""
+    found = []
+    for method in shape.methods:
+        mean = rates.expected_length(shape.group, method, shape.max_tokens) if rates else None
+        tokens = shape.m * (shape.max_tokens if mean is None else mean)
+        seconds = None
+        if rate:
+            seconds = tokens / rate
+        elif rates:
+            speed = rates.speed(shape.group[0], shape.engine, method, shape.meter, shape.eos_policy)
+            seconds = speed.seconds(tokens) if speed else None
+        found.append((method, tokens, mean is None, seconds))
+    return found
+
+
+def expected_time(
+    units: Iterable[tuple[Any, Any]], rates: Rates | None, rate: float | None = None
+) -> TimeEstimate:
+    """The wall time of `units` ((Condition, Question) pairs) run one after another."""
+    seconds, decode, bounded, count = 0.0, 0.0, 0, 0
+    unmeasured: dict[str, None] = {}
+    shapes: dict[str, list] = {}  # one estimate per condition, reused for its questions
+    for condition, _question in units:
+        count += 1
+        if condition.key not in shapes:
+            shapes[condition.key] = unit_estimate(UnitShape.of(condition), rates, rate)
+        estimate = shapes[condition.key]
+        bounded += any(bound for _, _, bound, _ in estimate)
+        for _method, tokens, _bound, method_seconds in estimate:
+            decode += tokens
+            if method_seconds is None:
+                unmeasured[condition.config.agents[0].model] = None
+            else:
+                seconds += method_seconds
+    if rate:
+        source = f"the given rate, {rate:g} decoded tokens/s"
+    else:
+        source = rates.source if rates else "no rates file (assets/rates.json)"
+    return TimeEstimate(
+        count, None if unmeasured else seconds, round(decode), bounded, tuple(unmeasured), source
+    )
+
+
+@functools.lru_cache(maxsize=4)
+def _committed(path: str, mtime: float) -> Rates | None:
+    return load_rates(path)
+
+
+def run_line(config, task_name: str, methods: Sequence[str] = ("MAJ", "RRMaj")) -> str:
+    """One line for a front end before a run starts: the expected time of one question under
+    `config` (a RunConfig) on this machine, or "" when no speed was measured for its model."""
+    path = Path(RATES_FILE)
+    if not path.is_file():
+        return ""
+    spec = config.agents[0]
+    group = (spec.model, task_name, config.prompt_style, config.strength, config.label)
+    shape = UnitShape(
+        group, spec.backend, config.meter, config.eos_policy, tuple(methods), config.resolved_m,
+        config.max_tokens,
+    )  # fmt: skip
+    found = unit_estimate(shape, _committed(str(path), path.stat().st_mtime))
+    if any(seconds is None for *_, seconds in found):
+        return ""
+    bound = "at most" if any(bound for _, _, bound, _ in found) else "about"
+    seconds = sum(seconds for *_, seconds in found)
+    return (
+        f"Expected time of this run: {bound} {duration(seconds)} on this machine, from the "
+        "speeds measured in the committed study logs (assets/rates.json); other visitors' runs "
+        "share the machine and slow it."
+    )
+
+
+def rates_for(logs: Iterable[Path | str], rates_file: Path | str = RATES_FILE) -> Rates | None:
+    """The speeds and lengths of a study's own logs (those that exist: a run's finished units
+    measure it best, on the load it runs under) over the committed rates file's."""
+    committed = load_rates(rates_file)
+    own = [Path(p) for p in logs if Path(p).is_file()]
+    if not own:
+        return committed
+    return Rates(fit_rates(own, conditions="this run's own log")).over(committed)
+
+
+def calibration_estimate(
+    plan, out: Path | str, shard: tuple[int, int] | None, rate: float | None
+) -> str:
+    """One line on the answers of a calibration `plan` (rrdemo.calibration.plan) left to write
+    into `out` (a shard's share): their expected decoded tokens from the calibration lengths in
+    the rates file and in `out` itself (else L each), and their time at `rate` decoded tokens/s.
+    Calibration logs record no times, so nothing measured here gives one without `rate`."""
+    from rrdemo.calibration.log import read_calibration
+    from rrdemo.calibration.runner import answer_order
+
+    order = answer_order(plan)
+    if shard is not None:
+        order = order[shard[0] - 1 :: shard[1]]
+    out = Path(out)
+    done = read_calibration(out).done if out.is_file() else set()
+    left = [row for row in order if (row.cell.key, row.question.qid) not in done]
+    if not left:
+        return "expected time: 0 s, no answers left"
+    rates = load_rates()
+    if out.is_file():
+        rates = Rates(fit_rates([], [out])).over(rates)
+    cap = int(plan.settings["max_tokens"])
+    tokens, bounded = 0.0, 0
+    for row in left:
+        cell = row.cell
+        key = _answer_key(cell.model, cell.task, cell.style, cell.injection)
+        quantiles = _answers(rates, key)
+        bounded += not quantiles
+        tokens += sum(min(q, cap) for q in quantiles) / len(quantiles) if quantiles else cap
+    text = f"{len(left):,} answers left, about {round(tokens):,} tokens to decode"
+    if bounded:
+        text += f" ({bounded} with no logged lengths counted at L = {cap})"
+    if rate:
+        return f"{text}; expected time at {rate:g} decoded tokens/s: {duration(tokens / rate)}"
+    return f"{text}; calibration logs record no times: give --rate TOKENS_PER_S for a time"
+
+
+def _answers(rates: Rates | None, key: tuple) -> list[int]:
+    while rates is not None:
+        if rates.answers.get(key):
+            return rates.answers[key]
+        rates = rates.before
+    return []
