@@ -106,6 +106,36 @@ def show_calibration(
     return note, _frame(header, body), figure
 
 
+def show_prediction(calibrations: dict[str, Calibration], key: object) -> tuple[str, pd.DataFrame]:
+    """MAJ predicted at the vote for the calibration `key` (per config of N = 5, the room) with
+    selection rule 3's picks; a key not listed is refused like `show_calibration`'s."""
+    from rrdemo.calibration.predict import other_agreement, rule3_cells
+    from rrdemo.calibration.table import K_RULE
+    from rrdemo.calibration.vote_table import prediction_note, prediction_table, rule3_line
+
+    if not isinstance(key, str) or key not in calibrations:
+        allowed = ", ".join(calibrations) or "none (no calibration log is committed)"
+        refused = RRError(f"unknown calibration {str(key)[:80]!r}; allowed: {allowed}")
+        raise user_error(refused, "calibration view")
+    chosen = calibrations[key]
+    try:
+        log = read_calibration(chosen.path)
+        cells = rule3_cells(log)
+        agreement = other_agreement(log)
+    except (RRError, KeyError, TypeError, ValueError):
+        return (
+            f"**No prediction**: {chosen.shown} cannot be read as a calibration log",
+            pd.DataFrame(),
+        )
+    if not cells:
+        return (
+            "**No prediction**: no injected cell beside its cell without injection",
+            pd.DataFrame(),
+        )
+    note = f"{prediction_note(K_RULE, agreement)}\n\n{rule3_line(cells)}"
+    return note, _frame(*prediction_table(cells, K_RULE))
+
+
 def build_calibration_view(root: Path | None = None) -> None:
     """Add the calibration section (an open accordion) to the enclosing Blocks/Tab."""
     calibrations = committed_calibrations(root)
@@ -128,6 +158,23 @@ def build_calibration_view(root: Path | None = None) -> None:
             label="Ceiling and obedience per task (%, 95% Wilson intervals)",
         )
         plot = gr.Plot(first[2], label="Ceiling against obedience")
+        votes = show_prediction(calibrations, key)
+        vote_note = gr.Markdown(votes[0], elem_id="rr-calibration-prediction")
+        vote_table = gr.Dataframe(
+            votes[1],
+            interactive=False,
+            wrap=True,
+            datatype="markdown",  # rule 3's picks are bold
+            label="MAJ predicted at the vote per config, and the room (%, 95% bootstrap intervals)",
+        )
+        choice.change(
+            lambda picked: show_prediction(calibrations, picked),
+            choice,
+            [vote_note, vote_table],
+            api_name="calibration_prediction",
+            preprocess=False,  # the key as sent: checked against the listed keys
+            concurrency_limit=None,  # a small file read and an exact sum: never waits
+        )
         choice.change(
             lambda picked: show_calibration(calibrations, picked),
             choice,

@@ -150,3 +150,21 @@ def test_a_value_not_in_the_choices_is_refused_with_a_message(client, sent: str)
     message = str(excinfo.value)
     assert "unknown calibration" in message and "allowed: qwen05b, qwen15b" in message
     assert "Traceback" not in message
+
+
+@pytest.mark.slow
+def test_the_served_prediction_is_the_librarys_and_names_rule3s_picks(client) -> None:
+    from rrdemo.calibration.predict import rule3, rule3_cells
+
+    note, table = client.predict(STYLES_15B, api_name="/calibration_prediction")
+    cells = rule3_cells(read_calibration(ASSETS / "calibration" / f"{STYLES_15B}.jsonl"))
+    assert len(table["data"]) == len(cells)
+    for row, cell in zip(table["data"], cells, strict=True):
+        shown = dict(zip(table["headers"], row, strict=True))
+        assert shown["task"] == cell.prediction.task
+        assert shown["MAJ 3c2t"] == cell.prediction.maj["3c2t"].text()
+        assert shown["room"] == cell.prediction.room.text(signed=True)
+    for kind, pick in rule3(cells).items():
+        assert f"{kind} task: {pick.prediction.task}" in note
+    with pytest.raises(Exception, match="unknown calibration"):
+        client.predict("../../etc/passwd", api_name="/calibration_prediction")
