@@ -53,13 +53,21 @@ INTRO = (
     "pushes a wrong target answer. **MAJ** votes over N independent answers; **RRMaj** lets the "
     "agents take turns writing K tokens of one shared text, M times, and votes over those."
 )
+# The phone's one line (the intro above is hidden there to keep the first screen).
+INTRO_PHONE = (
+    "**MAJ**: each agent answers alone, then they vote. **RRMaj**: they take turns writing one "
+    "shared answer, M times, then vote. Some agents are **corrupted**."
+)
 
 RECORDINGS_NOTE = (
     "Each setting replays recordings of one condition of a committed run; beside its name is what "
     "the whole run measured: RRMaj - MAJ in points with a bootstrap 95% interval over its "
     "questions (rrdemo.report.paired). A difference counts only when the interval excludes 0, and "
     "only then does a setting where the corrupted agents are a majority say **rescue**. **Run "
-    "live** runs the recording's config again on the models, same seed. The current recordings "
+    "live** runs the recording's config, question and seed again on the models, but samples "
+    "anew: the engine's build and how it batches the texts change the sampled tokens, so a live "
+    "run can end otherwise than the recording; the line above the panels then shows the live "
+    "outcome, not the recording's. The current recordings "
     "are of Qwen2.5-Coder-1.5B, an offline model that reasons step by step; on a GPU, type a hub "
     "model of a few billion parameters in **Model (all agents)**, e.g. `Qwen/Qwen2.5-7B-Instruct` "
     f"(the paper used {models_text()})."
@@ -69,18 +77,25 @@ RECORDINGS_NOTE = (
 # a 390 x 844 phone; a panel scrolls inside itself rather than pushing the other one down.
 ARENA_CSS = """
 #rr-intro { font-size: 13px; }
-#rr-question .rr-question > div:last-child { max-height: 4.6em !important; }
-#rr-maj, #rr-rrmaj { max-height: 54vh; overflow-y: auto !important; }
+#rr-intro-phone { display: none; }
+#rr-question .rr-stem { max-height: 4.6em !important; }
+#rr-maj, #rr-rrmaj { max-height: 50vh; overflow-y: auto !important; }
 @media (max-width: 640px) {
   #rr-title h2 { font-size: 1.05rem; margin: 0; }
   #rr-intro, #rr-verdict .rr-compute, #rr-verdict .rr-honest-writers, #rr-result .rr-source,
   .rr-panel .rr-subtitle {
     display: none;
   }
+  .rr-panel .rr-recorded { font-size: 11px !important; }
+  #rr-intro-phone { display: block; }
+  #rr-intro-phone, #rr-intro-phone * { font-size: 12px !important; line-height: 1.35 !important; }
+  #rr-intro-phone p { margin: 0; }
+  div:has(> #rr-verdict), #rr-top, #rr-panels { gap: 8px !important; }
   #rr-result .rr-result, #rr-verdict .rr-verdict-line { font-size: 12px !important; }
+  #rr-question .rr-question { font-size: 12px !important; }
   #rr-top, #rr-panels { flex-direction: column !important; }
-  #rr-maj, #rr-rrmaj { max-height: 21vh; }
-  #rr-question .rr-question > div:last-child { max-height: 3.1em !important; }
+  #rr-maj, #rr-rrmaj { max-height: 17vh; }
+  #rr-question .rr-stem { max-height: 3.1em !important; }
 }
 """
 
@@ -199,17 +214,40 @@ def _panels(gallery: Gallery | None) -> Panels:
     return Panels(question, result, status, verdict, maj, rrmaj, record, gr.State(None))
 
 
+def stopped_frame(state: ArenaState | None) -> tuple:
+    """What Stop shows at once: the run's panels with every unfinished answer saying "stopped"
+    and a status line that ends (a finished run or a recording already played stays as it is)."""
+    if not isinstance(state, ArenaState) or state.done:
+        return tuple(gr.update() for _ in range(6))
+    state.stop()
+    return render.frame(
+        state, f"**Stopped** after {state.events} events. Run again or pick a recording."
+    )
+
+
+def stopped_result(state: ArenaState | None) -> Any:
+    """A live run's result line once stopped; a recording's line stays."""
+    if not isinstance(state, ArenaState) or state.recorded or not state.stopped:
+        return gr.update()
+    return render.live_result_line(state)
+
+
+# Pressing a Run button brings the panels into view (the set-up panel sits below them).
+SHOW_PANELS_JS = "() => document.getElementById('rr-question')?.scrollIntoView({block: 'start'})"
+
+
 def _wire_runs(
     pool: ModelSource,
     run_button: gr.Button,
-    stop_button: gr.Button,
+    stop_buttons: list[gr.Button],
     controls: list,
     panels: Panels,
     replay: ReplayControls | None,
     recordings: Callable[[Callable], tuple[list, Any]],
 ) -> None:
-    """Run streams a run; `recordings(run)` wires the replays and Run live; Stop cancels any.
-    A live run replaces the recording's question and result line: one question, no finding."""
+    """Run streams a run; `recordings(run)` wires the replays and Run live; every Stop cancels
+    any of them and shows the run stopped. A live run replaces the recording's question and
+    result line: one question, no finding, and once done what this new sample decided."""
     run = _run_callback(pool)
     once = {"concurrency_id": "model", "concurrency_limit": 1}  # one generation at a time
     quick = {"queue": False, "api_visibility": "private"}
@@ -217,22 +255,32 @@ def _wire_runs(
     question = [controls[ARENA_FIELDS.index(name)] for name in asked]
     shown = [panels.question, panels.result]
 
-    def live(done: bool) -> Callable:
-        def lines(task, index, text, gold) -> tuple[str, str]:
-            return question_preview(task, index, text, gold), render.live_result_line(done)
+    def running(task, index, text, gold) -> tuple[str, str]:
+        return question_preview(task, index, text, gold), render.live_result_line()
 
-        return lines
+    def outcome(state: ArenaState | None) -> str:
+        return render.live_result_line(state if isinstance(state, ArenaState) else None)
 
     ran = run_button.click(run, controls, panels.outputs, api_name="run", **once)
-    run_button.click(live(False), question, shown, **quick)
-    ran.success(live(True), question, shown, **quick)
+    run_button.click(running, question, shown, js=SHOW_PANELS_JS, **quick)
+    ran.success(outcome, panels.state, panels.result, **quick)
     cancellable = [ran]
     replays, live_run = recordings(run)
     cancellable += replays
     if replay is not None and live_run is not None:  # Run live: the recording's question
-        replay.run_live.click(lambda: render.live_result_line(False), None, panels.result, **quick)
-        live_run.success(lambda: render.live_result_line(True), None, panels.result, **quick)
-    stop_button.click(None, None, None, cancels=cancellable, api_visibility="private")
+        replay.run_live.click(lambda: render.live_result_line(), None, panels.result, **quick)
+        live_run.success(outcome, panels.state, panels.result, **quick)
+
+    def stopped_again(state: ArenaState | None) -> tuple:
+        """The same once more, after the cancel: a frame the run sent as Stop was pressed
+        cannot be the last word."""
+        return (*stopped_frame(state), stopped_result(state))
+
+    for stop in stop_buttons:
+        halted = stop.click(
+            stopped_frame, panels.state, panels.outputs, cancels=cancellable, **quick
+        )
+        halted.then(stopped_again, panels.state, [*panels.outputs, panels.result], **quick)
 
 
 def _gallery() -> Gallery | None:
@@ -252,6 +300,7 @@ def build_arena_tab(pool: ModelSource) -> dict[str, gr.components.Component]:
     recordings kept aside, the upload, and "Set up your own run" (every control, folded)."""
     gallery = _gallery()
     gr.Markdown(INTRO, elem_id="rr-intro")
+    gr.Markdown(INTRO_PHONE, elem_id="rr-intro-phone")
     panels = _panels(gallery)
     opening = opening_request(gallery)
     replay = build_replay(gallery, opening) if gallery is not None else None
@@ -259,9 +308,8 @@ def build_arena_tab(pool: ModelSource) -> dict[str, gr.components.Component]:
         controls = build_controls(opening or ArenaRequest(model=DEFAULT_MODEL), pool.offered())
         with gr.Row():
             run_button = gr.Button("Run MAJ vs RRMaj", variant="primary", elem_id="rr-run")
-            if replay is None:
-                stop_button = gr.Button("Stop", variant="stop", elem_id="rr-stop")
-    stop_button = replay.stop if replay is not None else stop_button
+            setup_stop = gr.Button("Stop", variant="stop", elem_id="rr-stop-setup")
+    stop_buttons = [setup_stop] + ([replay.stop] if replay is not None else [])
     _about_settings(gallery)
     with gr.Accordion("Run record (JSON)", open=False):
         panels.record.render()
@@ -272,12 +320,12 @@ def build_arena_tab(pool: ModelSource) -> dict[str, gr.components.Component]:
         shown = [panels.question, panels.result]
         return wire_replay(gallery, replay, controls.inputs, shown, panels.outputs, run)
 
-    _wire_runs(pool, run_button, stop_button, controls.inputs, panels, replay, recordings)
+    _wire_runs(pool, run_button, stop_buttons, controls.inputs, panels, replay, recordings)
     wire_controls(controls)
     return {
         **controls.fields,
         "run": run_button,
-        "stop": stop_button,
+        "stop": stop_buttons[-1],
         "status": panels.status,
         "maj": panels.maj,
         "rrmaj": panels.rrmaj,

@@ -8,6 +8,7 @@ corrupted chunk also carries a warning marker, so the roles stay apart without c
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import replace
 from html import escape
@@ -102,9 +103,12 @@ def chunk_html(chunk: FoldedChunk, agents: list[dict], show_tag: bool = True) ->
     )
 
 
-def _answer_badge(answer: AnswerExtracted | Decision | None, gold_known: bool) -> str:
+def _answer_badge(
+    answer: AnswerExtracted | Decision | None, gold_known: bool, stopped: bool = False
+) -> str:
     if answer is None:
-        return '<span style="color:#71717a">writing…</span>'
+        word = "stopped" if stopped else "writing…"
+        return f'<span class="rr-unfinished" style="color:#71717a">{word}</span>'
     value = answer.answer
     if value is None:
         return '<span class="rr-verdict-none" style="color:#71717a">no answer</span>'
@@ -141,8 +145,9 @@ def _vote_and_decision(view: MethodRecord, gold_known: bool) -> str:
     return f'<div class="rr-vote" style="margin-top:8px;font-size:13px">{line}</div>'
 
 
-def _header(title: str, view: MethodRecord, subtitle: str) -> str:
+def _header(title: str, view: MethodRecord, subtitle: str, stopped: bool = False) -> str:
     state = "done" if view.done else ("running" if view.trajectories else "waiting")
+    state = "stopped" if stopped and not view.done else state
     return (
         f'<div style="display:flex;justify-content:space-between;align-items:baseline">'
         f'<h3 style="margin:0 0 4px 0">{title}</h3>'
@@ -229,7 +234,13 @@ def z_line(measures: list[TurnMeasured], agents: list[dict]) -> str:
 
 
 def _trajectory_card(
-    tr: FoldedTrajectory, title: str, agents: list[dict], gold: bool, tags: bool, strip: str = ""
+    tr: FoldedTrajectory,
+    title: str,
+    agents: list[dict],
+    gold: bool,
+    tags: bool,
+    strip: str = "",
+    stopped: bool = False,
 ) -> str:
     shown = [
         replace(c, text=t)
@@ -243,7 +254,7 @@ def _trajectory_card(
         f'<div style="font-size:12.5px;margin-bottom:4px">{title}</div>{strip}'
         f'<div style="{_TEXT}">{body}</div>'
         f'<div class="rr-answer" style="margin-top:6px;font-size:12.5px;border-top:1px solid #e4e4e7;'
-        f'padding-top:4px">Answer: {_answer_badge(tr.answer, gold)}</div></div>'
+        f'padding-top:4px">Answer: {_answer_badge(tr.answer, gold, stopped)}</div></div>'
     )
 
 
@@ -263,7 +274,7 @@ def render_maj(state: ArenaState) -> str:
             f"<span>{_role(corrupted)}</span>"
         )
         strip = z_line(tr.measures, agents)
-        cards.append(_trajectory_card(tr, title, agents, gold, tags=False, strip=strip))
+        cards.append(_trajectory_card(tr, title, agents, gold, False, strip, state.stopped))
     grid = (
         '<div style="display:grid;grid-template-columns:repeat(auto-fill,minmax(190px,1fr));gap:8px">'
         + "".join(cards)
@@ -273,7 +284,7 @@ def render_maj(state: ArenaState) -> str:
     return _panel(
         "MAJ",
         recorded_badge(state)
-        + _header("MAJ · majority vote", view, subtitle)
+        + _header("MAJ · majority vote", view, subtitle, state.stopped)
         + grid
         + _vote_and_decision(view, gold),
     )
@@ -292,13 +303,13 @@ def render_rrmaj(state: ArenaState) -> str:
         title = f"<b>Trajectory {j + 1}</b> <span style='color:#52525b'>order {order}</span>"
         strip = speaker_strip(state.speakers.trajectories.get(j), agents)
         strip += z_line(tr.measures, agents)
-        cards.append(_trajectory_card(tr, title, agents, gold, tags=True, strip=strip))
+        cards.append(_trajectory_card(tr, title, agents, gold, True, strip, state.stopped))
     stack = '<div style="display:flex;flex-direction:column;gap:8px">' + "".join(cards) + "</div>"
     subtitle = f"agents take turns writing K={escape(str(k))} tokens of one shared text; M trajectories vote"
     return _panel(
         "RRMaj",
         recorded_badge(state)
-        + _header("RRMaj · token-level round-robin", view, subtitle)
+        + _header("RRMaj · token-level round-robin", view, subtitle, state.stopped)
         + legend(agents)
         + stack
         + _vote_and_decision(view, gold),
@@ -373,9 +384,11 @@ def placeholder(method: str) -> str:
     )
 
 
-def _verdict_word(decision: Decision | None, gold_known: bool) -> tuple[str, str]:
+def _verdict_word(
+    decision: Decision | None, gold_known: bool, stopped: bool = False
+) -> tuple[str, str]:
     if decision is None:
-        return "…", "#71717a"
+        return ("stopped" if stopped else "…"), "#71717a"
     if decision.answer is None:
         return "no answer", "#71717a"
     if decision.fooled:
@@ -395,7 +408,7 @@ def render_verdict(state: ArenaState) -> str:
         view = state.methods.get(method)
         if view is None:
             continue
-        word, colour = _verdict_word(view.decision, gold_known)
+        word, colour = _verdict_word(view.decision, gold_known, state.stopped)
         answer = view.decision.answer if view.decision else None
         text = f'<b>{method}</b>: <b class="rr-verdict" style="color:{colour}">{word}</b>'
         if answer is not None:
@@ -429,20 +442,55 @@ def render_verdict(state: ArenaState) -> str:
     )
 
 
+_OPTION = re.compile(r"^\(([A-Z])\)\s*(.*)$")
+
+
+def split_options(text: str) -> tuple[str, list[tuple[str, str]]]:
+    """A question's stem and its trailing options: "...?\nOptions:\n(A) 36\n(B) 45" ->
+    ("...?", [("A", "36"), ("B", "45")]); a question without options keeps its whole text."""
+    lines = text.rstrip().split("\n")
+    options: list[tuple[str, str]] = []
+    while lines and (found := _OPTION.match(lines[-1].strip())):
+        options.insert(0, (found.group(1), found.group(2)))
+        lines.pop()
+    if lines and lines[-1].strip().lower() == "options:":
+        lines.pop()
+    return ("\n".join(lines), options) if options else (text, [])
+
+
+def _options_html(options: list[tuple[str, str]], gold: str | None) -> str:
+    """The options on their own line under the stem, always in view; the gold one in green."""
+    items = []
+    for letter, words in options:
+        text = f"({letter}) {escape(plain_math(words))}"
+        if gold and gold.strip("() ").upper() == letter:
+            text = f'<b style="color:#15803d">{text}</b>'
+        items.append(f'<span class="rr-option" style="white-space:nowrap">{text}</span>')
+    return (
+        '<div class="rr-options" style="margin-top:4px;line-height:1.5">'
+        + " <span style='color:#a1a1aa'>·</span> ".join(items)
+        + "</div>"
+    )
+
+
 def render_question(task_title: str, question_text: str, gold: str | None, qid: str = "") -> str:
-    """The picked question, escaped, with its gold answer."""
+    """The picked question, escaped, with its gold answer; its options (A), (B), ... on a line
+    of their own below the stem, which scrolls when long, so they stay in view."""
     gold_html = (
         f'<b style="color:#15803d">{escape(gold)}</b>'
         if gold
         else '<i style="color:#71717a">unknown</i>'
     )
+    stem, options = split_options(question_text)
     return (
         '<div class="rr-question" style="font-family:system-ui,sans-serif;font-size:13px;'
         'background:#f4f4f5;color:#18181b;border-radius:8px;padding:8px 10px">'
         f'<div style="color:#52525b;font-size:12px">{escape(task_title)} {escape(qid)} · gold answer '
         f"{gold_html}</div>"
-        f'<div style="white-space:pre-wrap;max-height:180px;overflow-y:auto;margin-top:4px">'
-        f"{escape(plain_math(question_text))}</div></div>"
+        f'<div class="rr-stem" style="white-space:pre-wrap;max-height:180px;overflow-y:auto;'
+        f'margin-top:4px">{escape(plain_math(stem))}</div>'
+        + (_options_html(options, gold) if options else "")
+        + "</div>"
     )
 
 
@@ -483,7 +531,25 @@ def _cell_words(cell: str) -> str:
     }[cell]
 
 
-def live_result_line(done: bool) -> str:
-    """The result line of a live run: one question, never a finding."""
-    words = LIVE_RESULT if done else "running one question live"
+def live_result_line(state: ArenaState | None = None) -> str:
+    """The result line of a live run: one question, never a finding. While it runs (`state`
+    None) it says that a live run samples anew; stopped, that it stopped; done, what this new
+    sample decided, in the place where a recording's line says what its run found."""
+    if state is None:
+        words = (
+            "running one question live. It samples anew: even a recording's own config and seed "
+            "can end otherwise than the recording did"
+        )
+    elif state.stopped:
+        words = "stopped before both methods decided"
+    else:
+        gold_known = state.question.get("gold") is not None
+        outcomes = []
+        for method in METHODS:
+            view = state.methods.get(method)
+            decision = view.decision if view is not None else None
+            word, _ = _verdict_word(decision, gold_known)
+            answer = f" {escape(str(decision.answer))}" if decision and decision.answer else ""
+            outcomes.append(f"{method} <b>{word}</b>{answer}")
+        words = f"this new sample: {' · '.join(outcomes)}; {LIVE_RESULT}"
     return f'<div class="rr-result rr-live-result" style="{_RESULT_STYLE}"><b>Live run</b>: {words}.</div>'

@@ -204,13 +204,24 @@ class ArenaState:
     def done(self) -> bool:
         return self.shown.done
 
+    @property
+    def stopped(self) -> bool:
+        """The user pressed Stop before the run was done: what is unfinished says so."""
+        return self.status == "stopped"
+
+    def stop(self) -> None:
+        """Mark the run stopped (a finished run stays done)."""
+        if not self.done:
+            self.status = "stopped"
+
     def apply(self, event: Event) -> None:
         """Fold one engine event into the run's records."""
         self.shown.apply(event)
         if isinstance(event, RunStarted):
             self.question["target"] = event.target
             self.question["gold"] = event.gold
-        self.status = "done" if self.done else "running"
+        if not self.stopped:  # an event already on its way when Stop was pressed
+            self.status = "done" if self.done else "running"
 
     def summary(self) -> dict:
         """A compact record without texts: what the API returns and what gets logged."""

@@ -14,7 +14,8 @@ from rrdemo.errors import RRError
 from rrdemo.events import Decision, RunStarted
 from rrdemo.protocols import run_question
 from tests.support.fakes import FakeBackend, FakePool, obeys_injection
-from ui.arena import _gpu_seconds, _run_callback, stream_run
+from ui.arena import _gpu_seconds, _run_callback, stopped_frame, stream_run
+from ui.render import _verdict_word, live_result_line
 from ui.state import ARENA_FIELDS, ArenaRequest, build_run
 
 TINY = ArenaRequest(model="smollm2", n=3, c=1, k=4, max_tokens=12, task="logic3", seed=3)
@@ -107,3 +108,37 @@ def test_the_gpu_time_of_a_per_agent_list_counts_its_agents():
     assert _gpu_seconds(request) == gpu_duration(3, 0, 1024, 8)
     unreadable = replace(request, agents="smollm2, honest, honest")  # refused by the run itself
     assert _gpu_seconds(unreadable) == gpu_duration(1, 0, 1024, 8)
+
+
+def test_stop_shows_every_unfinished_answer_stopped_and_ends_the_status_line() -> None:
+    request = ArenaRequest(model="fake", n=3, c=2, k=4, max_tokens=16, task="logic3", seed=3)
+    pool = FakePool(FakeBackend("fake", obeys_injection))
+    frames = stream_run(request, pool, interval=0.0)
+    for frame in frames:  # until the first chunks are on screen
+        state = frame[-1]
+        if state.events > 8:
+            break
+    frames.close()
+    assert "writing…" in frame[2] + frame[3]
+    status, verdict, maj, rrmaj, record, _ = stopped_frame(state)
+    assert status.startswith("**Stopped**") and record["status"] == "stopped"
+    assert "writing…" not in maj + rrmaj and "stopped" in maj and "stopped" in rrmaj
+    assert "stopped" in verdict and "Live run</b>: stopped" in live_result_line(state)
+    state.apply(RunStarted("MAJ", {}, "h", "q", "text", "(A)", "(C)"))  # one already on its way
+    assert state.stopped  # stays stopped
+
+
+def test_a_finished_live_run_shows_its_own_outcome_not_a_recordings() -> None:
+    request = ArenaRequest(model="fake", n=3, c=2, k=4, max_tokens=16, task="logic3", seed=3)
+    pool = FakePool(FakeBackend("fake", obeys_injection))
+    *_, last = stream_run(request, pool, interval=0.0)
+    state = last[-1]
+    line = live_result_line(state)
+    for method in ("MAJ", "RRMaj"):
+        decision = state.methods[method].decision
+        word, _ = _verdict_word(decision, gold_known=True)
+        answer = f" {decision.answer}" if decision.answer else ""
+        assert f"{method} <b>{word}</b>{answer}" in line
+    assert "MAJ <b>fooled</b> (C)" in line  # agents that obey the injection
+    assert "this new sample" in line
+    assert all(isinstance(u, dict) for u in stopped_frame(state))  # a finished run stays as it is

@@ -123,7 +123,7 @@ def test_the_result_line_counts_the_whole_run_from_its_log() -> None:
     assert (
         f"<b>{qid}</b> is one {mine[(votes['MAJ']['correct'], votes['RRMaj']['correct'])]}" in line
     )
-    assert "one question: see Experiments for a sweep" in live_result_line(done=True)
+    assert "samples anew" in live_result_line()  # a live run is never the recording again
 
 
 def test_the_chooser_groups_current_runs_and_keeps_old_ones_aside() -> None:

@@ -1,5 +1,6 @@
-"""The Arena's first screen in real chromium, at a laptop's and a phone's viewport: the question,
-the result line and both panels lie inside the first viewport of a freshly started app; the
+"""The Arena's first screen in real chromium, at a laptop's and a phone's viewport: the question
+with its options, a definition of MAJ and RRMaj, the result line and both panels lie inside the
+first viewport of a freshly started app; the
 result line and the chooser's labels say what the committed runs measured; the chooser and the
 folded run controls are reachable, the chooser by keyboard too."""
 
@@ -78,6 +79,21 @@ def test_the_first_screen_shows_the_run_and_what_its_whole_run_found(browser, fr
             assert box is not None and box["height"] > 40, (selector, width)
             assert box["x"] >= 0 and box["x"] + box["width"] <= width + 1, (selector, width, box)
             assert box["y"] >= 0 and box["y"] + box["height"] <= height + 1, (selector, width, box)
+        # The question's options, (A) to (E) for the opening AQuA question, are in view, and
+        # so is a definition of MAJ and RRMaj (one line on a phone).
+        options = page.locator("#rr-question .rr-option")
+        letters = [options.nth(i).inner_text()[:3] for i in range(options.count())]
+        assert letters == ["(A)", "(B)", "(C)", "(D)", "(E)"], (letters, width)
+        for i in range(options.count()):
+            box = options.nth(i).bounding_box()
+            assert box is not None and options.nth(i).is_visible(), (i, width)
+            assert box["y"] >= 0 and box["y"] + box["height"] <= height + 1, (i, width, box)
+        intro = "#rr-intro-phone" if width < 640 else "#rr-intro"
+        assert page.locator(intro).is_visible(), width
+        words = page.locator(intro).inner_text()
+        assert "MAJ" in words and "RRMaj" in words, words
+        box = page.locator(intro).bounding_box()
+        assert box is not None and box["y"] + box["height"] <= height, (intro, box)
         page.locator("#rr-maj .rr-recorded").wait_for()  # the panels play the recording
         result = page.locator("#rr-result").inner_text()
         assert f"{outcome.row.questions} questions" in result and outcome.counts() in result
