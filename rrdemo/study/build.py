@@ -60,24 +60,16 @@ def build(study: Study, say: Callable[[str], None] = lambda line: None, png: boo
             from rrdemo.report.write import write_report
 
             write_report(study.log, study.report, png=png, paired_with=study.paired_with)
+            from rrdemo.study.prediction import write_prediction_check
+
+            write_prediction_check(study)  # MAJ beside its calibration's prediction at the vote
         else:
             from rrdemo.calibration.report import write_calibration_report
 
             write_calibration_report(study.log, study.report, png=png)
         say(f"report -> {study.report}")
     if study.board:
-        from rrdemo.report.board import check_finished, write_submission
-
-        try:
-            check_finished(study.log)
-        except RRError as why:  # a report of a run under way is worth having; its rows are not
-            say(f"board rows not written: {why}")
-        else:
-            created = datetime.fromisoformat(study.board.created).replace(tzinfo=timezone.utc)
-            write_submission(
-                study.log, study.board.out, BOARD_SUBMITTER, study.board.notes, "rrdemo", created
-            )
-            say(f"board rows -> {study.board.out}")
+        _board(study, say)
     if study.gallery:
         from rrdemo.study.gallery import write_gallery_settings
 

@@ -10,6 +10,8 @@
       paired_with: ../evidence/log.jsonl   # a run this one varies (its eos_policy, say)
       board: {out: submission.json, created: "2026-11-26T11:35:00", notes: "..."}
       gallery: {manifest: ../gallery.json, recorded: "2026-11-26"}
+    throughput: {tokens_per_s: 2500, gpus: 4, note: "..."}   # a served model's decode rate: the
+                                  # dry run's time and GPU hours when no --rate is given
 
 Paths in the file are relative to its folder; paths inside `settings` (a sweep's calibration
 logs) are as a sweep file has them, relative to where the command runs (the repository root).
@@ -29,7 +31,7 @@ from rrdemo.errors import RRError
 from rrdemo.files import read_settings_file
 
 KINDS = ("experiment", "calibration")
-_KEYS = ("kind", "log", "shards", "batch", "settings", "publish")
+_KEYS = ("kind", "log", "shards", "batch", "settings", "publish", "throughput")
 _PUBLISH = ("reextract", "report", "paired_with", "board", "gallery")
 _BOARD = ("out", "created", "notes")
 _GALLERY = ("manifest", "recorded")
@@ -45,6 +47,15 @@ class Board:
     out: Path
     created: str  # when the run finished, UTC: the submission's date whatever the file time
     notes: str
+
+
+@dataclass(frozen=True)
+class Throughput:
+    """A served model's stated decode rate: what a dry run's time and GPU hours assume."""
+
+    tokens_per_s: float  # decoded tokens per second of the whole server at the run's load
+    gpus: int = 1  # the GPUs that server holds
+    note: str = ""  # where the rate comes from (measured where, or assumed)
 
 
 @dataclass(frozen=True)
@@ -70,6 +81,7 @@ class Study:
     paired_with: Path | None = None
     board: Board | None = None
     gallery: GalleryPick | None = None
+    throughput: Throughput | None = None
 
     @property
     def name(self) -> str:
@@ -146,6 +158,19 @@ def _count(value: Any, where: str, top: int) -> int:
     return value
 
 
+def _throughput(data: Any, where: str) -> Throughput | None:
+    if data is None:
+        return None
+    raw = _keys(data, ("tokens_per_s", "gpus", "note"), where)
+    rate = raw.get("tokens_per_s")
+    if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not rate > 0:
+        raise RRError(f"{where}.tokens_per_s must be a positive number of tokens/s, got {rate!r}")
+    note = raw.get("note", "")
+    if not isinstance(note, str):
+        raise RRError(f"{where}.note must be text saying where the rate comes from")
+    return Throughput(float(rate), _count(raw.get("gpus", 1), f"{where}.gpus", 4096), note)
+
+
 def load_study(path: Path | str) -> Study:
     """Read and check a study file; RRError naming the first problem and what is allowed."""
     path = Path(path)
@@ -199,6 +224,7 @@ def load_study(path: Path | str) -> Study:
         ),
         board=board,
         gallery=gallery,
+        throughput=_throughput(data.get("throughput"), f"{path}: throughput"),
     )
 
 
