@@ -69,7 +69,18 @@ def build(study: Study, say: Callable[[str], None] = lambda line: None, png: boo
             write_calibration_report(study.log, study.report, png=png)
         say(f"report -> {study.report}")
     if study.board:
-        _board(study, say)
+        from rrdemo.report.board import check_finished, write_submission
+
+        try:
+            check_finished(study.log)
+        except RRError as why:  # a report of a run under way is worth having; its rows are not
+            say(f"board rows not written: {why}")
+        else:
+            created = datetime.fromisoformat(study.board.created).replace(tzinfo=timezone.utc)
+            write_submission(
+                study.log, study.board.out, BOARD_SUBMITTER, study.board.notes, "rrdemo", created
+            )
+            say(f"board rows -> {study.board.out}")
     if study.gallery:
         from rrdemo.study.gallery import write_gallery_settings
 
