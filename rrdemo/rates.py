@@ -58,8 +58,9 @@ class TimeEstimate:
     unmeasured: tuple[str, ...]  # models with no measured speed (the rate, or no time)
     source: str  # where the speeds come from, in words
 
-    def describe(self, shards: int = 1) -> str:
-        """One line: the time (per shard when several run side by side), or why there is none."""
+    def describe(self, shards: int = 1, gpus: int | None = None) -> str:
+        """One line: the time (per shard when several run side by side; in GPU hours when the
+        rate is a server's on `gpus` GPUs), or why there is none."""
         if not self.units:
             return "expected time: 0 s, no units left"
         if self.seconds is None:
@@ -71,6 +72,8 @@ class TimeEstimate:
         text = f"expected time: {bound}{duration(self.seconds)} for {self.units:,} units"
         if shards > 1:
             text += f" ({duration(self.seconds / shards)} with its {shards} shards side by side)"
+        if gpus:
+            text += f", {self.seconds * gpus / 3600:,.1f} GPU hours on {gpus} GPU(s)"
         text += f", {self.decode:,} tokens decoded; from {self.source}"
         if self.bounded:
             text += f" ({self.bounded} units with no logged lengths counted at M x L)"
@@ -372,9 +375,13 @@ def unit_estimate(
 
 
 def expected_time(
-    units: Iterable[tuple[Any, Any]], rates: Rates | None, rate: float | None = None
+    units: Iterable[tuple[Any, Any]],
+    rates: Rates | None,
+    rate: float | None = None,
+    rate_source: str = "the given rate",
 ) -> TimeEstimate:
-    """The wall time of `units` ((Condition, Question) pairs) run one after another."""
+    """The wall time of `units` ((Condition, Question) pairs) run one after another; `rate`
+    (decoded tokens/s, from `rate_source`) replaces the measured speeds when given."""
     seconds, decode, bounded, count = 0.0, 0.0, 0, 0
     unmeasured: dict[str, None] = {}
     shapes: dict[str, list] = {}  # one estimate per condition, reused for its questions
@@ -391,7 +398,7 @@ def expected_time(
             else:
                 seconds += method_seconds
     if rate:
-        source = f"the given rate, {rate:g} decoded tokens/s"
+        source = f"{rate_source}, {rate:g} decoded tokens/s"
     else:
         source = rates.source if rates else "no rates file (assets/rates.json)"
     return TimeEstimate(

@@ -358,8 +358,11 @@ def handler(args: argparse.Namespace) -> int:
         from rrdemo.rates import expected_time, rates_for
 
         own = getattr(args, "rate_logs", None) or [out]  # a study's logs, all its shards'
-        timed = expected_time(left, rates_for(own), args.tokens_per_second)
-        print(timed.describe(getattr(args, "shards", 1)), file=sys.stderr)
+        source = getattr(args, "rate_source", None) or "the given rate"
+        timed = expected_time(left, rates_for(own), args.tokens_per_second, source)
+        print(
+            timed.describe(getattr(args, "shards", 1), getattr(args, "gpus", None)), file=sys.stderr
+        )
         return 0
     from rrdemo.backends.pool import ModelPool
 

@@ -93,14 +93,28 @@ def _run_experiment(study, out: Path, flags: list[str], args: argparse.Namespace
     parser = argparse.ArgumentParser(prog="rrdemo study")
     add_arguments(parser)
     more = ["--workers", str(args.workers)]
-    if args.tokens_per_second is not None:
-        more += ["--tokens-per-second", str(args.tokens_per_second)]
+    rate, source, gpus = _rate(study, args.tokens_per_second)
+    if rate is not None:
+        more += ["--tokens-per-second", str(rate)]
     run_args = parser.parse_args(["--out", str(out), *flags, *more])
     run_args.sweep, run_args.settings = str(study.path), study.settings
     # the dry run's time: measured on all the study's logs; its shards run side by side
     run_args.rate_logs = study.logs() or [out]
     run_args.shards = 1 if args.shard else study.shards
+    run_args.rate_source, run_args.gpus = source, gpus
     return experiment(run_args)
+
+
+def _rate(study, given: float | None) -> tuple[float | None, str, int | None]:
+    """(decode rate, where it comes from, GPUs it runs on): --rate, else the study's stated
+    served throughput, else none (the speeds measured here)."""
+    if given is not None:
+        return given, "the given rate", None
+    if study.throughput:
+        stated = study.throughput
+        note = f" ({stated.note})" if stated.note else ""
+        return stated.tokens_per_s, f"the study's stated server throughput{note}", stated.gpus
+    return None, "", None
 
 
 def _run_calibration(study, out: Path, flags: list[str], rate: float | None) -> int:
@@ -178,8 +192,9 @@ def _time_left(study, logs: list[Path], rate: float | None) -> str:
         return f"time left: not known ({exc})"
     done = set().union(*(read_log(path).done for path in logs))
     left = [(c, q) for c, q in unit_order(plan) if (c.key, q.qid) not in done]
-    estimate = expected_time(left, rates_for(logs), rate)
-    return "time left: " + estimate.describe(study.shards).removeprefix("expected time: ")
+    rate, source, gpus = _rate(study, rate)
+    estimate = expected_time(left, rates_for(logs), rate, source)
+    return "time left: " + estimate.describe(study.shards, gpus).removeprefix("expected time: ")
 
 
 def _build(study, dry_run: bool) -> int:

@@ -59,6 +59,7 @@ def _run_shards(study, shards=(1, 2)) -> None:
         (STUDY.replace("report: report", "repot: report"), "unknown key repot"),
         ("kind: calibration\nlog: c.jsonl\nsettings: {n: 2}\npublish: {report: r, paired_with: b.jsonl}\n", "paired_with needs an experiment"),
         (STUDY.replace("report: report", "report: report\n  paired_with: base.txt"), "must be a .jsonl file"),
+        ("kind: experiment\nlog: log.jsonl\nsettings: {n: 2}\nthroughput: {tokens_per_s: 0}\n", "throughput.tokens_per_s must be a positive number"),
     ],
 )  # fmt: skip
 def test_a_bad_study_file_is_one_clear_message(tmp_path, capsys, text, message) -> None:
