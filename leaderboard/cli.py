@@ -6,8 +6,10 @@ the row table and the per-model ranking (`leaderboard.present`).
 
 Exit codes: 0 done (a duplicate submission counts as done), 2 rejected or bad input (a file that
 cannot be read or written, a database URL that cannot be opened included), with one reason per
-line on stderr and no traceback. The database comes from `LEADERBOARD_DB_URL`; submissions
-and admin actions are journalled like the app's (`leaderboard.hub_sync`), so a rebuild keeps them.
+line on stderr and no traceback. The database is `leaderboard.db.command_line_url`: the app's
+when run from a checkout, wherever the command runs (never a new ./data); submissions and admin
+actions are journalled like the app's (`leaderboard.hub_sync`), so a rebuild keeps them.
+`list` leaves superseded rows out unless --superseded; `rank` never reads them.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from pathlib import Path
 
 from leaderboard import hub_sync, present, service
 from leaderboard.columns import CLI_COLUMNS, COLUMNS, BoardRow, Column
-from leaderboard.db import run_transaction
+from leaderboard.db import command_line_url, run_transaction
 from leaderboard.ranking import RHO_BANDS, filter_rows, rank_models
 from rrdemo.errors import RRError
 from rrdemo.report.submission import (
@@ -59,6 +61,11 @@ def _add_filters(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--band", choices=tuple(BANDS), help="only rows in this rho band")
     parser.add_argument("--source", choices=ALL_SOURCES, help="only rows from this source")
     parser.add_argument("--csv", type=Path, help="also write the table to this CSV file")
+    parser.add_argument(
+        "--superseded",
+        action="store_true",
+        help="also list superseded rows, labelled (the ranking never reads them)",
+    )
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -83,13 +90,20 @@ def _parser() -> argparse.ArgumentParser:
     )
     ranking.add_argument("--format", choices=("json", "table"), default="table")
     _add_filters(ranking)
-    for action in ("approve", "reject", "delete"):
-        admin = commands.add_parser(action, help=f"{action} a submission (admin token needed)")
+    for action in ("approve", "reject", "delete", "supersede"):
+        what = (
+            "mark a submission's rows superseded (--reason required; never ranked again)"
+            if action == "supersede"
+            else f"{action} a submission"
+        )
+        admin = commands.add_parser(action, help=f"{what} (admin token needed)")
         admin.add_argument("submission_id", type=int)
         admin.add_argument(
             "--token", default=None, help="admin token (default: $LEADERBOARD_ADMIN_TOKEN)"
         )
-        admin.add_argument("--reason", default="", help="recorded in the audit log")
+        admin.add_argument(
+            "--reason", default="", help="recorded in the audit log (a superseded row shows it)"
+        )
     return parser
 
 
@@ -102,7 +116,7 @@ def _table(rows: list[dict[str, object]]) -> str:
         if isinstance(value, float):
             return f"{value:.3f}"
         if value is None:
-            return present.UNSTATED if column.display == "stated" else ""
+            return present.UNSTATED if column.display in ("stated", "estimator") else ""
         return str(value).replace("\n", " ")[:40]
 
     names = [c.name for c in CLI_COLUMNS]
@@ -128,6 +142,7 @@ def _filtered(factory, args: argparse.Namespace, include_all: bool = False) -> l
         model=args.model,
         rho_band=BANDS.get(args.band),
         source=args.source,
+        superseded=args.superseded,
     )
     if not rows:
         print("No row matches these filters.", file=sys.stderr)
@@ -140,7 +155,7 @@ def run(argv: Sequence[str] | None = None) -> int:
     if args.command == "schema":
         print(json.dumps(Submission.model_json_schema(), indent=1))
         return 0
-    factory = service.open_leaderboard()
+    factory = service.open_leaderboard(command_line_url())
     if args.command == "init":
         print("The leaderboard database is at the newest schema and holds the paper's tables.")
         return 0

@@ -13,11 +13,19 @@ from __future__ import annotations
 from dataclasses import dataclass, field, make_dataclass
 from typing import Any, Literal
 
-from rrdemo.report.submission import AgentCounts
+from rrdemo.report.submission import ESTIMATORS, AgentCounts
 from rrdemo.tasks.generated import BEYOND_THE_PAPER, generated_steps
 
-Display = Literal["plain", "text", "percent", "ratio", "stated"]
+Display = Literal["plain", "text", "percent", "ratio", "stated", "estimator"]
 REQUIRED = object()  # a stored column every row has (no default in BoardRow)
+
+# The fewest questions a row may stand on to be ranked. At 40 questions the 95% interval of an
+# accuracy is at most about +-15 points wide (Wilson, at 50%); at 20 it is +-21 and at 7 (the
+# old-prompt sweep's rows) +-32, wider than the gains the board ranks (docs/leaderboard.md,
+# "Which rows are ranked"). 40 is also the fewest questions any config of this project's
+# evidence runs has.
+MIN_QUESTIONS = 40
+CURRENT = "current"  # the standing of a row the ranking reads
 
 
 @dataclass(frozen=True)
@@ -29,7 +37,7 @@ class Column:
     stored: str | None  # "<table>.<attribute>" it is read from; None: derived from the others
     label: str | None = None  # header in the board table; None: not in the table
     # text: submitted text, escaped; percent: a fraction as %; ratio; stated: a run setting the
-    # row may leave unstated, shown as "-" when null
+    # row may leave unstated, shown as "-" when null; estimator: its name in words
     display: Display = "plain"
     csv: bool = True  # in the CSV download (and always in `list --format json`)
     cli: bool = False  # in `python -m leaderboard list --format table`
@@ -62,6 +70,15 @@ COLUMNS: tuple[Column, ...] = (
         "rrmaj_accuracy", float | None, "results.rrmaj_accuracy", "RRMaj %", "percent", cli=True
     ),
     Column("delta", float | None, None, "Delta %", "percent", cli=True),
+    Column("n_questions", int, "results.n_questions", "questions", cli=True),
+    Column(
+        "estimator", str | None, "results.estimator", "estimator", "estimator", cli=True,
+        default=None,
+    ),
+    Column("maj_ci_lo", float | None, "results.maj_ci_lo", default=None),
+    Column("maj_ci_hi", float | None, "results.maj_ci_hi", default=None),
+    Column("rrmaj_ci_lo", float | None, "results.rrmaj_ci_lo", default=None),
+    Column("rrmaj_ci_hi", float | None, "results.rrmaj_ci_hi", default=None),
     Column("n_agents", int, "results.n_agents", "N"),
     Column("n_corrupted", int, "results.n_corrupted"),
     Column("n_honest", int, "results.n_honest"),
@@ -73,14 +90,18 @@ COLUMNS: tuple[Column, ...] = (
         for name, label in (("prompt_style", "prompt style"), ("eos_policy", "EOS policy"))
     ),
     Column("max_tokens", int | None, "results.max_tokens"),
-    Column("n_questions", int, "results.n_questions", "n", cli=True),
     Column("source", str, "submissions.source", "source", cli=True),
+    Column(
+        "provenance", str | None, "submissions.provenance", "study or log", "stated", default=None
+    ),
+    Column("standing", str, None, "standing", cli=True),
+    Column("superseded", str | None, "results.superseded", default=None),
     Column("submitter", str, "submissions.submitter", "submitter", "text", cli=True),
     Column("notes", str, "submissions.notes"),
     Column("submission_id", int, "submissions.id", "submission", cli=True),
     Column("status", str, "submissions.status", cli=True),
     Column("config_hash", str, "results.config_hash", default=""),
-)
+)  # fmt: skip
 STORED_COLUMNS = tuple(c for c in COLUMNS if c.stored is not None)
 BOARD_COLUMNS = tuple(c for c in COLUMNS if c.label is not None)
 CSV_COLUMNS = tuple(c for c in COLUMNS if c.csv)
@@ -93,6 +114,9 @@ class _Derived(AgentCounts):
     dataset: str
     maj_accuracy: float | None
     rrmaj_accuracy: float | None
+    n_questions: int
+    estimator: str | None
+    superseded: str | None
 
     @property
     def beyond_the_paper(self) -> bool:
@@ -104,6 +128,28 @@ class _Derived(AgentCounts):
         """The dataset as the board shows it: "arith2 (generated, beyond the paper)" for a
         generated task, the name alone for the paper's."""
         return f"{self.dataset} ({BEYOND_THE_PAPER})" if self.beyond_the_paper else self.dataset
+
+    @property
+    def standing(self) -> str:
+        """Whether the ranking reads the row ("current"), or why not: superseded (with the
+        reason), fewer than `MIN_QUESTIONS` questions, or no estimator stated."""
+        if self.superseded:
+            return f"superseded: {self.superseded}"
+        if self.estimator is None:
+            return "not ranked: estimator not stated"
+        if self.n_questions < MIN_QUESTIONS:
+            return f"not ranked: {self.n_questions} questions (< {MIN_QUESTIONS})"
+        return CURRENT
+
+    @property
+    def ranked(self) -> bool:
+        """Whether the ranking reads the row."""
+        return self.standing == CURRENT
+
+    @property
+    def estimator_name(self) -> str:
+        """The estimator in words ("run's decisions", "pool draws"; "not stated")."""
+        return ESTIMATORS.get(self.estimator or "", "not stated")
 
     @property
     def delta(self) -> float | None:

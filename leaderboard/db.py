@@ -36,6 +36,34 @@ def database_url() -> str:
     return url or f"sqlite:///{data_dir() / 'leaderboard.db'}"
 
 
+def project_checkout() -> Path | None:
+    """The source checkout this package runs from (the folder holding pyproject.toml and app.py
+    beside `leaderboard/`), or None for an installed copy."""
+    root = Path(__file__).resolve().parents[1]
+    return root if (root / "pyproject.toml").is_file() and (root / "app.py").is_file() else None
+
+
+def command_line_url() -> str:
+    """The database of `python -m leaderboard`, wherever it is run from: `LEADERBOARD_DB_URL`;
+    else the data dir when one is configured (`RRDEMO_DATA_DIR`, or a Space's storage); else the
+    checkout's own data folder, the one `make run` uses (<checkout>/data/leaderboard.db). An
+    installed copy with none of these set is refused: it would make a database in whatever
+    folder it ran in."""
+    if os.environ.get("LEADERBOARD_DB_URL", "").strip() or os.environ.get("RRDEMO_DATA_DIR"):
+        return database_url()
+    if os.environ.get("SPACE_ID"):
+        return database_url()
+    root = project_checkout()
+    if root is None:
+        raise RRError(
+            "No leaderboard database is chosen: set LEADERBOARD_DB_URL (e.g. "
+            "sqlite:////home/you/rrdemo/data/leaderboard.db) or RRDEMO_DATA_DIR (the folder "
+            "the app keeps its data in); nothing was created."
+        )
+    (root / "data").mkdir(exist_ok=True)
+    return f"sqlite:///{root / 'data' / 'leaderboard.db'}"
+
+
 def _reason(error: Exception) -> str:
     """Why SQLAlchemy could not make an engine, in words."""
     if isinstance(error, ImportError):

@@ -39,7 +39,7 @@ from leaderboard.db import run_transaction
 from leaderboard.orm import ADMIN_ACTIONS, AuditRecord, SubmissionRecord
 from rrdemo.errors import RRError
 from rrdemo.paths import data_dir
-from rrdemo.report.submission import Submission, parse_submission
+from rrdemo.report.submission import Submission, SubmissionRejected, parse_submission
 
 log = logging.getLogger(__name__)
 
@@ -143,7 +143,13 @@ class Rebuilt:
 
 def _add_submission(session: Session, entry: dict[str, Any]) -> bool:
     raw = json.dumps(entry["submission"]).encode("utf-8")
-    submission = parse_submission(raw, max_bytes=len(raw) + 1)
+    try:
+        submission = parse_submission(raw, max_bytes=len(raw) + 1)
+    except (
+        SubmissionRejected
+    ) as error:  # an older schema: its rows stay in a database that has them
+        log.warning("journal entry not replayed (%s)", "; ".join(error.reasons)[:300])
+        return False
     deleted = session.scalar(
         select(AuditRecord.id).where(
             AuditRecord.action == "delete", AuditRecord.content_hash == submission.content_hash()
@@ -178,6 +184,8 @@ def _add_action(session: Session, entry: dict[str, Any]) -> bool:
     if record is not None:
         if action == "delete":
             session.delete(record)
+        elif action == "supersede":
+            service.supersede(record, entry.get("detail", ""))
         else:
             record.status = "approved" if action == "approve" else "rejected"
     return True

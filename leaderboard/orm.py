@@ -2,7 +2,7 @@
 
 A `SubmissionRecord` is one accepted file (who, when, where from, moderation status, content
 hash); its `ResultRecord` rows are the ensemble configurations with their MAJ / RRMaj accuracies.
-`AuditRecord` keeps every admin action. The schema is created and changed only through the
+`AuditRecord` keeps every admin action (approve, reject, delete, supersede). The schema is created and changed only through the
 recorded migrations in `leaderboard/migrations/` (a test checks they match these classes). The
 board's columns (`leaderboard.columns`) name the attributes they are read from.
 """
@@ -17,7 +17,7 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 from rrdemo.report.submission import ALL_SOURCES
 
 STATUSES = ("pending", "approved", "rejected")
-ADMIN_ACTIONS = ("approve", "reject", "delete")
+ADMIN_ACTIONS = ("approve", "reject", "delete", "supersede")
 
 
 def _choice(name: str, values: tuple[str, ...]) -> Enum:
@@ -45,6 +45,8 @@ class SubmissionRecord(Base):
         index=True,
     )
     rrdemo_version: Mapped[str] = mapped_column(String(128))
+    # the study file, log or table that made the rows; NULL for files of schema 3 and older
+    provenance: Mapped[str | None] = mapped_column(String(300))
     created: Mapped[datetime]  # when the results were exported (UTC, from the file)
     submitted_at: Mapped[datetime]  # when the server accepted the file (UTC)
 
@@ -102,12 +104,17 @@ class ResultRecord(Base):
     # the run's prompt style and end-of-sequence policy; NULL when the file does not say
     prompt_style: Mapped[str | None] = mapped_column(String(16))
     eos_policy: Mapped[str | None] = mapped_column(String(16))
+    # how the accuracies were computed (rrdemo.report.submission.ESTIMATORS); NULL: not stated
+    estimator: Mapped[str | None] = mapped_column(String(16))
+    # why the row is no longer current (its study's or an admin's word); NULL: current
+    superseded: Mapped[str | None] = mapped_column(Text)
 
     submission: Mapped[SubmissionRecord] = relationship(back_populates="rows")
 
 
 class AuditRecord(Base):
-    """One admin action (approve / reject / delete); kept after the submission is deleted."""
+    """One admin action (approve / reject / delete / supersede); kept after the submission is
+    deleted."""
 
     __tablename__ = "audit_log"
 

@@ -12,7 +12,8 @@ Settings the paper states: N = 5, K = 100, M = N = 5, 128 sampled questions per 
 not state L (max tokens) or which agent positions were corrupted: L is stored as null and the
 corrupted agents as the first c positions. The paper prints one number for the Ceiling and the
 Floor (there RR is "equivalent to standard auto-regressive generation"), so those rows carry the
-same value as MAJ and RRMaj accuracy. The settings beyond the paper a row may state (adversary,
+same value as MAJ and RRMaj accuracy. The paper's accuracies are means over pool draws (its
+appendix D), so its rows name the estimator "pool-draws". The settings beyond the paper a row may state (adversary,
 prompt style, end-of-sequence policy) are left null, "not stated": the tables do not print them,
 and the paper does not say what a writer's end-of-sequence does in RR (docs/adversary.md). Stored
 values are fractions (percent / 100). Data only: no database here.
@@ -110,6 +111,7 @@ def _row(line: PaperLine, c: int, maj: str, rrmaj: str) -> ResultRow:
             "maj_accuracy": _fraction(maj),
             "rrmaj_accuracy": _fraction(rrmaj),
             "config_hash": f"paper-{line.strength}",
+            "estimator": "pool-draws",
         }
     )
 
@@ -127,6 +129,7 @@ def paper_submission(strength: str) -> Submission:
         submitter=PAPER_SUBMITTER,
         notes=f"Reported in the paper: {TABLE_LABELS[strength]}. N=5, K=100, M=5, 128 questions.",
         source="paper",
+        provenance=f"the paper, {TABLE_LABELS[strength]}",
         rrdemo_version="paper",
         created=PAPER_CREATED,
         results=rows,

@@ -20,13 +20,14 @@ import plotly.graph_objects as go
 
 from leaderboard.columns import BOARD_COLUMNS, CSV_COLUMNS, BoardRow, Column
 from leaderboard.orm import SubmissionRecord
-from leaderboard.ranking import Interval, ModelScore, accuracy_by_rho
+from leaderboard.ranking import TASK_FAMILIES, Interval, ModelScore, accuracy_by_rho, rank_labels
 from rrdemo.report.figures import PALETTE, RhoLine, accuracy_rho_figure
+from rrdemo.report.submission import ESTIMATORS
 
 RANKING_COLUMNS = [
-    "rank", "model", "tasks", "RRMaj % (rho>=0.6)", "RRMaj 95% CI", "MAJ % (rho>=0.6)", "mean gain %",
-    "gain 95% CI", "robustness tax %", "asymmetric yield %", "yield 95% CI", "rows",
-    "prompt styles", "EOS policies",
+    "rank", "model", "source", "tasks", "RRMaj % (rho>=0.6)", "RRMaj 95% CI", "MAJ % (rho>=0.6)",
+    "mean gain %", "gain 95% CI", "robustness tax %", "asymmetric yield %", "yield 95% CI",
+    "rows", "fewest questions", "estimator", "prompt styles", "EOS policies",
 ]  # fmt: skip
 PENDING_COLUMNS = ["submission", "status", "source", "submitter", "notes", "rows", "models"]
 UNSTATED = "-"  # the cell of a run setting a row does not state
@@ -52,8 +53,10 @@ def _ci(interval: Interval | None) -> str:
 
 def shown(column: Column, row: BoardRow) -> object:
     """The value of `column` as the board table shows it (percent, rounded; text as is; a
-    setting the row does not state as "-")."""
+    setting the row does not state as "-"; the estimator in words)."""
     value = getattr(row, column.attr)
+    if column.display == "estimator":
+        return row.estimator_name
     if column.display == "stated":
         return UNSTATED if value is None else value
     if column.display == "percent":
@@ -69,12 +72,19 @@ def board_frame(rows: Iterable[BoardRow]) -> pd.DataFrame:
     return pd.DataFrame(records, columns=[c.label for c in BOARD_COLUMNS])
 
 
-def ranking_frame(scores: Sequence[ModelScore]) -> pd.DataFrame:
-    """The per-model ranking table (percent); the generated tasks' scores have ranks of their own."""
+def _estimators(values: Sequence[str | None]) -> str:
+    return ", ".join(ESTIMATORS.get(v or "", "not stated") for v in values)
+
+
+def ranking_frame(scores: Sequence[ModelScore], tasks: str | None = None) -> pd.DataFrame:
+    """The per-model ranking table (percent): one task family's scores when `tasks` names one
+    (`TASK_FAMILIES`), else all, each family ranked on its own; tied scores share an "=k" rank."""
+    ranks = rank_labels(scores)
     records = [
         [
-            sum(other.tasks == s.tasks for other in scores[:i]) + 1,
+            rank,
             s.model,
+            ", ".join(s.sources),
             s.tasks,
             _pct(s.rrmaj_majority),
             _ci(s.rrmaj_majority_ci),
@@ -85,20 +95,32 @@ def ranking_frame(scores: Sequence[ModelScore]) -> pd.DataFrame:
             _pct(s.asymmetric_yield),
             _ci(s.asymmetric_yield_ci),
             s.n_majority_rows + s.n_minority_rows,
+            s.questions,
+            _estimators(s.estimators),
             _settings(s.prompt_styles),
             _settings(s.eos_policies),
         ]  # fmt: skip
-        for i, s in enumerate(scores)
+        for rank, s in zip(ranks, scores, strict=True)
+        if tasks is None or s.tasks == tasks
     ]
     return pd.DataFrame(records, columns=RANKING_COLUMNS)
 
 
+def readable(frame: pd.DataFrame) -> pd.DataFrame:
+    """The table with "-" wherever the rows give no number (no minority row, no interval), never
+    None, NaN or an empty cell: a column of blanks would also squeeze its header on the page."""
+    frame = frame.astype(object)
+    return frame.where(frame.notna() & (frame != ""), UNSTATED)
+
+
 def ranking_text(scores: Sequence[ModelScore]) -> str:
-    """The ranking as a plain-text table (the CLI's): a number the rows cannot give (no minority
-    row, no interval) is shown as "-", never as None or NaN."""
-    frame = ranking_frame(scores).astype(object)
-    frame = frame.where(frame.notna() & (frame != ""), "-")
-    return frame.to_string(index=False)
+    """The ranking as plain text (the CLI's): one table per task family, headed by it."""
+    blocks = []
+    for family in TASK_FAMILIES:
+        frame = ranking_frame(scores, family)
+        if len(frame):
+            blocks.append(f"Ranked on {family}:\n" + readable(frame).to_string(index=False))
+    return "\n\n".join(blocks) or "No model has a current row to rank."
 
 
 def pending_frame(submissions: Iterable[SubmissionRecord]) -> pd.DataFrame:

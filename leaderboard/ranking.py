@@ -16,6 +16,11 @@ are `rrdemo.config.Composition.band`):
 Intervals are percentile bootstrap intervals over the rows (resampled with replacement), given
 only when every set involved has at least two rows.
 
+Only current rows are ranked (`BoardRow.ranked`): a superseded row, a row on fewer than
+`MIN_QUESTIONS` questions and a row that does not state its estimator are shown, labelled, and
+never averaged. Models whose scores agree to the 0.1 point the board shows share a rank, written
+"=2" (`rank_labels`).
+
 The generated tasks (arith1..arith12, beyond the paper) are ranked apart: a model's rows on them
 get a score and a rank of their own, after the paper's, and never enter a paper-task average, so
 a sweep on a task the paper did not run cannot move a model's standing on the paper's six. The
@@ -56,9 +61,11 @@ def filter_rows(
     source: str | None = None,
     config: str | None = None,
     model: str | None = None,
+    superseded: bool = False,
 ) -> list[BoardRow]:
     """Rows matching every given filter (None or "all" means no filter on that field); `config`
-    is the paper's `3c2t` label, `model` a model name as the board shows it."""
+    is the paper's `3c2t` label, `model` a model name as the board shows it. Superseded rows
+    only with `superseded`."""
     given = {
         "dataset": dataset,
         "strength": strength,
@@ -72,6 +79,7 @@ def filter_rows(
         for row in rows
         if all(getattr(row, name) == value for name, value in wanted.items())
         and (rho_band in (None, "all") or in_band(row, rho_band))
+        and (superseded or not row.superseded)
     ]
 
 
@@ -104,6 +112,9 @@ class ModelScore:
     # not state it), so a score says what runs it pools
     prompt_styles: tuple[str | None, ...] = ()
     eos_policies: tuple[str | None, ...] = ()
+    sources: tuple[str, ...] = ()  # where the averaged rows come from: paper, rrdemo, ...
+    estimators: tuple[str | None, ...] = ()  # how their accuracies were computed
+    questions: int = 0  # the fewest questions one averaged row stands on
 
 
 def task_family(row: BoardRow) -> str:
@@ -134,8 +145,9 @@ def bootstrap_interval(*sets: Sequence[float], boot: int = 2000, seed: int = 0) 
 
 
 def score_model(model: str, rows: Iterable[BoardRow], *, seed: int = 0) -> ModelScore:
-    """The summary numbers for one model over `rows` (rows of other models are ignored)."""
-    mine = [r for r in rows if r.model == model and r.delta is not None]
+    """The summary numbers for one model over the current rows of `rows` (rows of other models,
+    superseded rows and rows below `MIN_QUESTIONS` are ignored)."""
+    mine = [r for r in rows if r.model == model and r.delta is not None and r.ranked]
     majority = [r for r in mine if r.band == "majority"]
     minority = [r for r in mine if r.band == "minority"]
     gains = [r.delta for r in majority if r.delta is not None]
@@ -158,14 +170,18 @@ def score_model(model: str, rows: Iterable[BoardRow], *, seed: int = 0) -> Model
         asymmetric_yield_ci=bootstrap_interval(gains, taxes, seed=seed),
         prompt_styles=_stated(majority + minority, "prompt_style"),
         eos_policies=_stated(majority + minority, "eos_policy"),
+        sources=tuple(sorted({r.source for r in majority + minority})),
+        estimators=_stated(majority + minority, "estimator"),
+        questions=min((r.n_questions for r in majority + minority), default=0),
     )
 
 
 def rank_models(rows: Iterable[BoardRow], *, seed: int = 0) -> list[ModelScore]:
     """Every model's score, best RRMaj accuracy under majority corruption first: the scores over
-    the paper's tasks, then those over the generated tasks, each family ranked on its own rows."""
+    the paper's tasks, then those over the generated tasks, each family ranked on its own rows.
+    A model with no current row in a family has no score there."""
     ranked: list[ModelScore] = []
-    rows = list(rows)
+    rows = [r for r in rows if r.ranked]
     for family in TASK_FAMILIES:
         mine = [r for r in rows if task_family(r) == family]
         scores = [
@@ -177,6 +193,28 @@ def rank_models(rows: Iterable[BoardRow], *, seed: int = 0) -> list[ModelScore]:
             key=lambda s: (s.rrmaj_majority is None, -(s.rrmaj_majority or 0.0), s.model),
         )
     return ranked
+
+
+def rank_labels(scores: Sequence[ModelScore]) -> list[str]:
+    """The rank of each score within its task family, in order: equal RRMaj accuracy under
+    majority corruption (to the 0.1 point shown) is one rank written "=k" on every tied line;
+    a score without that accuracy has no rank ("-")."""
+
+    def shown(score: ModelScore) -> float | None:
+        value = score.rrmaj_majority
+        return None if value is None else round(100 * value, 1)
+
+    labels = []
+    for score in scores:
+        value = shown(score)
+        if value is None:
+            labels.append("-")
+            continue
+        family = [shown(s) for s in scores if s.tasks == score.tasks]
+        rank = 1 + sum(v is not None and v > value for v in family)
+        tied = sum(v == value for v in family) > 1
+        labels.append(f"={rank}" if tied else str(rank))
+    return labels
 
 
 def accuracy_by_rho(

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hmac
 import json
 import os
+import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -25,7 +26,13 @@ from leaderboard.db import create_db_engine, make_sessionmaker, run_transaction,
 from leaderboard.orm import ADMIN_ACTIONS, AuditRecord, ResultRecord, SubmissionRecord
 from leaderboard.paper_seed import TABLES, paper_submission
 from rrdemo.errors import RRError
-from rrdemo.report.submission import RESERVED_SOURCES, ResultRow, Submission, parse_submission
+from rrdemo.report.submission import (
+    MAX_REASON,
+    RESERVED_SOURCES,
+    ResultRow,
+    Submission,
+    parse_submission,
+)
 
 PROJECT_RUNS_ENV = "LEADERBOARD_PROJECT_RUNS"  # folder whose */submission.json every board seeds
 ADMIN_TOKEN_ENV = "LEADERBOARD_ADMIN_TOKEN"
@@ -97,6 +104,7 @@ def store_submission(
         submitter=submission.submitter,
         notes=submission.notes,
         source=submission.source,
+        provenance=submission.provenance,
         status=status,
         rrdemo_version=submission.rrdemo_version,
         created=_utc_naive(submission.created),
@@ -149,6 +157,7 @@ def resubmitted(session: Session, submission: Submission) -> SubmissionRecord | 
             SubmissionRecord.source == submission.source,
             SubmissionRecord.rrdemo_version == submission.rrdemo_version,
             SubmissionRecord.notes == submission.notes,
+            SubmissionRecord.provenance == submission.provenance,
         )
     )
     mine = sorted(_row_values(result_record(row)) for row in submission.results)
@@ -262,7 +271,9 @@ def moderate(
     username: str | None = None,
     at: datetime | None = None,
 ) -> str:
-    """Approve, reject or delete a submission as an admin; the action goes to the audit log.
+    """Approve, reject, delete or supersede a submission as an admin; the action goes to the
+    audit log. Supersede marks every row of the submission superseded with `reason` (required):
+    the board shows them labelled and never ranks them.
 
     An admin is a signed-in `username` listed in `LEADERBOARD_ADMINS`, or whoever gives the
     `LEADERBOARD_ADMIN_TOKEN`. `at` (default now) is the audit time, so a caller can journal it.
@@ -273,9 +284,13 @@ def moderate(
     if len(reason) > 2000:
         raise RRError("The reason is longer than 2000 characters.")
     check_submission_id(submission_id)
+    if action == "supersede" and not reason.strip():
+        raise RRError("Give the reason the rows are superseded (it is shown beside them).")
     record = session.get(SubmissionRecord, submission_id)
     if record is None:
         raise RRError(f"There is no submission #{submission_id}.")
+    if action == "supersede":
+        supersede(record, reason.strip())
     if is_admin_user(username):
         reason = f"[@{username}] {reason}".rstrip()
     session.add(
@@ -290,8 +305,18 @@ def moderate(
     if action == "delete":
         session.delete(record)
         return f"Deleted submission #{submission_id} and its rows."
+    if action == "supersede":
+        return f"The rows of submission #{submission_id} are superseded; they are no longer ranked."
     record.status = "approved" if action == "approve" else "rejected"
     return f"Submission #{submission_id} is now {record.status}."
+
+
+def supersede(record: SubmissionRecord, reason: str) -> None:
+    """Mark every row of a submission superseded with `reason` (an admin's action, replayed from
+    the journal the same way: its audit detail's "[@admin] " prefix is not part of the reason)."""
+    reason = re.sub(r"^\[@[^\]]*\] ", "", reason)[:MAX_REASON]
+    for row in record.rows:
+        row.superseded = reason
 
 
 def audit_log(session: Session) -> list[AuditRecord]:
@@ -320,19 +345,20 @@ def seeded_submissions() -> list[Submission]:
 
 def seed_board(session: Session) -> int:
     """Insert the seeded submissions as approved unless present or deleted by an admin, and drop
-    the earlier versions of this project's committed sweeps.
+    the earlier versions of the seeded ones.
 
-    Idempotent (found by content hash); returns how many submissions were added. Source "rrdemo"
-    is reserved for `project_runs()`, so a stored "rrdemo" submission that none of those files
-    holds any more is an earlier version of a sweep published again (re-extracted, rerun, a
-    column added): it is removed with its rows, so a board never lists a sweep twice and no
-    migration is needed when a committed sweep changes.
+    Idempotent (found by content hash); returns how many submissions were added. The sources
+    "paper" and "rrdemo" are reserved for the seed (`seeded_submissions`), so a stored one that
+    the seed no longer holds is an earlier version (a sweep published again, re-extracted or
+    rerun, a column added): it is removed with its rows, so a board never lists a table twice and
+    no migration is needed when a committed sweep changes.
     """
     seeded = seeded_submissions()
-    current = [s.content_hash() for s in seeded if s.source == "rrdemo"]
+    current = [s.content_hash() for s in seeded]
     for record in session.scalars(
         select(SubmissionRecord).where(
-            SubmissionRecord.source == "rrdemo", SubmissionRecord.content_hash.not_in(current)
+            SubmissionRecord.source.in_(RESERVED_SOURCES),
+            SubmissionRecord.content_hash.not_in(current),
         )
     ):
         session.delete(record)

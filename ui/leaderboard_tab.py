@@ -10,6 +10,7 @@ format outputs; table cells show submitted strings as text.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,8 +19,9 @@ from typing import Any
 import gradio as gr
 
 from leaderboard import hub_sync, present, service
+from leaderboard.columns import BOARD_COLUMNS, MIN_QUESTIONS, Column
 from leaderboard.db import run_transaction
-from leaderboard.ranking import RHO_BANDS, filter_rows, rank_models
+from leaderboard.ranking import RHO_BANDS, TASK_FAMILIES, filter_rows, rank_models
 from rrdemo.backends.hardware import on_space
 from rrdemo.errors import RRError
 from rrdemo.report.submission import (
@@ -33,22 +35,33 @@ from rrdemo.report.submission import (
 )
 from rrdemo.settings import whole_number
 from rrdemo.tasks import GENERATED_TASKS
+from rrdemo.tasks.generated import BEYOND_THE_PAPER
 from ui.queue_limits import client_key
 from ui.scratch import publish
 from ui.uploads import discard
 
 INTRO = f"""\
 ### Robustness leaderboard: MAJ vs RRMaj under adversarial majorities
-Rows marked **paper** are the numbers reported in *The Consensus Trap* (moderate: main table;
-strong: appendix C). Ranking: mean RRMaj accuracy under majority corruption (rho >= 0.6); gain =
-mean Delta there; robustness tax = mean Delta for 0 < rho <= 0.4; asymmetric yield = gain + tax.
-Rows on the generated tasks {GENERATED_TASKS} are beyond the paper: labelled so, and ranked apart.
-Rows name their run's prompt style and end-of-sequence (EOS) policy; `-` where a row does not
-state it (the paper's). New submissions appear after an admin approves them.
+Every row says what it stands on: its **questions**, its **estimator** (*run's decisions*: each
+question's MAJ and RRMaj vote as the run cast it, the numbers the Arena and the report's paired
+table show; *pool draws*: the mean over draws from each question's answers, as the paper's
+tables), its **source** (*paper*: *The Consensus Trap*; *rrdemo*: this project's own runs) and
+the **study or log** that made it. Ranking: mean RRMaj accuracy under majority corruption
+(rho >= 0.6); gain = mean Delta there; robustness tax = mean Delta for 0 < rho <= 0.4;
+asymmetric yield = gain + tax; equal scores share a rank (=2). Only current rows on at least
+{MIN_QUESTIONS} questions with a stated estimator are ranked; superseded rows (with the reason)
+are hidden unless you show them, and never ranked. Rows on the generated tasks
+{GENERATED_TASKS} are beyond the paper: labelled so, and ranked apart. `-` marks a setting a
+row does not state. New submissions appear after an admin approves them.
 """
 
+PROVENANCE = next(c.label for c in BOARD_COLUMNS if c.name == "provenance")
+PROJECT_FILES = "https://huggingface.co/spaces/{space}/blob/main/{path}"
+RANKING_LABEL = "Ranking per model on the paper's tasks"
+GENERATED_LABEL = f"Ranking per model on the generated tasks ({BEYOND_THE_PAPER}), ranked apart"
 
-ACTIONS = ("approve", "reject", "delete")
+
+ACTIONS = ("approve", "reject", "delete", "supersede")
 
 
 def submit_file(store: hub_sync.Store, path: str | None, username: str | None, space: bool) -> str:
@@ -74,16 +87,55 @@ def submit_file(store: hub_sync.Store, path: str | None, username: str | None, s
         return str(error)
 
 
-def _rows(store: hub_sync.Store, dataset: str, strength: str, band: str, source: str) -> list:
+def _rows(store: hub_sync.Store, *filters: Any) -> list:
+    """The approved rows under the tab's filters: dataset, strength, rho band, source and
+    (optional) whether superseded rows are shown."""
+    dataset, strength, band, source, *shown = filters
     rows = run_transaction(store.factory, service.board_rows)
-    return filter_rows(rows, dataset=dataset, strength=strength, rho_band=band, source=source)
+    return filter_rows(
+        rows,
+        dataset=dataset,
+        strength=strength,
+        rho_band=band,
+        source=source,
+        superseded=bool(shown and shown[0]),
+    )
 
 
-def refresh(store: hub_sync.Store, dataset: str, strength: str, band: str, source: str) -> tuple:
-    """The ranking, the row table and the chart for the filtered rows."""
-    rows = _rows(store, dataset, strength, band, source)
-    ranking = present.ranking_frame(rank_models(rows))
-    return ranking, present.board_frame(rows), present.accuracy_figure(rows)
+def _code(text: str) -> str:
+    """Text shown verbatim in a markdown cell: a code span (no link, no markup inside it)."""
+    return "`" + text.replace("`", "'").replace("\n", " ") + "`"
+
+
+def provenance_cell(row: Any, space: str | None) -> str:
+    """The "study or log" cell: on a Space, a link to the file of this project's own rows (a
+    path in the Space's repository); anything else, a submitter's words included, verbatim."""
+    text = row.provenance or present.UNSTATED
+    if space and row.source == "rrdemo" and re.fullmatch(r"[\w./-]+", text):
+        return f"[{text}]({PROJECT_FILES.format(space=space, path=text)})"
+    return _code(text)
+
+
+def board_table(rows: list) -> Any:
+    """The row table as the tab shows it: every cell filled, the source study linked."""
+    frame = present.board_frame(rows)
+    space = os.environ.get("SPACE_ID")
+    frame[PROVENANCE] = [provenance_cell(row, space) for row in rows]
+    return frame
+
+
+def refresh(store: hub_sync.Store, *filters: Any) -> tuple:
+    """The ranking on the paper's tasks, the row table and the chart for the rows under
+    `filters` (as `_rows` takes them), then the ranking on the generated tasks."""
+    rows = _rows(store, *filters)
+    scores = rank_models(rows)
+    paper, generated = (present.ranking_frame(scores, family) for family in TASK_FAMILIES)
+    return (
+        present.readable(paper),
+        board_table(rows),
+        present.accuracy_figure(rows),
+        present.readable(generated),
+    )
 
 
 def download(
@@ -93,11 +145,12 @@ def download(
     band: str,
     source: str,
     folder: Path | None = None,
+    superseded: bool = False,
 ) -> str:
     """The filtered rows as a CSV file; returns its path. The file is named by its content in
     gradio's folder (`ui.scratch.publish`, `folder` in tests): asking again for the same rows
     hands out the same file, and the upload sweep deletes it."""
-    rows = _rows(store, dataset, strength, band, source)
+    rows = _rows(store, dataset, strength, band, source, superseded)
     return publish(present.csv_text(rows).encode("utf-8"), "leaderboard.csv", folder)
 
 
@@ -189,8 +242,9 @@ def _moderator(store: hub_sync.Store, space: bool, action: str) -> Callable[...,
 
 @dataclass(frozen=True)
 class _Board:
-    filters: list[Any]
-    views: list[Any]
+    filters: list[Any]  # dataset, strength, rho band, source, show superseded
+    views: list[Any]  # paper-task ranking, rows, chart (the refresh API's outputs)
+    generated: Any  # the generated tasks' ranking
     csv_button: Any
     csv_file: Any
 
@@ -209,15 +263,47 @@ def _board() -> _Board:
         strength = gr.Dropdown(["all", *STRENGTHS], value="all", label="strength")
         band = gr.Dropdown(list(RHO_BANDS), value="all", label="rho band")
         source = gr.Dropdown(["all", *ALL_SOURCES], value="all", label="source")
-    ranking = gr.Dataframe(label="Ranking per model", interactive=False, wrap=True)
+        superseded = gr.Checkbox(
+            value=False, label="show superseded rows (labelled, never ranked)", elem_id="lb-old"
+        )
+    ranking = gr.Dataframe(label=RANKING_LABEL, interactive=False, wrap=True, elem_id="lb-ranking")
+    generated = gr.Dataframe(
+        label=GENERATED_LABEL, interactive=False, wrap=True, elem_id="lb-generated"
+    )
     chart = gr.Plot(label="MAJ (dashed) vs RRMaj (solid) accuracy against rho")
     board = gr.Dataframe(
-        label="Result rows (click a header to sort)", interactive=False, max_height=600
+        label="Result rows (by submission; the source study or log in its own column)",
+        interactive=False,
+        max_height=600,
+        datatype=[_datatype(c) for c in BOARD_COLUMNS],
+        column_widths=[_width(c.label) for c in BOARD_COLUMNS],
+        elem_id="lb-rows",
     )
     with gr.Row():
         csv_button = gr.Button("Download CSV of the filtered rows")
         csv_file = gr.File(label="CSV", interactive=False)
-    return _Board([dataset, strength, band, source], [ranking, board, chart], csv_button, csv_file)
+    return _Board(
+        [dataset, strength, band, source, superseded],
+        [ranking, board, chart],
+        generated,
+        csv_button,
+        csv_file,
+    )
+
+
+def _datatype(column: Column) -> str:
+    """How the page shows a row column: numbers as numbers, the source study as a link."""
+    if column.label == PROVENANCE:
+        return "markdown"
+    numeric = column.display in ("percent", "ratio") or column.type in (int, float)
+    return "number" if numeric else "str"
+
+
+def _width(label: str | None) -> str:
+    """A column at least as wide as its header's longest word, so a header never breaks into a
+    letter a line when the filtered rows leave its column short."""
+    longest = max(len(word) for word in str(label).split())
+    return f"{max(longest, 4) + 3}ch"
 
 
 def _submit_form(space: bool) -> tuple[Any, Any, Any]:
@@ -250,6 +336,7 @@ def _admin_panel(space: bool) -> _Admin:
                 "approve": gr.Button("Approve"),
                 "reject": gr.Button("Reject"),
                 "delete": gr.Button("Delete", variant="stop"),
+                "supersede": gr.Button("Mark superseded (reason shown)"),
             }
         status = gr.Textbox(label="admin result", interactive=False)
         queue = gr.Dataframe(label="Pending submissions", interactive=False, wrap=True)
@@ -269,25 +356,37 @@ def build_leaderboard_tab(store: hub_sync.Store) -> None:
     upload, submit_button, submit_status = _submit_form(space)
     admin = _admin_panel(space)
 
-    def show(dataset: str, strength: str, band: str, source: str) -> tuple:
-        return refresh(store, dataset, strength, band, source)
+    def show(dataset: str, strength: str, band: str, source: str, superseded: bool = False):
+        return refresh(store, dataset, strength, band, source, superseded)[:3]
 
-    def csv_file(dataset: str, strength: str, band: str, source: str) -> str:
-        return download(store, dataset, strength, band, source)
+    def show_generated(dataset: str, strength: str, band: str, source: str, superseded: bool):
+        return refresh(store, dataset, strength, band, source, superseded)[3]
+
+    def csv_file(dataset: str, strength: str, band: str, source: str, superseded: bool) -> str:
+        return download(store, dataset, strength, band, source, superseded=superseded)
 
     filters, views = board.filters, board.views
-    gr.on([d.change for d in filters], show, filters, views, api_name="leaderboard_refresh")
+    private = {"api_visibility": "private"}
+    gr.on([d.change for d in filters], show, filters, views, api_name="leaderboard_refresh").then(
+        show_generated, filters, board.generated, **private
+    )
     board.csv_button.click(csv_file, filters, board.csv_file, api_name="leaderboard_csv")
     submit_button.click(
         _submitter(store, space), upload, submit_status, api_name="leaderboard_submit"
-    ).then(show, filters, views, api_visibility="private")
+    ).then(show, filters, views, **private).then(
+        show_generated, filters, board.generated, **private
+    )
     for action in ("pending", *ACTIONS):
         admin.buttons[action].click(
             _moderator(store, space, action),
             inputs=admin.inputs,
             outputs=[admin.status, admin.queue],
             api_name=f"leaderboard_{action}",
-        ).then(show, filters, views, api_visibility="private")
+        ).then(show, filters, views, **private).then(
+            show_generated, filters, board.generated, **private
+        )
     page = gr.context.Context.root_block
     if page is not None:  # the board is read when the page loads, not now
-        page.load(show, inputs=filters, outputs=views, api_visibility="private")
+        page.load(show, inputs=filters, outputs=views, **private).then(
+            show_generated, filters, board.generated, **private
+        )

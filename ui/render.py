@@ -19,6 +19,7 @@ from rrdemo.fold import FoldedChunk, FoldedTrajectory, MethodRecord, TrajectoryS
 from rrdemo.gallery import CellOutcome
 from rrdemo.replay import RecordedUnit
 from rrdemo.report.render import pct
+from rrdemo.report.submission import ESTIMATORS
 from ui.plain_math import plain_chunks, plain_math
 from ui.state import ArenaState
 
@@ -503,8 +504,9 @@ LIVE_RESULT = "one question: see Experiments for a sweep"
 
 def result_line(outcome: CellOutcome | None, cell: str, unit: RecordedUnit) -> str:
     """What the recording's whole run found, beside the one question it plays: questions, both
-    accuracies, RRMaj - MAJ with its 95% interval, and which of the four cells this question is
-    in ("RRMaj alone right on 7 of 80, MAJ alone on 2, ...")."""
+    accuracies as the run decided each question (the estimator the leaderboard and the report's
+    paired table show, named), RRMaj - MAJ with its 95% interval, and which of the four cells
+    this question is in ("RRMaj alone right on 7 of 80, MAJ alone on 2, ...")."""
     qid = escape(unit.question_id)
     if outcome is None:
         return (
@@ -515,8 +517,8 @@ def result_line(outcome: CellOutcome | None, cell: str, unit: RecordedUnit) -> s
     return (
         f'<div class="rr-result" style="{_RESULT_STYLE}"><b>Whole run of this setting</b>'
         f'<span class="rr-source" style="color:#4338ca"> ({escape(unit.source)})</span>: '
-        f"{r.questions} questions · "
-        f"MAJ {pct(r.maj)}% · RRMaj {pct(r.rrmaj)}% · RRMaj - MAJ "
+        f'{r.questions} questions · <span class="rr-estimator">estimator: {ESTIMATORS["decisions"]}'
+        f"</span> · MAJ {pct(r.maj)}% · RRMaj {pct(r.rrmaj)}% · RRMaj - MAJ "
         f"<b>{escape(outcome.difference())}</b> (95% interval): <b>{escape(outcome.finding)}</b>. "
         f"{escape(outcome.counts())}; <b>{qid}</b> is {escape(_cell_words(cell))}.</div>"
     )

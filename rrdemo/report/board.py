@@ -38,13 +38,26 @@ def write_submission(
     notes: str = "",
     source: str = "local_run",
     created: datetime | None = None,
+    *,
+    provenance: str | None = None,
+    superseded: str | None = None,
 ) -> Path:
-    """Build, validate, then write atomically (a finished run only for source rrdemo)."""
+    """Build, validate, then write atomically. Source rrdemo takes a finished run only, unless
+    its rows are `superseded` (with the reason): the board shows those labelled and never ranks
+    them, so a run stopped part-way may publish them as what it was."""
     from rrdemo.report.submission import build_submission
 
-    if source == "rrdemo":
+    if source == "rrdemo" and not superseded:
         check_finished(log)
-    submission = build_submission(log, submitter, notes, source=source, created=created)
+    submission = build_submission(
+        log,
+        submitter,
+        notes,
+        source=source,
+        created=created,
+        provenance=provenance,
+        superseded=superseded,
+    )
     data = submission.model_dump(mode="json")
     out.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=".export-", suffix=".json")

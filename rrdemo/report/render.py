@@ -15,7 +15,7 @@ from typing import Any
 from rrdemo.config import ct_label
 from rrdemo.events import METHODS
 from rrdemo.report.speakers import FinalSpeakerRow, MixRow, OpenerRow
-from rrdemo.report.stats import Estimate
+from rrdemo.report.stats import TRIALS, Estimate
 from rrdemo.report.tables import KPoint, MainRow, ScalingPoint, YieldRow
 
 
@@ -57,7 +57,8 @@ def _cell(value: Any) -> Any:
 # -- tables -------------------------------------------------------------------------------------
 def main_table_md(rows: list[MainRow]) -> str:
     """The paper's layout: Ceiling | per config MAJ, RRMaj, Delta | Floor; one block per setting,
-    one section per ensemble, one line per dataset. Cells: accuracy % [95% interval]."""
+    one section per ensemble, one line per dataset. Cells: accuracy % [95% interval]. Each block's
+    title names its estimator, the pool draws (the run's own decisions are the paired table's)."""
     blocks = []
     groups: dict[tuple, list[MainRow]] = defaultdict(list)
     for row in rows:
@@ -90,7 +91,10 @@ def main_table_md(rows: list[MainRow]) -> str:
                     ]
                 line.append(ci_text(row.floor.maj) if row.floor else "–")
                 body.append(line)
-        title = f"Strength {strength}, N = {n}, K = {k}, L = {length}, M = {m}"
+        title = (
+            f"Pool-draw estimate (mean over {TRIALS} pool draws, not the run's decisions): "
+            f"strength {strength}, N = {n}, K = {k}, L = {length}, M = {m}"
+        )
         blocks.append(f"### {title}\n\n{markdown_table(header, body)}")
     return "\n\n".join(blocks)
 

@@ -1,8 +1,11 @@
 """The leaderboard submission contract, owned by the library (one schema version, `SCHEMA_VERSION`).
 
-A submission is one JSON document: who submitted it, where the numbers come from, and a list of
-result rows, one per ensemble configuration (model, dataset, corruption strength, N = c + t
-agents, K, M, L) with its MAJ and RRMaj accuracies. `build_submission` makes one from an
+A submission is one JSON document: who submitted it, where the numbers come from (`provenance`:
+the study file, log or table that made them), and a list of result rows, one per ensemble
+configuration (model, dataset, corruption strength, N = c + t agents, K, M, L) with its MAJ and
+RRMaj accuracies, the number of questions they stand on and the estimator that made them
+(`ESTIMATORS`). A row may be marked superseded, with the reason: the board shows it labelled and
+never ranks it. `build_submission` makes one from an
 experiment log (`rrdemo export RUN.jsonl` writes it to a file); the leaderboard (its tab and
 `python -m leaderboard submit FILE`) reads files back with `parse_submission`, which rejects bad
 files with one readable reason per problem. The leaderboard imports this module, never the reverse.
@@ -45,13 +48,14 @@ from rrdemo.config import (
     logged_setting,
 )
 from rrdemo.errors import RRError
-from rrdemo.report.adversary import main_table_by_adversary
 from rrdemo.report.models import UnnamedWeights, result_model
-from rrdemo.runs.log import read_run
+from rrdemo.report.stats import wilson95
+from rrdemo.runs.log import read_log
 from rrdemo.tasks import GENERATED_TASKS, TASK_NAMES
-from rrdemo.tasks.generated import BEYOND_THE_PAPER, GENERATED_NAMES
+from rrdemo.tasks.data import DATASETS as BENCHMARK_DATA
+from rrdemo.tasks.generated import BEYOND_THE_PAPER, GENERATED_NAMES, POOL_SIZE
 
-SCHEMA_VERSION = 3  # what exports write and the server accepts
+SCHEMA_VERSION = 4  # what exports write and the server accepts
 MAX_FILE_BYTES = 1024 * 1024  # 1 MiB: a full paper table is ~20 KiB
 MAX_ROWS = 1000
 
@@ -75,6 +79,28 @@ K_RANGE = (1, 4096)  # tokens per RR turn; the paper sweeps 3..500 and uses K = 
 M_RANGE = (1, 100)  # RR trajectories voted by RRMaj; the paper scales M up to 40
 L_RANGE = (1, 32768)  # max tokens per answer L
 QUESTIONS_RANGE = (1, 100_000)
+
+# How a row's accuracies were computed. "decisions" is the headline everywhere (board, Arena,
+# report's paired table): each question's MAJ and RRMaj vote as the run cast it, at M = M*, the
+# numbers the paired bootstrap and McNemar's test read. "pool-draws" is the paper's appendix D:
+# the mean over 50 draws of M members from each question's pool (the paper's tables).
+ESTIMATORS = {
+    "decisions": "run's decisions",
+    "pool-draws": "pool draws",
+}
+ESTIMATOR_MEANINGS = {
+    "decisions": "each question's MAJ and RRMaj vote as the run cast it (M = M*)",
+    "pool-draws": "mean over 50 draws of M members from each question's pool (paper, appendix D)",
+}
+MAX_REASON = 300  # characters of a superseded row's reason
+MAX_PROVENANCE = 300  # characters of a submission's provenance
+
+
+def dataset_size(dataset: str) -> int:
+    """Questions the dataset holds: a benchmark's test set, a generated task's pool."""
+    spec = BENCHMARK_DATA.get(dataset)
+    return spec.size if spec is not None else POOL_SIZE
+
 
 _MODEL_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,199}$")
 _TOKEN = re.compile(r"^[A-Za-z0-9._:+-]{1,128}$")
@@ -150,6 +176,19 @@ class ResultRow(AgentCounts, BaseModel):
     # the prompt style and the end-of-sequence policy of the run; null (or absent) when not stated
     prompt_style: Literal[PROMPT_STYLES] | None = None  # one of rrdemo.config.PROMPT_STYLES
     eos_policy: Literal[EOS_POLICIES] | None = None  # one of rrdemo.config.EOS_POLICIES
+    estimator: Literal[tuple(ESTIMATORS)]  # how the accuracies were computed (`ESTIMATORS`)
+    # why the row is no longer current (an old prompt, too few questions); null: current
+    superseded: str | None = None
+
+    @field_validator("superseded")
+    @classmethod
+    def _reason(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        value = _check_text(value.strip(), "superseded", MAX_REASON)
+        if not value:
+            raise ValueError("superseded must give the reason (or be null for a current row)")
+        return value
 
     @field_validator("model")
     @classmethod
@@ -217,12 +256,51 @@ class ResultRow(AgentCounts, BaseModel):
                 "maj_accuracy and rrmaj_accuracy are both required unless the row is a "
                 "ceiling (0cNt) or floor (Nc0t) bound"
             )
-        for name, ci in (("maj_ci", self.maj_ci), ("rrmaj_ci", self.rrmaj_ci)):
-            if ci is not None and ci[0] > ci[1]:
-                problems.append(f"{name} must be [lo, hi] with lo <= hi")
+        problems += self._possible()
         if problems:
             raise ValueError("\n".join(problems))
         return self
+
+    def _possible(self) -> list[str]:
+        """What no real run can give: more questions than the dataset has, an accuracy that is
+        no count of n questions (the run's decisions), an interval that leaves out its accuracy
+        or is narrower than n questions allow."""
+        problems = []
+        size, n = dataset_size(self.dataset), self.n_questions
+        if n < 1:  # out of range, said once above
+            return problems
+        if n > size:
+            problems.append(
+                f"n_questions = {_short(n)}, but {self.dataset} has {size} questions; "
+                "give the questions the accuracies stand on"
+            )
+        for method, value, ci in (
+            ("maj", self.maj_accuracy, self.maj_ci),
+            ("rrmaj", self.rrmaj_accuracy, self.rrmaj_ci),
+        ):
+            if value is None:
+                if ci is not None:
+                    problems.append(f"{method}_ci is given without {method}_accuracy")
+                continue
+            count = value * n
+            if self.estimator == "decisions" and abs(count - round(count)) > 5e-7 * n + 1e-9:
+                problems.append(
+                    f"{method}_accuracy = {_short(value)} is not a whole number of the "
+                    f"{_short(n)} questions (the run's decisions count each question once)"
+                )
+            if ci is None:
+                continue
+            lo, hi = ci
+            if lo > hi:
+                problems.append(f"{method}_ci must be [lo, hi] with lo <= hi")
+            elif not lo - 5e-4 <= value <= hi + 5e-4:
+                problems.append(f"{method}_ci {_short(ci)} does not contain {method}_accuracy")
+            elif 0 < value < 1 and hi - lo < _narrowest(value, n):
+                problems.append(
+                    f"{method}_ci {_short(ci)} is narrower than {_short(n)} questions allow "
+                    f"(at least {100 * _narrowest(value, n):.1f} points at this accuracy)"
+                )
+        return problems
 
     def config_key(self) -> tuple[Any, ...]:
         """What makes two rows the same configuration (used to reject repeats in one file)."""
@@ -250,6 +328,9 @@ class Submission(BaseModel):
     submitter: str  # free text shown on the board (escaped); 1-100 characters
     notes: str = ""  # free text, at most 2000 characters (escaped when shown)
     source: Literal[(*SUBMITTED_SOURCES, *RESERVED_SOURCES)]  # reserved ones only when seeded
+    # the study file, log or table that made the rows (a path relative to the project for this
+    # project's own sweeps, a log's file name for an export, the table's label for the paper)
+    provenance: str
     rrdemo_version: str  # version of rrdemo that produced the numbers
     created: Annotated[datetime, Field(strict=False)]  # ISO 8601 time the results were exported
     results: list[ResultRow]
@@ -291,6 +372,14 @@ class Submission(BaseModel):
     def _notes(cls, value: str) -> str:
         return _check_text(value, "notes", 2000)
 
+    @field_validator("provenance")
+    @classmethod
+    def _provenance(cls, value: str) -> str:
+        value = _check_text(value.strip(), "provenance", MAX_PROVENANCE)
+        if not value:
+            raise ValueError("provenance must name the study file or log that made the rows")
+        return value
+
     @field_validator("rrdemo_version")
     @classmethod
     def _rrdemo_version(cls, value: str) -> str:
@@ -330,6 +419,12 @@ class Submission(BaseModel):
         return hashlib.sha256(self.canonical_json().encode("ascii")).hexdigest()
 
 
+def _narrowest(accuracy: float, n: int) -> float:
+    """A third of the width of the normal 95% interval of `accuracy` over n questions: no
+    interval of a real run is narrower (a bootstrap's or Wilson's is about the normal one)."""
+    return 2 * 1.96 * math.sqrt(accuracy * (1 - accuracy) / n) / 3
+
+
 def _short(value: object) -> str:
     text = repr(value)
     return text if len(text) <= 24 else text[:20] + "..."
@@ -358,7 +453,11 @@ def _messages(error: ValidationError) -> list[str]:
         where = _loc(tuple(err["loc"]))
         kind = err["type"]
         msg = str(err["msg"]).removeprefix("Value error, ")
-        if kind == "missing":
+        if kind == "missing" and where.endswith("estimator"):
+            line = f"{where}: required field is missing; say how the accuracies were computed: " + (
+                ", ".join(f"{key} ({meaning})" for key, meaning in ESTIMATOR_MEANINGS.items())
+            )
+        elif kind == "missing":
             line = f"{where}: required field is missing"
         elif kind == "extra_forbidden":
             line = f"{where}: unknown field; remove it (allowed fields are listed in the schema)"
@@ -374,8 +473,12 @@ def _messages(error: ValidationError) -> list[str]:
             line = f"{where}: unknown {what}; allowed: {', '.join(allowed)}"
         elif kind == "literal_error" and where == "source":
             line = f"source: must be one of {', '.join(SUBMITTED_SOURCES)}"
+        elif kind == "literal_error" and where.endswith("estimator"):
+            line = f"{where}: unknown estimator; allowed: " + ", ".join(
+                f"{key} ({meaning})" for key, meaning in ESTIMATOR_MEANINGS.items()
+            )
         elif kind in ("greater_than_equal", "less_than_equal", "finite_number"):
-            line = f"{where}: must be a fraction between 0 and 1 ({msg})"
+            line = f"{where}: must be a fraction between 0 and 1 ({msg}; 57.4% is 0.574)"
         else:
             line = f"{where}: {msg}"
         if kind == "value_error" and "\n" in msg:
@@ -467,22 +570,30 @@ def build_submission(
     notes: str = "",
     source: str = "local_run",
     created: datetime | None = None,
+    *,
+    provenance: str | None = None,
+    superseded: str | None = None,
 ) -> Submission:
     """The submission of an experiment log (rows name their adversary strategy, prompt style and
     end-of-sequence policy), dated `created` (UTC), else when the log was last written.
 
-    One result row per condition at M = N (MAJ and RRMaj accuracy with 95% intervals); agents
-    are named by their weights (`rrdemo.report.models.result_model`: a served agent by its
-    hub_id). Raises `SubmissionRejected` when the run cannot be one (a task that is not a
-    benchmark, a served agent that does not name its weights, conditions of one row that differ
-    in prompt style or end-of-sequence policy).
+    One result row per condition: MAJ and RRMaj accuracy as the run decided each question at
+    M = M* (estimator "decisions", the numbers of the report's paired table and the Arena's
+    result line), with Wilson 95% intervals over its finished questions. Agents are named by
+    their weights (`rrdemo.report.models.result_model`: a served agent by its hub_id).
+    `provenance` names what made the rows (default: the log's file name); `superseded`, when
+    given, marks every row with that reason. Raises `SubmissionRejected` when the run cannot be
+    one (a task that is not a benchmark, a served agent that does not name its weights,
+    conditions of one row that differ in prompt style or end-of-sequence policy).
     """
-    run = read_run(log_path)
-    _refuse_adaptive_turns(run.conditions.values())
-    lookup: dict[tuple[Any, ...], dict[str, Any]] = {}
-    for c in run.conditions.values():
+    from rrdemo.report.paired import paired_by_condition
+
+    log = read_log(log_path)
+    _refuse_adaptive_turns(log.conditions.values())
+    seen: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for c in log.conditions.values():
         key = (c["ensemble"], c["task"], c["strength"], c["k"], c["max_tokens"], c["n"], c["c"])
-        first = lookup.setdefault(key + (c["adversary"],), c)
+        first = seen.setdefault(key + (c["adversary"],), c)
         if _run_settings(first) != _run_settings(c):
             raise SubmissionRejected(
                 [
@@ -491,44 +602,50 @@ def build_submission(
                     "of each, so this log cannot be one submission"
                 ]
             )
+    decided = paired_by_condition(log)
+    order = sorted(
+        decided,
+        key=lambda key: tuple(
+            log.conditions[key][name]
+            for name in ("ensemble", "task", "strength", "k", "max_tokens", "n", "adversary", "c")
+        ),
+    )
     results = []
-    for adversary, row in main_table_by_adversary(run.outcomes):
-        for cell in [row.ceiling, *row.cells, row.floor]:
-            if cell is None:
-                continue
-            cond = lookup[
-                (row.ensemble, row.task, row.strength, row.k, row.max_tokens, row.n, cell.c)
-                + (adversary,)
-            ]
-            agents = cond["config"]["agents"]
-            try:
-                models = [result_model(a) for a in agents]
-            except UnnamedWeights as exc:
-                raise SubmissionRejected([f"{row.ensemble} ({row.task}): {exc}"]) from None
-            results.append(
-                {
-                    "model": models[0],
-                    "model_revision": agents[0].get("revision"),
-                    "agent_models": models,
-                    "corrupted_agents": [i for i, a in enumerate(agents) if a["corrupted"]],
-                    "dataset": row.task,
-                    "strength": row.strength,
-                    "n_agents": row.n,
-                    "n_corrupted": cell.c,
-                    "n_honest": row.n - cell.c,
-                    "k": row.k,
-                    "m": row.m,
-                    "max_tokens": row.max_tokens,
-                    "n_questions": cell.maj.n_questions,
-                    "maj_accuracy": _frac(cell.maj.mean),
-                    "rrmaj_accuracy": _frac(cell.rrmaj.mean),
-                    "maj_ci": [_frac(cell.maj.lo), _frac(cell.maj.hi)],
-                    "rrmaj_ci": [_frac(cell.rrmaj.lo), _frac(cell.rrmaj.hi)],
-                    "config_hash": cond["config_hash"],
-                    "adversary": adversary,
-                    **_run_settings(cond),
-                }
-            )
+    for key in order:
+        cond, row = log.conditions[key], decided[key]
+        agents = cond["config"]["agents"]
+        try:
+            models = [result_model(a) for a in agents]
+        except UnnamedWeights as exc:
+            raise SubmissionRejected([f"{cond['ensemble']} ({cond['task']}): {exc}"]) from None
+        n = row.questions
+        maj, rrmaj = round(row.maj * n), round(row.rrmaj * n)
+        results.append(
+            {
+                "model": models[0],
+                "model_revision": agents[0].get("revision"),
+                "agent_models": models,
+                "corrupted_agents": [i for i, a in enumerate(agents) if a["corrupted"]],
+                "dataset": cond["task"],
+                "strength": cond["strength"],
+                "n_agents": cond["n"],
+                "n_corrupted": cond["c"],
+                "n_honest": cond["n"] - cond["c"],
+                "k": cond["k"],
+                "m": cond["m_star"],
+                "max_tokens": cond["max_tokens"],
+                "n_questions": n,
+                "maj_accuracy": _frac(maj / n),
+                "rrmaj_accuracy": _frac(rrmaj / n),
+                "maj_ci": [_frac(x) for x in wilson95(maj, n)],
+                "rrmaj_ci": [_frac(x) for x in wilson95(rrmaj, n)],
+                "config_hash": cond["config_hash"],
+                "adversary": cond["adversary"],
+                **_run_settings(cond),
+                "estimator": "decisions",
+                "superseded": superseded,
+            }
+        )
     # Else when the run's log was last written: exporting one finished run twice gives one file.
     # A checkout does not keep a file's time, so the project's own runs pass the day they finished.
     if created is None:
@@ -540,6 +657,7 @@ def build_submission(
         "submitter": submitter,
         "notes": notes,
         "source": source,
+        "provenance": provenance or Path(log_path).name,
         "rrdemo_version": rrdemo.__version__,
         "created": created.isoformat(timespec="seconds"),
         "results": results,

@@ -53,6 +53,11 @@ from rrdemo.report.tables import (
 from rrdemo.report.theory_fit import fit, fit_records, meter_steps, theory_fit_md
 from rrdemo.runs.log import Run, read_log, read_run
 
+PAIRED_TITLE = (
+    "## MAJ and RRMaj as the run decided them (estimator: run's decisions, M = M*: accuracies, "
+    "paired difference with a bootstrap 95% interval, McNemar's exact test)\n\n"
+)
+
 
 @dataclass
 class Report:
@@ -110,10 +115,15 @@ def _both_methods_report(run: Run, seed: int) -> Report:
         figures["k_ablation"] = k_figure(kpoints)
     summary = [
         *_head(run),
-        "Accuracies in %, [95% bootstrap interval over questions and pool draws]; "
-        "± is the spread over 50 pool-sampling trials.",
+        "Accuracies in %. Two estimators, each named where it is shown: the run's decisions "
+        "(each question's MAJ and RRMaj vote as the run cast it, at M = M*: the headline, the "
+        "numbers of the leaderboard and the Arena) and the pool-draw estimate (the mean over 50 "
+        "draws of M members from each question's pool, the paper's appendix D; [95% bootstrap "
+        "interval over questions and pool draws], ± the spread over the draws).",
         "",
-        "## Main table (Ceiling | MAJ, RRMaj, Δ per config | Floor)\n\n" + files["main_table.md"],
+        PAIRED_TITLE + files["paired.md"],
+        "## Main table, pool-draw estimate (Ceiling | MAJ, RRMaj, Δ per config | Floor)\n\n"
+        + files["main_table.md"],
         *(
             [
                 f"## Adversary strategies (MAJ vs RRMaj per strategy; the other sections read "
@@ -122,15 +132,14 @@ def _both_methods_report(run: Run, seed: int) -> Report:
             if "adversary_table.md" in files
             else []
         ),
-        "## MAJ and RRMaj on the same questions (the run's own decisions at M = M*: paired "
-        "difference with a bootstrap 95% interval, McNemar's exact test)\n\n" + files["paired.md"],
         "## What each answer was (MAJ: one agent's answer; RRMaj: one trajectory's)\n\n"
         + files["answer_rates.md"],
         "## Right work, wrong label (fooled answers whose text computes the gold's value: the "
         "reasoning held and the last statement gave the target; questions whose gold is one "
         "number)\n\n" + files["hijacked.md"],
-        "## Asymmetric yield\n\n" + files["asymmetric_yield.md"],
-        "## M scaling\n\n" + files["m_scaling.md"],
+        "## Asymmetric yield (pool-draw estimate: the main table's Δ)\n\n"
+        + files["asymmetric_yield.md"],
+        "## M scaling (pool-draw estimate at each M)\n\n" + files["m_scaling.md"],
         "## Who wrote the RR trajectories (mixed = an honest and a corrupted agent both wrote; "
         "accuracy per trajectory)\n\n" + files["speaker_mix.md"],
         "## Who opened the RR trajectories (per trajectory; a corrupted opener that no honest "
@@ -140,7 +149,7 @@ def _both_methods_report(run: Run, seed: int) -> Report:
         "speaker's role is fixed by who wrote at all.\n\n" + files["final_speaker.md"],
         "## Lengths (tokens per MAJ answer and per RR trajectory; cut = stopped at L)\n\n"
         + files["lengths.md"],
-        "## K ablation\n\n"
+        "## K ablation (pool-draw estimate)\n\n"
         + (
             files["k_ablation.md"]
             if "k_ablation" in figures

@@ -6,6 +6,7 @@ changes nothing in a clean checkout (the tests hold every committed study to tha
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
@@ -27,7 +28,8 @@ def build_steps(study: Study) -> list[str]:
     if study.report:
         steps.append(f"report -> {study.report}/")
     if study.board:
-        steps.append(f"board rows (created {study.board.created}) -> {study.board.out}")
+        marked = " superseded" if study.board.superseded else ""
+        steps.append(f"board rows{marked} (created {study.board.created}) -> {study.board.out}")
     if study.gallery:
         steps.append(
             f"gallery settings (recorded {study.gallery.recorded}) -> {study.gallery.manifest}"
@@ -69,23 +71,40 @@ def build(study: Study, say: Callable[[str], None] = lambda line: None, png: boo
             write_calibration_report(study.log, study.report, png=png)
         say(f"report -> {study.report}")
     if study.board:
-        from rrdemo.report.board import check_finished, write_submission
-
-        try:
-            check_finished(study.log)
-        except RRError as why:  # a report of a run under way is worth having; its rows are not
-            say(f"board rows not written: {why}")
-        else:
-            created = datetime.fromisoformat(study.board.created).replace(tzinfo=timezone.utc)
-            write_submission(
-                study.log, study.board.out, BOARD_SUBMITTER, study.board.notes, "rrdemo", created
-            )
-            say(f"board rows -> {study.board.out}")
+        _board(study, say)
     if study.gallery:
         from rrdemo.study.gallery import write_gallery_settings
 
         n = write_gallery_settings(study.gallery.manifest, study.log, study.gallery.recorded)
         say(f"{n} gallery settings -> {study.gallery.manifest}")
+
+
+def _board(study: Study, say: Callable[[str], None]) -> None:
+    """The study's board rows, naming the study file (relative to the folder that holds both it
+    and the rows) as their provenance; current rows from a finished run only."""
+    from rrdemo.report.board import check_finished, write_submission
+
+    board = study.board
+    assert board is not None
+    if not board.superseded:
+        try:
+            check_finished(study.log)
+        except RRError as why:  # a report of a run under way is worth having; its rows are not
+            say(f"board rows not written: {why}")
+            return
+    root = Path(os.path.commonpath([study.path.resolve(), board.out.resolve()]))
+    created = datetime.fromisoformat(board.created).replace(tzinfo=timezone.utc)
+    write_submission(
+        study.log,
+        board.out,
+        BOARD_SUBMITTER,
+        board.notes,
+        "rrdemo",
+        created,
+        provenance=study.path.resolve().relative_to(root).as_posix(),
+        superseded=board.superseded,
+    )
+    say(f"board rows -> {board.out}")
 
 
 def _reextract(log: Path, experiment: bool) -> None:

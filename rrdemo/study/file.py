@@ -33,7 +33,7 @@ from rrdemo.files import read_settings_file
 KINDS = ("experiment", "calibration")
 _KEYS = ("kind", "log", "shards", "batch", "settings", "publish", "throughput")
 _PUBLISH = ("reextract", "report", "paired_with", "board", "gallery")
-_BOARD = ("out", "created", "notes")
+_BOARD = ("out", "created", "notes", "superseded")
 _GALLERY = ("manifest", "recorded")
 MAX_SHARDS = 64  # more processes than any machine here has cores
 _SHARD_STEM = re.compile(r"-\d+-of-\d+$")  # `Study.shard_log`: <stem>-i-of-n
@@ -47,6 +47,9 @@ class Board:
     out: Path
     created: str  # when the run finished, UTC: the submission's date whatever the file time
     notes: str
+    # why the rows are no longer current (the board shows them labelled, never ranked); None:
+    # current rows, which only a finished run publishes
+    superseded: str | None = None
 
 
 @dataclass(frozen=True)
@@ -192,10 +195,14 @@ def load_study(path: Path | str) -> Study:
         raw = _keys(publish["board"], _BOARD, f"{path}: publish.board")
         if not isinstance(raw.get("notes"), str) or not raw["notes"].strip():
             raise RRError(f"{path}: publish.board.notes must say what the rows are")
+        superseded = raw.get("superseded")
+        if superseded is not None and (not isinstance(superseded, str) or not superseded.strip()):
+            raise RRError(f"{path}: publish.board.superseded must give the reason as text")
         board = Board(
             _relative(raw.get("out"), f"{path}: publish.board.out", folder, ".json"),
             _when(raw.get("created"), f"{path}: publish.board.created"),
             raw["notes"],
+            superseded,
         )
     if publish.get("gallery") is not None:
         raw = _keys(publish["gallery"], _GALLERY, f"{path}: publish.gallery")

@@ -49,7 +49,7 @@ def test_cli_submit_list_and_moderate(lb_env: str, tmp_path: Path) -> None:
     lines = rejected.stderr.strip().splitlines()
     assert lines[0] == "Rejected:"
     assert lines[1:] == [  # every problem, one per line
-        "schema_version: version 2 is not supported (this server accepts 3)",
+        "schema_version: version 2 is not supported (this server accepts 4)",
         "results[0]: k (K) = 0 is out of range; allowed 1..4096",
         "results[0]: c + t must equal N: 3 + 9 != 5",
     ]
@@ -92,17 +92,18 @@ def test_rank_orders_the_models_as_the_board_does(lb_env: str, tmp_path: Path, c
     out = tmp_path / "ranking.csv"
     assert main(["rank", "--task", "gsm8k", "--strength", "moderate", "--csv", str(out)]) == 0
     printed = capsys.readouterr().out.splitlines()
-    assert printed[0].split()[:2] == ["rank", "model"]
+    assert printed[0] == "Ranked on the paper's tasks:"
+    assert printed[1].split()[:3] == ["rank", "model", "source"]
     with out.open(encoding="utf-8") as handle:
         ranked = list(csv.DictReader(handle))
     assert [r["rank"] for r in ranked] == [str(i + 1) for i in range(len(ranked))]
     scores = [float(r["RRMaj % (rho>=0.6)"]) for r in ranked]
     assert len(ranked) == 5 and scores == sorted(scores, reverse=True)
-    assert ranked[0]["model"] in printed[1]  # the table shows the same first model
+    assert ranked[0]["model"] in printed[2]  # the table shows the same first model
 
     assert main(["rank", "--format", "json", "--model", ranked[-1]["model"]]) == 0
     (only,) = json.loads(capsys.readouterr().out)
-    assert only["model"] == ranked[-1]["model"] and only["rank"] == 1
+    assert only["model"] == ranked[-1]["model"] and only["rank"] == "1"
 
 
 def test_list_filters_by_task_config_strength_model_and_band(

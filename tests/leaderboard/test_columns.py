@@ -19,7 +19,13 @@ def test_board_rows_have_a_field_per_stored_column_and_the_derived_ones() -> Non
     assert len({c.name for c in COLUMNS}) == len(COLUMNS)
     row = board_row("org/a", 3, 2, 0.25, 0.5)
     derived = {c.name: c.value(row) for c in COLUMNS if c.stored is None}
-    assert derived == {"dataset_label": "gsm8k", "config": "3c2t", "rho": 0.6, "delta": 0.25}
+    assert derived == {
+        "dataset_label": "gsm8k",
+        "config": "3c2t",
+        "rho": 0.6,
+        "delta": 0.25,
+        "standing": "current",
+    }
     with pytest.raises(dataclasses.FrozenInstanceError):
         row.model = "org/b"
 

@@ -21,7 +21,9 @@ SHARED = 10  # files every thread submits (the same bytes, racing each other)
 
 def _file(owner: str, i: int) -> bytes:
     rows = [
-        result_row(dataset="gsm8k", maj_accuracy=round(i / 1000, 3)),
+        result_row(
+            dataset="gsm8k", maj_accuracy=round(i / 1000, 3), maj_ci=None, estimator="pool-draws"
+        ),
         result_row(dataset="logic7", n_corrupted=4, n_honest=1, corrupted_agents=[0, 1, 2, 3]),
     ]
     return encode(submission(rows, submitter=owner, notes=f"{owner}'s file {i}"))

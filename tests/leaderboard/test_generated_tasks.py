@@ -69,8 +69,8 @@ def test_generated_rows_are_ranked_apart_and_leave_the_paper_scores_alone() -> N
     assert generated.rrmaj_majority == 1.0 and generated.mean_gain == 1.0
     frame = present.ranking_frame(ranked)
     assert frame[["rank", "model", "tasks"]].values.tolist() == [
-        [1, "org/a", "the paper's tasks"],
-        [1, "org/a", BEYOND],
+        ["1", "org/a", "the paper's tasks"],
+        ["1", "org/a", BEYOND],
     ]
     lines = accuracy_by_rho(arith + MODEL_A)
     assert lines["org/a"] == accuracy_by_rho(MODEL_A)["org/a"]

@@ -47,7 +47,7 @@ def _old_row(row: dict[str, Any], columns: set[str]) -> dict[str, Any]:
         values[f"{name}_ci_lo"], values[f"{name}_ci_hi"] = lo, hi
     if "n_honest" not in columns:
         values["n_truthful"] = values.pop("n_honest")
-    for name in ("adversary", "prompt_style", "eos_policy"):
+    for name in ("adversary", "prompt_style", "eos_policy", "estimator", "superseded"):
         if name not in columns:
             values.pop(name, None)
     return values
@@ -61,9 +61,11 @@ def store_raw(
     subs, results = _tables(engine)
     columns = {c.name for c in results.columns}
     digest = digest or hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
+    stated = {"provenance": doc["provenance"]} if "provenance" in subs.columns else {}
     with engine.begin() as connection:
         sub_id = connection.execute(
             sa.insert(subs).values(
+                **stated,
                 content_hash=digest,
                 schema_version=doc["schema_version"],
                 submitter=doc["submitter"],
@@ -221,26 +223,65 @@ def test_migration_0005_adds_prompt_style_and_eos_policy_and_reseeds_our_sweeps_
     kept = [r for r in _results(engine) if r["submission_id"] != ours]
     subs = _submissions(engine)
 
-    upgrade(engine)
-    assert current_revision(engine) == "0005_result_prompt_style_eos" == head_revision()
+    upgrade(engine, "0005_result_prompt_style_eos")
+    assert current_revision(engine) == "0005_result_prompt_style_eos"
     after = _results(engine)
     assert after == [{**r, "prompt_style": None, "eos_policy": None} for r in kept]
     assert _submissions(engine) == {i: s for i, s in subs.items() if i != ours}
-    # The committed sweep, now labelled, is seeded once; the paper's seed is found as it was.
+    # The committed sweep, now labelled, is seeded once, at head, with the paper's tables.
+    upgrade(engine)
     labelled = result_row(config_hash="ours", prompt_style="step-by-step", eos_policy="pass")
     (runs / "sweep").mkdir(parents=True)
     (runs / "sweep" / "submission.json").write_bytes(
         encode(submission([labelled], source="rrdemo"))
     )
     factory = make_sessionmaker(engine)
-    assert run_transaction(factory, service.seed_board) == 1
+    assert run_transaction(factory, service.seed_board) == len(TABLES) + 1
     board = run_transaction(factory, lambda s: service.board_rows(s, include_all=True))
-    assert len(board) == len(kept) + 1
+    assert len(board) == paper_row_count() + 2
     assert [(r.source, r.prompt_style, r.eos_policy) for r in board if r.source != "paper"] == [
         ("local_run", None, None),
         ("rrdemo", "step-by-step", "pass"),
     ]
+    engine.dispose()
 
-    downgrade(engine, "0004_result_n_honest")
-    assert _results(engine) == kept  # the labelled sweep is gone: the older code seeds its own
+
+def test_migration_0006_adds_estimator_superseded_and_provenance_and_reseeds_once(
+    tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LEADERBOARD_PROJECT_RUNS", str(tmp_path / "none"))  # the paper's seeds only
+    monkeypatch.setenv(service.ADMIN_TOKEN_ENV, "sesame")
+    engine = create_db_engine(f"sqlite:///{tmp_path / 'board.db'}")
+    upgrade(engine, "0005_result_prompt_style_eos")
+    for doc in _paper_docs(schema_version=3):  # seeded by the older rrdemo
+        store_raw(engine, doc)
+    user = store_raw(engine, submission([result_row(), result_row(dataset="logic3")]))
+    kept = [r for r in _results(engine) if r["submission_id"] == user]
+    submitted = _submissions(engine)[user]
+
+    upgrade(engine)
+    assert current_revision(engine) == "0006_row_estimator_provenance" == head_revision()
+    after = _results(engine)
+    assert after == [{**r, "estimator": None, "superseded": None} for r in kept]  # seeds gone
+    assert _submissions(engine) == {user: {**submitted, "provenance": None}}
+    factory = make_sessionmaker(engine)
+    assert run_transaction(factory, service.seed_board) == len(TABLES)
+    board = run_transaction(factory, lambda s: service.board_rows(s, include_all=True))
+    assert len(board) == paper_row_count() + len(kept)  # the paper's tables once, not twice
+    assert {r.estimator for r in board if r.source == "paper"} == {"pool-draws"}
+    mine = [r for r in board if r.submission_id == user]
+    assert {r.standing for r in mine} == {"not ranked: estimator not stated"}
+    # An admin may now mark a submission superseded; the audit log's check admits it.
+    message = run_transaction(
+        factory, lambda s: service.moderate(s, user, "supersede", "sesame", "rerun with 80")
+    )
+    assert "superseded" in message
+    board = run_transaction(factory, lambda s: service.board_rows(s, include_all=True))
+    assert {r.standing for r in board if r.submission_id == user} == {"superseded: rerun with 80"}
+
+    downgrade(engine, "0005_result_prompt_style_eos")
+    assert _results(engine) == kept and _submissions(engine) == {user: submitted}
+    with engine.connect() as connection:
+        actions = connection.exec_driver_sql("SELECT action FROM audit_log").all()
+    assert actions == []  # the supersede the older code cannot read is gone with its columns
     engine.dispose()

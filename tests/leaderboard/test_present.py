@@ -65,6 +65,8 @@ def test_the_board_table_and_the_csv_agree_column_by_column(tmp_path: Path) -> N
             shown = frame.loc[i, column.label]
             if column.name == "config":
                 assert shown == f"{record['n_corrupted']}c{record['n_honest']}t"
+            elif column.display == "estimator":  # named in words
+                assert shown == {"decisions": "run's decisions"}[record[column.name]]
             elif column.display == "stated":  # a setting the row may not state: "-"
                 assert shown == (record[column.name] or "-")
             elif record[column.name] == "":
@@ -89,7 +91,8 @@ def test_the_ranking_text_shows_a_dash_where_the_rows_give_no_number() -> None:
     assert scores[0].robustness_tax is None
     text = present.ranking_text(scores)
     assert "None" not in text and "nan" not in text.lower()
-    header, line = text.splitlines()
+    family, header, line = text.splitlines()
+    assert family == "Ranked on the paper's tasks:"
     cells = dict(zip(present.RANKING_COLUMNS, line.split(), strict=False))
     assert cells["rank"] == "1" and cells["model"] == "solo"
     assert line.split().count("-") >= 3  # tax, yield and its interval

@@ -33,12 +33,13 @@ def result_row(**overrides: Any) -> dict[str, Any]:
         "k": 100,
         "m": 5,
         "max_tokens": 512,
-        "n_questions": 32,
+        "n_questions": 40,  # the fewest a ranked row stands on
         "maj_accuracy": 0.25,
         "rrmaj_accuracy": 0.5,
         "maj_ci": [0.125, 0.40625],
         "rrmaj_ci": None,
         "config_hash": "0123abcd",
+        "estimator": "decisions",
     }
     row.update(overrides)
     return row
@@ -51,6 +52,7 @@ def submission(rows: list[dict[str, Any]] | None = None, **overrides: Any) -> di
         "submitter": "alice",
         "notes": "local run on CPU",
         "source": "local_run",
+        "provenance": "runs/small.jsonl",
         "rrdemo_version": "0.1.0",
         "created": "2025-06-01T12:00:00+00:00",
         "results": rows if rows is not None else [result_row()],
@@ -70,7 +72,7 @@ def board_row(model: str, c: int, t: int, maj: float | None, rr: float | None, *
         submission_id=1, status="approved", source="local_run", submitter="s", notes="",
         model=model, dataset="gsm8k", strength="moderate", n_agents=c + t, n_corrupted=c,
         n_honest=t, k=100, m=5, max_tokens=None, n_questions=100, maj_accuracy=maj,
-        rrmaj_accuracy=rr,
+        rrmaj_accuracy=rr, estimator="decisions",
     )  # fmt: skip
     fields.update(kw)
     return BoardRow(**fields)

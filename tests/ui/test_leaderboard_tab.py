@@ -28,6 +28,7 @@ from ui.leaderboard_tab import (  # noqa: E402
     download,
     moderate,
     pending,
+    provenance_cell,
     refresh,
     submit_file,
 )
@@ -117,7 +118,7 @@ def test_refresh_and_download_show_the_filtered_rows(store: Store, tmp_path: Pat
         every = board_rows(session)
     chosen = filter_rows(every, dataset="gsm8k", strength="strong")
     assert 0 < len(chosen) < len(every)
-    ranking, board, _chart = refresh(store, "gsm8k", "strong", "all", "all")
+    ranking, board, _chart, _generated = refresh(store, "gsm8k", "strong", "all", "all")
     assert len(board) == len(chosen) and set(board["dataset"]) == {"gsm8k"}
     assert len(ranking) == len({row.model for row in chosen})
     out = tmp_path / "out"
@@ -135,7 +136,7 @@ def test_refresh_and_download_show_the_filtered_rows(store: Store, tmp_path: Pat
 def test_the_board_names_each_rows_prompt_style_and_eos_policy(store: Store) -> None:
     doc = parse_submission(encode(submission([result_row(prompt_style="step-by-step")])))
     run_transaction(store.factory, lambda s: store_submission(s, doc, status="approved"))
-    ranking, board, _chart = refresh(store, "gsm8k", "moderate", "all", "all")
+    ranking, board, _chart, _generated = refresh(store, "gsm8k", "moderate", "all", "all")
     shown = set(zip(board["source"], board["prompt style"], board["EOS policy"], strict=True))
     assert shown == {("paper", "-", "-"), ("local_run", "step-by-step", "-")}
     scored = dict(zip(ranking["model"], ranking["prompt styles"], strict=True))
@@ -147,7 +148,7 @@ def test_the_cli_ranks_and_writes_what_the_tab_shows(store: Store, tmp_path: Pat
 
     from leaderboard.cli import main
 
-    ranking, _board, _chart = refresh(store, "gsm8k", "strong", "majority (rho >= 0.6)", "all")
+    ranking, *_ = refresh(store, "gsm8k", "strong", "majority (rho >= 0.6)", "all")
     filters = ["--task", "gsm8k", "--strength", "strong", "--band", "majority"]
     assert main(["rank", *filters, "--csv", str(tmp_path / "rank.csv")]) == 0
     written = pd.read_csv(tmp_path / "rank.csv", keep_default_na=False)
@@ -159,6 +160,76 @@ def test_the_cli_ranks_and_writes_what_the_tab_shows(store: Store, tmp_path: Pat
     tab_csv = download(store, "gsm8k", "strong", "majority (rho >= 0.6)", "all", tmp_path / "out")
     assert (tmp_path / "rows.csv").read_text() == Path(tab_csv).read_text()
     capsys.readouterr()
+
+
+def _approved(store: Store, doc: dict) -> int:
+    parsed = parse_submission(encode(doc), allow_reserved=True)
+    outcome = run_transaction(
+        store.factory, lambda s: store_submission(s, parsed, status="approved")
+    )
+    return outcome.submission_id
+
+
+def _majority_rows(model: str, rrmaj: float, **overrides) -> list[dict]:
+    """A model's 3c2t and 4c1t rows on gsm8k, RRMaj `rrmaj` at both."""
+    return [
+        result_row(
+            model=model, agent_models=[model] * 5, n_corrupted=c, n_honest=5 - c,
+            corrupted_agents=list(range(c)), rrmaj_accuracy=rrmaj, **overrides,
+        )
+        for c in (3, 4)
+    ]  # fmt: skip
+
+
+def test_equal_scores_share_a_rank_and_superseded_rows_are_hidden_and_never_ranked(
+    store: Store,
+) -> None:
+    for name in ("org/tied-a", "org/tied-b"):
+        _approved(store, submission(_majority_rows(name, 0.95), submitter=name))
+    old = _approved(
+        store,
+        submission(
+            _majority_rows("org/old", 1.0, superseded="old prompt"), submitter="old", notes="o"
+        ),
+    )
+    few = _approved(
+        store,
+        submission(
+            _majority_rows("org/few", 1.0, n_questions=20, maj_ci=None),
+            submitter="few",
+            notes="f",
+        ),
+    )
+    ranking, board, _chart, _generated = refresh(store, "gsm8k", "moderate", "all", "all")
+    ranks = dict(zip(ranking["model"], ranking["rank"], strict=True))
+    assert ranks["org/tied-a"] == ranks["org/tied-b"] == "=1"
+    assert "org/old" not in ranks and "org/few" not in ranks  # never ranked
+    assert "2" not in ranks.values() and "3" in ranks.values()  # the next rank after two at 1
+    shown = dict(zip(board["submission"], board["standing"], strict=True))
+    assert old not in shown  # hidden by default
+    assert shown[few] == "not ranked: 20 questions (< 40)"
+    ranking, board, *_ = refresh(store, "gsm8k", "moderate", "all", "all", True)
+    assert "org/old" not in set(ranking["model"])
+    shown = dict(zip(board["submission"], board["standing"], strict=True))
+    assert shown[old] == "superseded: old prompt"
+    assert {"questions", "estimator", "source", "study or log"} <= set(board.columns)
+
+
+def test_a_rows_study_is_a_link_on_a_space_and_submitted_text_stays_text(store: Store) -> None:
+    ours = _approved(store, submission(source="rrdemo", provenance="assets/evidence/study.yaml"))
+    theirs = _approved(
+        store, submission(provenance="[click](https://evil.example) <b>x</b>", notes="t")
+    )
+    rows = {r.submission_id: r for r in run_transaction(store.factory, board_rows)}
+    link = provenance_cell(rows[ours], "someone/rrdemo")
+    assert link == (
+        "[assets/evidence/study.yaml](https://huggingface.co/spaces/someone/rrdemo/blob/main/"
+        "assets/evidence/study.yaml)"
+    )
+    assert provenance_cell(rows[ours], None) == "`assets/evidence/study.yaml`"  # no Space
+    assert provenance_cell(rows[theirs], "someone/rrdemo") == (
+        "`[click](https://evil.example) <b>x</b>`"  # a code span: no link, no markup
+    )
 
 
 # -- the tab on a real server -----------------------------------------------------------------------

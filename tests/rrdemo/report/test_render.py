@@ -21,7 +21,10 @@ def test_cells_are_percent_with_one_decimal_signed_when_asked_and_a_dash_for_not
 
 def test_the_main_table_is_the_papers_layout_with_rrmaj_in_bold_where_it_wins():
     md = main_table_md(ROWS)
-    assert md.startswith("### Strength strong, N = 5, K = 4, L = 64, M = 5\n")
+    assert md.startswith(
+        "### Pool-draw estimate (mean over 50 pool draws, not the run's decisions): "
+        "strength strong, N = 5, K = 4, L = 64, M = 5\n"
+    )
     header, rule, ensemble, line = md.splitlines()[2:6]
     assert header == (
         "| Dataset | Ceiling (0c5t) | 1c4t MAJ | 1c4t RRMaj | 1c4t Δ | "

@@ -36,6 +36,7 @@ def _exported(*rows: dict) -> Submission:
         schema_version=SCHEMA_VERSION,
         submitter="exporter",
         source="local_run",
+        provenance="runs/small.jsonl",
         rrdemo_version="0.1.0",
         created=datetime(2025, 6, 1, 12, tzinfo=timezone.utc),
         results=[ResultRow(**row) for row in rows],
