@@ -60,7 +60,7 @@ def command_line_url() -> str:
             "sqlite:////home/you/rrdemo/data/leaderboard.db) or RRDEMO_DATA_DIR (the folder "
             "the app keeps its data in); nothing was created."
         )
-    (root / "data").mkdir(exist_ok=True)
+    (root / "data").mkdir(parents=True, exist_ok=True)
     return f"sqlite:///{root / 'data' / 'leaderboard.db'}"
 
 
