@@ -266,17 +266,18 @@ def _board() -> _Board:
         superseded = gr.Checkbox(
             value=False, label="show superseded rows (labelled, never ranked)", elem_id="lb-old"
         )
-    ranking = gr.Dataframe(label=RANKING_LABEL, interactive=False, wrap=True, elem_id="lb-ranking")
-    generated = gr.Dataframe(
-        label=GENERATED_LABEL, interactive=False, wrap=True, elem_id="lb-generated"
-    )
+    ranked = {"interactive": False, "wrap": True, "headers": present.RANKING_COLUMNS}
+    ranked["column_widths"] = _widths(present.RANKING_COLUMNS)
+    ranking = gr.Dataframe(label=RANKING_LABEL, elem_id="lb-ranking", **ranked)
+    generated = gr.Dataframe(label=GENERATED_LABEL, elem_id="lb-generated", **ranked)
     chart = gr.Plot(label="MAJ (dashed) vs RRMaj (solid) accuracy against rho")
     board = gr.Dataframe(
         label="Result rows (by submission; the source study or log in its own column)",
         interactive=False,
         max_height=600,
         datatype=[_datatype(c) for c in BOARD_COLUMNS],
-        column_widths=[_width(c.label) for c in BOARD_COLUMNS],
+        headers=[str(c.label) for c in BOARD_COLUMNS],
+        column_widths=_widths([str(c.label) for c in BOARD_COLUMNS]),
         elem_id="lb-rows",
     )
     with gr.Row():
@@ -299,11 +300,23 @@ def _datatype(column: Column) -> str:
     return "number" if numeric else "str"
 
 
+# Columns whose values run long; the others are as wide as their header's longest word.
+WIDE = {
+    "model": 260, "standing": 230, "study or log": 240, "submitter": 150, "tasks": 170,
+    "estimator": 150,
+}  # fmt: skip
+
+
 def _width(label: str | None) -> str:
     """A column at least as wide as its header's longest word, so a header never breaks into a
-    letter a line when the filtered rows leave its column short."""
+    letter a line when the filtered rows leave its column short (or empty)."""
     longest = max(len(word) for word in str(label).split())
-    return f"{max(longest, 4) + 3}ch"
+    whole = min(9 * len(str(label)) + 28, 130)  # on one line up to 130 px, else on words
+    return f"{WIDE.get(str(label), max(9 * longest + 28, whole))}px"
+
+
+def _widths(labels: list[str]) -> list[str]:
+    return [_width(label) for label in labels]
 
 
 def _submit_form(space: bool) -> tuple[Any, Any, Any]:

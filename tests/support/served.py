@@ -49,8 +49,9 @@ class ServedApp:
     demo: object
 
 
-def serve_app(pool, folder: Path) -> Iterator[ServedApp]:
-    """`app.build_demo(pool)` launched as `python app.py` launches it (`app.serve`)."""
+def serve_app(pool, folder: Path, project_runs: Path | None = None) -> Iterator[ServedApp]:
+    """`app.build_demo(pool)` launched as `python app.py` launches it (`app.serve`); its board
+    seeds the committed sweeps of `project_runs` when given (the paper's tables only else)."""
     import app
 
     with pytest.MonkeyPatch.context() as mp:
@@ -59,7 +60,7 @@ def serve_app(pool, folder: Path) -> Iterator[ServedApp]:
         # the paper's tables only, as the suite's own readers of this database seed it
         # (tests/conftest.py): a module's app is built before its tests set their paths, and a
         # reader seeding from other committed sweeps would replace the app's "rrdemo" rows
-        mp.setenv("LEADERBOARD_PROJECT_RUNS", str(folder / "no-project-runs"))
+        mp.setenv("LEADERBOARD_PROJECT_RUNS", str(project_runs or folder / "no-project-runs"))
         mp.setenv("LEADERBOARD_ADMIN_TOKEN", TOKEN)
         store = hub_sync.open_store()
         demo = app.build_demo(pool=pool, leaderboard=store)
