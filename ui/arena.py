@@ -232,8 +232,12 @@ def stopped_result(state: ArenaState | None) -> Any:
     return render.live_result_line(state)
 
 
-# Pressing a Run button brings the panels into view (the set-up panel sits below them).
-SHOW_PANELS_JS = "() => document.getElementById('rr-question')?.scrollIntoView({block: 'start'})"
+# Pressing a Run button brings the panels into view (the set-up panel sits below them); the
+# event's inputs pass through unchanged.
+SHOW_PANELS_JS = (
+    "(...inputs) => { document.getElementById('rr-question')?.scrollIntoView({block: 'start'});"
+    " return inputs; }"
+)
 
 
 def _wire_runs(
@@ -261,8 +265,10 @@ def _wire_runs(
     def outcome(state: ArenaState | None) -> str:
         return render.live_result_line(state if isinstance(state, ArenaState) else None)
 
-    ran = run_button.click(run, controls, panels.outputs, api_name="run", **once)
+    # First the quick lines, then the run: a trigger's later listeners wait for its earlier
+    # ones to finish, and a run streams for minutes.
     run_button.click(running, question, shown, js=SHOW_PANELS_JS, **quick)
+    ran = run_button.click(run, controls, panels.outputs, api_name="run", **once)
     ran.success(outcome, panels.state, panels.result, **quick)
     cancellable = [ran]
     replays, live_run = recordings(run)
