@@ -20,8 +20,8 @@ Display = Literal["plain", "text", "percent", "ratio", "stated", "estimator"]
 REQUIRED = object()  # a stored column every row has (no default in BoardRow)
 
 # The fewest questions a row may stand on to be ranked. At 40 questions the 95% interval of an
-# accuracy is at most about +-15 points wide (Wilson, at 50%); at 20 it is +-21 and at 7 (the
-# old-prompt sweep's rows) +-32, wider than the gains the board ranks (docs/leaderboard.md,
+# accuracy is at most about +-15 points wide (Wilson, at 50%); at 20 it is +-20 and at 7 (the
+# old-prompt sweep's rows) +-30, wider than the gains the board ranks (docs/leaderboard.md,
 # "Which rows are ranked"). 40 is also the fewest questions any config of this project's
 # evidence runs has.
 MIN_QUESTIONS = 40

@@ -250,12 +250,21 @@ def test_the_wheel_works_outside_a_checkout(wheel_venv: Path, tmp_path: Path) ->
     silent = _run([*extract, "I cannot tell."], tmp_path, clean)
     assert silent.returncode == 1 and "Traceback" not in silent.stderr
 
-    # The board opened here (a new database under ./data) holds the project's own rows, as many
-    # as the submissions committed in the package; nothing of the checkout is read.
-    committed = sorted((ROOT / "leaderboard" / "project_runs").glob("*/submission.json"))
-    rows = sum(len(json.loads(p.read_text(encoding="utf-8"))["results"]) for p in committed)
+    # An installed board with no database named refuses, making nothing where it runs; given a
+    # data folder, it holds the project's own current rows, as many as the submissions committed
+    # in the package carry (superseded rows are listed only on request); nothing of the checkout
+    # is read.
     board = [str(wheel_venv / "python"), "-m", "leaderboard", "list", "--source", "rrdemo"]
-    listed = _run(board, tmp_path, clean)
+    refused = _run(board, tmp_path, clean)
+    assert refused.returncode == 2 and "LEADERBOARD_DB_URL" in refused.stderr, refused.stderr
+    assert not (tmp_path / "data").exists()
+    committed = sorted((ROOT / "leaderboard" / "project_runs").glob("*/submission.json"))
+    rows = sum(
+        not row.get("superseded")
+        for p in committed
+        for row in json.loads(p.read_text(encoding="utf-8"))["results"]
+    )
+    listed = _run(board, tmp_path, {**clean, "RRDEMO_DATA_DIR": str(tmp_path / "data")})
     assert listed.returncode == 0, listed.stderr
     lines = listed.stdout.strip().splitlines()
     assert rows > 0 and len(lines) == 1 + rows, listed.stdout  # a header, then the rows
