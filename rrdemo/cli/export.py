@@ -20,7 +20,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "export",
         help="write the leaderboard submission (or, with --dataset, a dataset) of an experiment log",
-        description="Build a leaderboard submission (schema v2) from an `rrdemo experiment` log, "
+        description="Build a leaderboard submission (schema v4: each condition's MAJ and RRMaj accuracy as "
+        "the run decided its questions) from an `rrdemo experiment` log, "
         "or with --dataset its trajectories, answers and votes as a Hugging Face dataset.",
     )
     parser.add_argument("log", help="the JSONL log written by `rrdemo experiment`")
