@@ -32,7 +32,8 @@ from rrdemo.runs.estimate import _duration as duration  # one way to say a time
 
 RATES_FILE = Path(__file__).resolve().parents[1] / "assets" / "rates.json"
 QUANTILES = 41  # lengths kept per group: enough for a mean of min(length, L) within a token or so
-MIN_UNITS = 8  # fewer finished units than this fit no speed line
+MIN_UNITS = 8  # fewer finished units than this fit no speed line in the committed rates
+OWN_UNITS = 2  # a run's own log: its pace under today's load counts from two units on
 
 
 @dataclass(frozen=True)
@@ -105,10 +106,11 @@ class Rates:
     @property
     def source(self) -> str:
         doc = self.document
-        return (
-            f"speeds measured in {len(doc.get('logs', []))} committed logs "
+        text = (
+            f"speeds measured in {len(doc.get('logs', []))} log(s) "
             f"({doc.get('machine', 'machine not stated')}; {doc.get('conditions', '')})"
         ).replace("; )", ")")
+        return f"{text}, else {self.before.source}" if self.before else text
 
     def speed(self, model: str, engine: str, method: str, meter: bool, eos: str) -> Speed | None:
         for key_engine in _engines(engine):
@@ -226,6 +228,7 @@ def fit_rates(
     *,
     conditions: str = "",
     machine: str | None = None,
+    min_units: int = MIN_UNITS,
 ) -> dict[str, Any]:
     """The rates document of experiment logs and calibration logs (answer lengths only: they
     log no times); see the module's docstring. `conditions` says how the logs ran (threads,
@@ -258,7 +261,7 @@ def fit_rates(
                     lengths[_length_key(*group[:4], "*", method)].append(int(n))
     speeds = []
     for key, found in sorted(points.items()):
-        if len(found) < MIN_UNITS:
+        if len(found) < min_units:
             continue
         a, b = _fit_line(found)
         model, engine, method, meter, eos = key
@@ -442,7 +445,8 @@ def rates_for(logs: Iterable[Path | str], rates_file: Path | str = RATES_FILE) -
     own = [Path(p) for p in logs if Path(p).is_file()]
     if not own:
         return committed
-    return Rates(fit_rates(own, conditions="this run's own log")).over(committed)
+    mine = fit_rates(own, conditions="this run's own finished units", min_units=OWN_UNITS)
+    return Rates(mine).over(committed)
 
 
 def calibration_estimate(
