@@ -126,8 +126,8 @@ def _both_methods_report(run: Run, seed: int) -> Report:
         + files["main_table.md"],
         *(
             [
-                f"## Adversary strategies (MAJ vs RRMaj per strategy; the other sections read "
-                f"{by_strategy[0]})\n\n" + files["adversary_table.md"]
+                "## Adversary strategies, pool-draw estimate (MAJ vs RRMaj per strategy; the "
+                f"other sections read {by_strategy[0]})\n\n" + files["adversary_table.md"]
             ]
             if "adversary_table.md" in files
             else []
