@@ -245,3 +245,36 @@ def test_one_click_submissions_are_journalled_too(
     store = hub_sync.open_store()
     assert _user_rows(store) == (1, 1, ["pending"])
     _close(store)
+
+
+def test_a_superseded_submission_stays_superseded_after_a_rebuild(
+    lb_env: str, admin: str, tmp_path: Path
+) -> None:
+    store = hub_sync.open_store()
+    outcome = hub_sync.submit_recorded(store, parse_submission(encode(submission())))
+    number = outcome.submission_id
+    hub_sync.moderate_recorded(store, number, "approve", None, "ok", admin)
+    refused = pytest.raises(RRError, match="Give the reason")
+    with refused:
+        hub_sync.moderate_recorded(store, number, "supersede", None, " ", admin)
+    hub_sync.moderate_recorded(store, number, "supersede", None, "rerun on 80 questions", admin)
+
+    def standings(session) -> set[str]:
+        return {r.standing for r in service.board_rows(session) if r.submission_id == number}
+
+    assert run_transaction(store.factory, standings) == {"superseded: rerun on 80 questions"}
+    _close(store)
+    # An older submission in the journal (schema 3: no estimator, no provenance) is skipped,
+    # saying why, and the rebuild goes on.
+    old = submission(schema_version=3, submitter="old", notes="o")
+    old.pop("provenance")
+    for row in old["results"]:
+        row.pop("estimator")
+    journal = store.journal.folder
+    (journal / "submissions" / "old.json").write_text(
+        json.dumps({"at": "2025-01-01T00:00:00", "submission": old}), encoding="utf-8"
+    )
+    _lose_database(tmp_path)
+    store = hub_sync.open_store()  # rebuilt from the journal: approved, then superseded
+    assert run_transaction(store.factory, standings) == {"superseded: rerun on 80 questions"}
+    _close(store)
