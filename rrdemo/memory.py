@@ -63,13 +63,13 @@ class MemoryEstimate:
         return self.weights + self.kv
 
     def text(self) -> str:
-        caches = f"KV caches {_gb(self.kv)}"
+        caches = f"KV caches {gb(self.kv)}"
         if self.sequences:
             caches += f" for {self.sequences} sequences of up to {self.tokens} tokens"
-        return f"about {_gb(self.total)} (weights {_gb(self.weights)}, {caches})"
+        return f"about {gb(self.total)} (weights {gb(self.weights)}, {caches})"
 
 
-def _gb(size: float) -> str:
+def gb(size: float) -> str:
     return f"{size / 1e9:.1f} GB"
 
 
@@ -133,6 +133,22 @@ def estimate_memory(
     return MemoryEstimate(weights, kv, sequences, length if sequences else 0)
 
 
+def resident_bytes(backend: Any, shape: ModelShape | None) -> int:
+    """The memory a loaded model keeps while it stays loaded: its weights as they are in memory
+    (transformers), or its file and the fixed context it allocated (llama.cpp); 0 when nothing
+    says (a served model)."""
+    model = getattr(backend, "model", None)
+    parameters = getattr(model, "parameters", None)
+    if callable(parameters):
+        return sum(p.numel() * p.element_size() for p in parameters())
+    path = getattr(backend, "path", None)
+    size = os.path.getsize(path) if path is not None and os.path.isfile(path) else 0
+    cells = getattr(backend, "n_ctx_seq", 0) * getattr(backend, "n_seq_max", 0)
+    if size and shape is not None:
+        size += cells * shape.kv_bytes_per_token(LLAMA_KV_BYTES)
+    return size
+
+
 def _whole(text: str | None, default: int) -> int:
     return int(text) if text and text.strip().isdigit() else default
 
@@ -148,7 +164,9 @@ def check_memory(
 ) -> MemoryEstimate:
     """Refuse (RRError naming the estimate, the budget and its variable), before anything is
     loaded, the runs of `configs` whose peak memory (`estimate_memory`) is over `budget`
-    (default `memory_budget(public)`); returns the largest estimate. Each model's shape comes
+    (default `memory_budget(public)`); returns the largest estimate. Models the source keeps
+    loaded that these runs do not use count too: the least recently used are unloaded until
+    they and the run fit the budget together. Each model's shape comes
     from `models.shape(name, revision)` (`ModelPool.shape`; sources without it count nothing).
     `maj_samples` None: N answers, or "M" for M (the experiment runner's MAJ@M)."""
     from rrdemo.backends.loading import placement
@@ -158,7 +176,9 @@ def check_memory(
     shapes: dict[tuple, ModelShape | None] = {}
     worst = MemoryEstimate()
     default_dtype: str | None = None
+    configs_seen: list[RunConfig] = []
     for config in configs:
+        configs_seen.append(config)
         for spec in config.agents:
             key = (spec.model, spec.revision, spec.backend, spec.dtype)
             if key not in shapes:
@@ -174,7 +194,24 @@ def check_memory(
             worst = estimate
     if worst.total > budget:
         raise RRError(
-            f"this run would take {worst.text()} of memory, over the limit of {_gb(budget)} "
+            f"this run would take {worst.text()} of memory, over the limit of {gb(budget)} "
             f"({MEMORY_ENV}); use fewer agents, a smaller M or L, or a smaller model"
         )
+    _make_room(models, configs_seen, worst.total, budget)
     return worst
+
+
+def _make_room(models: Any, configs: Sequence[RunConfig], need: int, budget: int) -> None:
+    """Stop keeping the loaded models these runs do not use, least recently used first, until
+    the run's estimate `need` and what stays loaded fit the budget together (`ModelPool.kept`;
+    sources without it keep nothing)."""
+    kept = getattr(models, "kept", None)
+    if kept is None:
+        return
+    others = kept([spec for config in configs for spec in config.agents])
+    held = sum(size for _, size in others)
+    for key, size in others:
+        if need + held <= budget:
+            break
+        models.unload(key)
+        held -= size

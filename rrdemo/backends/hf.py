@@ -18,8 +18,10 @@ next writer (uncertainty policy) is not written, and the cache keeps everything 
 
 from __future__ import annotations
 
+import contextlib
 import threading
-from collections.abc import Hashable, Iterator, Sequence
+import weakref
+from collections.abc import Callable, Generator, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import torch
@@ -38,7 +40,9 @@ from rrdemo.backends.base import (
 )
 from rrdemo.backends.hf_tensors import merge, sample_tokens, split, view
 from rrdemo.backends.row_stop import RowState, row_stop
+from rrdemo.backends.shape import ModelShape
 from rrdemo.backends.tokens import by_length, common_prefix
+from rrdemo.errors import RRError
 from rrdemo.turns import entropy_nats
 
 
@@ -67,11 +71,24 @@ class _Row:
     text: str = ""  # the decoded new tokens (kept only under a turn policy)
 
 
+def cache_bytes(caches: Iterable[DynamicCache]) -> int:
+    """Bytes the keys and values of `caches` hold, each storage once (caches share prefixes)."""
+    seen, total = set(), 0
+    for cache in caches:
+        for layer in getattr(cache, "layers", ()):
+            for tensor in (getattr(layer, "keys", None), getattr(layer, "values", None)):
+                if isinstance(tensor, torch.Tensor) and tensor.numel():
+                    storage = tensor.untyped_storage()
+                    if storage.data_ptr() not in seen:
+                        seen.add(storage.data_ptr())
+                        total += storage.nbytes()
+    return total
+
+
 def _return_freed_memory() -> None:
     """Hand the memory freed caches leave in the C allocator's free lists back to the system
     (glibc's `malloc_trim`): otherwise a finished or cancelled run's KV caches stay in the
     process's resident size until later allocations reuse them. A no-op elsewhere."""
-    import contextlib
     import ctypes
     import ctypes.util
 
@@ -79,8 +96,14 @@ def _return_freed_memory() -> None:
         ctypes.CDLL(ctypes.util.find_library("c")).malloc_trim(0)
 
 
+# A prefill's empty deltas, then its rows, their batched cache and mask, and each row's logits.
+Prefill = Generator[Delta, None, tuple[list[_Row], DynamicCache, torch.Tensor, torch.Tensor]]
+
+
 # A row waits for a batch row sharing this many more prompt tokens than any cache (first turns).
 _MIN_SHARED = 8
+PREFILL_TOKENS = 512  # tokens of one prefill pass, over all its rows, on a CPU
+PREFILL_TOKENS_GPU = 8192
 
 
 class TransformersBackend(Backend):
@@ -108,7 +131,17 @@ class TransformersBackend(Backend):
         self.chat = bool(tokenizer.chat_template) if chat is None else chat
         self.eos_token_ids = frozenset(self._eos_ids(eos_token_ids))
         self._caches: dict[Hashable, _Cached] = {}
+        # batches being decoded, with the groups (run ids) of their requests
+        self._batches: weakref.WeakKeyDictionary[Iterator, frozenset] = weakref.WeakKeyDictionary()
         self._lock = threading.Lock()
+        # tokens of one prefill pass over all its rows: a pass ends within about a second on a
+        # CPU (500 tokens/s for SmolLM2-135M here), and a long prompt's activations stay small
+        self.prefill_tokens = (
+            PREFILL_TOKENS_GPU if self.model.device.type != "cpu" else PREFILL_TOKENS
+        )
+        # bytes a run may take (`rrdemo.memory.memory_budget`), set by the pool; None: unchecked
+        self.memory_budget: Callable[[], int] | None = None
+        self._measured: tuple | None = None  # what `_sizes` reads off the model, once
 
     # -- prompts and tokens ----------------------------------------------------------------------
     def _eos_ids(self, extra: Sequence[int]) -> set[int]:
@@ -144,9 +177,21 @@ class TransformersBackend(Backend):
         return len(self.tokenizer(text, add_special_tokens=False)["input_ids"])
 
     def release(self, key_prefix: tuple = ()) -> None:
+        """Drop the caches kept under `key_prefix`, and close the batches of that run (its
+        first element is the run id, the requests' group) still being decoded: a run closed
+        in the middle may leave its generators suspended, not closed, holding their batched
+        cache until they are collected, after the memory was handed back."""
         with self._lock:
             for key in keys_with_prefix(list(self._caches), key_prefix):
                 del self._caches[key]
+            batches = [
+                b
+                for b, groups in self._batches.items()
+                if not key_prefix or key_prefix[0] in groups
+            ]
+        for batch in batches:
+            with contextlib.suppress(ValueError):  # running in another thread: it ends itself
+                batch.close()
         _return_freed_memory()
 
     def _take(self, key: Hashable) -> _Cached | None:
@@ -197,15 +242,23 @@ class TransformersBackend(Backend):
 
     # -- generation ------------------------------------------------------------------------------
     def generate(self, requests: Sequence[GenerationRequest]) -> Iterator[GenerationOutput]:
-        yield from self._generate_batch(list(enumerate(requests)))
+        batch = self._generate_batch(list(enumerate(requests)))
+        with self._lock:  # `release` of its run closes it, whoever still holds it
+            self._batches[batch] = frozenset(request.group for request in requests)
+        try:
+            yield from batch
+        finally:
+            with self._lock:
+                self._batches.pop(batch, None)
 
     @torch.inference_mode()
     def _generate_batch(
         self, requests: list[tuple[int, GenerationRequest]]
     ) -> Iterator[GenerationOutput]:
-        # 1. Prefill: every request runs only the tokens no cache has seen, all rows in one forward
-        #    pass, and leaves one left-padded batched cache (with the padding of shorter suffixes).
-        rows, cache, mask, logits = self._prefill_batch(requests)
+        # 1. Prefill: every request runs only the tokens no cache has seen, all rows in a few
+        #    forward passes of at most `prefill_tokens` tokens (an empty delta after each long
+        #    one, so the run can be stopped), leaving one left-padded batched cache.
+        rows, cache, mask, logits = yield from self._prefill_batch(requests)
         positions = torch.tensor([[len(r.ids)] for r in rows], device=self.model.device)
         logits = self._allowed(logits)
         next_tokens = sample_tokens(
@@ -278,21 +331,22 @@ class TransformersBackend(Backend):
         """The logits the next tokens are drawn from: all of the model's."""
         return logits
 
-    def _prefill_batch(
-        self, requests: list[tuple[int, GenerationRequest]]
-    ) -> tuple[list[_Row], DynamicCache, torch.Tensor, torch.Tensor]:
-        """Rows for `requests`, their batched cache and attention mask, and each row's logits.
+    def _prefill_batch(self, requests: list[tuple[int, GenerationRequest]]) -> Prefill:
+        """Rows for `requests`, their batched cache and attention mask, and each row's logits
+        (the generator's return value; it yields the empty deltas of `_prefill_pass`).
 
         Each row starts from the cache that shares the longest token prefix with its prompt (its
         own, another key's, or nothing). Rows are prefilled together, in as few forward passes as
         possible: a row that would share a much longer prefix with another row of this batch
         waits for that row's pass (the first turn, where the M trajectories read the same few
-        prompts), so a distinct prompt is prefilled once per batch."""
+        prompts), so a distinct prompt is prefilled once per batch. Before any pass, the memory
+        the batch's caches will take, counted in this model's tokens, is checked (`_check_memory`)."""
         ids = []
         for _, request in requests:
             ids.append(self.encode(request.prompt))
             if not ids[-1]:
                 raise ValueError("empty prompt")
+        self._check_memory(ids, [request for _, request in requests])
         owned = [self._take(request.key) for _, request in requests]
         done: list[_Row] = []
         passes: list[tuple[list[_Row], DynamicCache, torch.Tensor, torch.Tensor]] = []
@@ -311,7 +365,7 @@ class TransformersBackend(Backend):
             items = [(requests[i], ids[i], plan) for i, plan in zip(chosen, plans, strict=True)]
             groups = by_length([len(row_ids) - plan[1] for _, row_ids, plan in items])
             for group in groups:
-                rows, cache, mask, logits = self._prefill_pass([items[g] for g in group])
+                rows, cache, mask, logits = yield from self._prefill_pass([items[g] for g in group])
                 if deferred or len(groups) > 1 or passes:  # rows go to another pass: own caches
                     for b, row in enumerate(rows):
                         row.cache = split(cache, mask, b)
@@ -324,6 +378,62 @@ class TransformersBackend(Backend):
         rows = [row for p in passes for row in p[0]]
         cache, mask = merge([row.cache for row in rows], self.model.device)
         return rows, cache, mask, torch.cat([p[3] for p in passes])
+
+    def _check_memory(self, ids: list[list[int]], requests: Sequence[GenerationRequest]) -> None:
+        """Refuse (RRError) a batch whose memory (`memory_need`), counted in this model's own
+        tokens, would take the process past its budget (`memory_budget`). The estimate made
+        before the run (`rrdemo.memory`) allows a fixed prompt length; this one knows it."""
+        if self.memory_budget is None:
+            return
+        from rrdemo.memory import MEMORY_ENV, gb
+
+        budget = self.memory_budget()
+        total, weights, kv = self.memory_need(ids, requests)
+        if total > budget:
+            longest = max(len(row) for row in ids)
+            raise RRError(
+                f"this run would take about {gb(total)} of memory with {self.name} (weights "
+                f"{gb(weights)}, KV caches {gb(kv)}: {len(ids)} new sequences, the longest "
+                f"prompt {longest:,} tokens as its tokenizer counts them), over the limit of "
+                f"{gb(budget)} ({MEMORY_ENV}); shorten the question, or use fewer agents, a "
+                "smaller M or L"
+            )
+
+    def memory_need(
+        self, ids: list[list[int]], requests: Sequence[GenerationRequest]
+    ) -> tuple[int, int, int]:
+        """(total, weights, KV caches) in bytes at the peak of a batch of prompts `ids`: the
+        weights, the caches kept now, each row's prompt plus its new tokens counted twice (a
+        batch's caches exist twice for a moment: merged into one padded cache at its start,
+        split back out per row at its end) and one prefill pass's activations."""
+        weights, per_token, activations = self._sizes()
+        with self._lock:
+            held = cache_bytes(c.cache for c in self._caches.values())
+        tokens = [
+            len(row) + max(r.max_new_tokens, r.room or 0)
+            for row, r in zip(ids, requests, strict=True)
+        ]
+        kv = held + 2 * sum(tokens) * per_token
+        return weights + kv + activations(max(tokens)), weights, kv
+
+    def _sizes(self) -> tuple[int, int, Callable[[int], int]]:
+        """The weights' bytes, a token's KV cache bytes, and the activations of one prefill pass
+        reading a context of n tokens (attention scores of every head, the MLP's widest layer)."""
+        if self._measured is None:
+            config = self.model.config.get_text_config()
+            shape = ModelShape.from_config(config.to_dict())
+            size = self.model.dtype.itemsize
+            weights = sum(p.numel() * p.element_size() for p in self.model.parameters())
+            heads, hidden = config.num_attention_heads, config.hidden_size
+            wide = max(hidden, getattr(config, "intermediate_size", 0) or 0)
+            self._measured = (weights, shape.kv_bytes_per_token(size), heads, wide, size)
+        weights, per_token, heads, wide, size = self._measured
+        tokens = self.prefill_tokens
+
+        def activations(n: int) -> int:
+            return tokens * (heads * n + 4 * wide) * max(size, 4)
+
+        return weights, per_token, activations
 
     def _plan(
         self, ids: list[int], owned: _Cached | None, done: Sequence[_Row], group: Hashable | None
@@ -347,14 +457,18 @@ class TransformersBackend(Backend):
 
     def _prefill_pass(
         self, items: list[tuple[tuple[int, GenerationRequest], list[int], tuple]]
-    ) -> tuple[list[_Row], DynamicCache, torch.Tensor, torch.Tensor]:
-        """One forward pass over the new suffixes of several rows.
+    ) -> Prefill:
+        """Forward passes over the new suffixes of several rows, returning (rows, cache, mask,
+        logits) like one pass would.
 
         The rows' starting caches are merged left-padded to a common length, and the suffixes
         are left-padded to a common length after them: a shorter suffix leaves a masked gap
         between its cache and its tokens, which the mask carries through decoding and `split`
         removes. Position ids count real tokens only, so each row sees the positions it would
-        see alone."""
+        see alone. The suffixes run in slices of at most `prefill_tokens` tokens over all rows
+        (each slice reads the cache the ones before it wrote): a long prompt's activations stay
+        small, and after each slice an empty delta hands control back to the caller, which may
+        stop the run there (closing this generator) instead of after the whole prompt."""
         device = self.model.device
         caches, suffixes, rows = [], [], []
         for (index, request), ids, (source, keep) in items:
@@ -375,14 +489,19 @@ class TransformersBackend(Backend):
             fed_mask[b, pad:] = 1
             positions[b, pad:] = torch.arange(start, start + len(suffix))
         mask = torch.cat([cache_mask, fed_mask], dim=1)
-        out = self.model(
-            input_ids=fed,
-            attention_mask=mask,
-            position_ids=positions,
-            past_key_values=cache,
-            use_cache=True,
-            logits_to_keep=1,
-        )
+        step = max(1, self.prefill_tokens // len(rows))
+        for start in range(0, width, step):
+            end = min(start + step, width)
+            out = self.model(
+                input_ids=fed[:, start:end],
+                attention_mask=mask[:, : cache_mask.shape[1] + end],
+                position_ids=positions[:, start:end],
+                past_key_values=cache,
+                use_cache=True,
+                logits_to_keep=1,
+            )
+            if end < width:
+                yield Delta(rows[0].index, "")  # a point where the run may be stopped
         return rows, cache, mask, out.logits[:, -1, :]
 
     def _donor(

@@ -17,6 +17,7 @@ import math
 import os
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,6 +71,8 @@ def gb(size: float) -> str:
 # quantized weights hold 0.5): fewer, and transformers would fill in the missing ones in memory.
 MIN_BYTES_PER_PARAM = 0.5
 CONFIG_MAX_BYTES = 1_000_000  # a config.json larger than this is not read
+CHECK_SECONDS = 600.0  # how long a check answers for its repo (the memory check, then the load)
+CHECKS_KEPT = 64
 
 
 @dataclass(frozen=True)
@@ -98,6 +101,10 @@ class HubLimits:
         self._clock = clock
         # client -> repo -> when it was first fetched in the window
         self._fetched: dict[str, dict[str, float]] = {}
+        # (repo, revision) -> (when, what was checked): the memory check and the load that
+        # follows it read one commit, however the repo's head moves in between
+        self._checked: OrderedDict[tuple[str, str | None], tuple[float, Checked]] = OrderedDict()
+        self._counted: dict[tuple[str, str], float] = {}  # (client, repo) -> counted by a check
         self._lock = threading.Lock()
 
     @classmethod
@@ -276,15 +283,46 @@ class HubLimits:
                 f"hub model {repo!r} does not declare a size this app can measure ({exc}): refused"
             ) from None
 
+    def checked(self, download: Download, client: str = "") -> Checked:
+        """`check(download)`, counted against `client`'s hour before the hub is asked anything
+        (reading a repo's metadata and config is a fetch: a visitor naming twelve hub models
+        is refused at the fifth, not after asking the hub about all twelve), and kept for
+        `CHECK_SECONDS`: the memory check and the load that follows it read the same commit."""
+        key = (download.repo, download.revision)
+        with self._lock:
+            kept = self._checked.get(key)
+            if kept is not None and self._clock() - kept[0] < CHECK_SECONDS:
+                return kept[1]
+        when = self._spend(download.repo, client)
+        try:
+            checked = self.check(download)
+        except BaseException:
+            self.refund(download.repo, client, when)
+            raise
+        with self._lock:
+            self._checked[key] = (self._clock(), checked)
+            self._checked.move_to_end(key)
+            while len(self._checked) > CHECKS_KEPT:
+                self._checked.popitem(last=False)
+            if when is not None:  # a load of it that fails gives this back (`fetch`)
+                self._counted[(client, download.repo)] = when
+                while len(self._counted) > CHECKS_KEPT:
+                    del self._counted[next(iter(self._counted))]
+        return checked
+
     def fetch(self, download: Download, client: str = "") -> tuple[Checked | None, float | None]:
-        """Check `download` (`check`), count it against `client`'s hour, then download exactly
-        the files checked, at the checked commit, into the hub cache. Returns what was checked
-        (None with `HF_HUB_OFFLINE`: nothing can be downloaded, the cache answers or the load
-        fails) and when it was counted (for `refund` when the load fails)."""
+        """Check `download` (`checked`: the check made for the memory estimate, when it is
+        recent), count it against `client`'s hour, then download exactly the files checked, at
+        the checked commit, into the hub cache. Returns what was checked (None with
+        `HF_HUB_OFFLINE`: nothing can be downloaded, the cache answers or the load fails) and
+        when it was counted (for `refund` when the load fails)."""
         if hub_offline():
             return None, None
-        checked = self.check(download)
+        checked = self.checked(download, client)
         when = self._spend(download.repo, client)
+        with self._lock:  # counted by the check just before: the load's to give back
+            counted = self._counted.pop((client, download.repo), None)
+        when = when if when is not None else counted
         from huggingface_hub import snapshot_download
 
         try:

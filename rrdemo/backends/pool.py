@@ -8,6 +8,8 @@ from the hub passes `rrdemo.backends.hub_limits` (a size cap read before any dow
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import os
 import threading
 from collections import OrderedDict
@@ -23,6 +25,7 @@ from rrdemo.backends.registry import REGISTRY, public_model, resolve
 from rrdemo.backends.shape import ModelShape, shape_of
 from rrdemo.config import AgentSpec, check_choice
 from rrdemo.errors import RRError
+from rrdemo.memory import memory_budget
 from rrdemo.paths import cache_dir
 
 MAX_MODELS_ENV = "RRDEMO_MAX_MODELS"
@@ -92,12 +95,12 @@ class ModelPool:
         if self.hub is not None and info.name not in self.loaded():
             self.hub.admit(info, client)
 
-    def shape(self, name: str, revision: str | None = None) -> ModelShape | None:
+    def shape(self, name: str, revision: str | None = None, client: str = "") -> ModelShape | None:
         """What model `name` declares (parameters, KV cache per token) for the memory budget,
         read before it loads: a loaded model's own config, a registry model's recorded one, a
         local folder's or converted copy's `config.json`, else the hub's at the checked commit
-        (through the hub limits, which refuse what they refuse). None for served models and
-        when nothing says (a `.gguf` file)."""
+        (through the hub limits, which refuse what they refuse, and count it against `client`'s
+        hour). None for served models and when nothing says (a `.gguf` file)."""
         if self._put(name, revision) is not None:
             return None
         info = self._resolve(name)
@@ -113,7 +116,7 @@ class ModelPool:
             return known
         download = Download(info.hub_id, revision, tuple(HUB_FILES))
         if self.hub is not None and not hub_offline():
-            return self.hub.check(download).shape
+            return self.hub.checked(download, client).shape
         return hub_shape(info.hub_id, revision)
 
     def get(
@@ -152,6 +155,8 @@ class ModelPool:
                 if download is not None:  # a model that fails to load costs no budget
                     self.hub.refund(download.repo, client, when)
                 raise
+            if hasattr(loaded, "memory_budget"):  # the engine checks its prompts' real cost
+                loaded.memory_budget = functools.partial(memory_budget, self.public)
             with self._lock:
                 self._backends[key] = loaded
             return loaded
@@ -194,6 +199,29 @@ class ModelPool:
         if self._put(name, revision) is not None:
             return True
         return (self._resolve(name).name, revision, backend, dtype) in self._backends
+
+    def kept(self, specs: Iterable[AgentSpec]) -> list[tuple[tuple, int]]:
+        """The models this pool keeps loaded that the agents `specs` do not use, least recently
+        used first, each with the memory its weights take (its shape in its engine's bytes;
+        0 when nothing says): what the memory budget counts besides a run's own estimate."""
+        from rrdemo.memory import resident_bytes
+
+        used = set()
+        for spec in specs:
+            with contextlib.suppress(RRError):
+                used.add((self._resolve(spec.model).name, spec.revision, spec.backend, spec.dtype))
+        kept = []
+        for key, backend in list(self._backends.items()):
+            if key[2] is not None and key not in used:
+                info = self._resolve(key[0])  # its recorded or local shape; never the network
+                shape = shape_of(info.name, info.hub_id, (cache_dir() / "models" / info.name,))
+                kept.append((key, resident_bytes(backend, shape)))
+        return kept
+
+    def unload(self, key: tuple) -> None:
+        """Stop keeping the model of `key` (a run still holding it keeps it until it ends)."""
+        with self._lock:
+            self._backends.pop(key, None)
 
     def loaded(self) -> list[str]:
         return [key[0] for key in self._backends]
@@ -247,3 +275,6 @@ class ClientPool:
 
     def ensure(self, specs: Iterable[AgentSpec]) -> Iterator[str]:
         return self.pool.ensure(specs, self.client)
+
+    def shape(self, name: str, revision: str | None = None) -> ModelShape | None:
+        return self.pool.shape(name, revision, self.client)

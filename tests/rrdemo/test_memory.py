@@ -161,3 +161,33 @@ def test_a_web_sweep_is_refused_by_its_largest_condition(monkeypatch) -> None:
     small = check_memory([RunConfig(agents=(AgentSpec("smollm2"),), k=8, max_tokens=64)],
                          ModelPool(_never, public=True), public=True)  # fmt: skip
     assert 0 < small.total < 1e9 and math.isclose(small.weights, SMOLLM2.params * 4)
+
+
+def test_models_the_pool_keeps_count_and_the_least_recent_make_room(monkeypatch) -> None:
+    """A run's estimate plus the models the pool keeps loaded for others must fit the budget:
+    kept models the run does not use are let go, least recently used first, until they do."""
+    import torch
+
+    from tests.support.fakes import FakeBackend
+
+    def load(name: str, revision=None, **options) -> FakeBackend:
+        backend = FakeBackend(name, lambda prompt: "A")
+        backend.model = torch.nn.Linear(500, 500)  # 1,002,000 bytes of float32 weights
+        return backend
+
+    pool = ModelPool(load, max_models=4, hub=None)
+    for name in ("org/one", "org/two", "org/three"):
+        pool.get(name)
+    run = RunConfig(agents=(AgentSpec("smollm2"),), k=8, max_tokens=64)
+    need = estimate_memory(run, {KEY: SMOLLM2}, default_dtype="float32").total
+    check_memory([run], pool, public=True, budget=need + 3_100_000)  # all three fit
+    assert pool.loaded() == ["org/one", "org/two", "org/three"]
+    pool.get("org/one")  # used again: org/two is now the least recently used
+    check_memory([run], pool, public=True, budget=need + 2_100_000)
+    assert pool.loaded() == ["org/three", "org/one"]
+    both = run.with_(agents=(AgentSpec("org/three"), AgentSpec("org/one")))
+    check_memory([both], pool, public=True, budget=need)  # what a run uses is never let go
+    assert pool.loaded() == ["org/three", "org/one"]
+    with pytest.raises(RRError, match="over the limit"):
+        check_memory([run], pool, public=True, budget=need - 1)
+    assert pool.loaded() == ["org/three", "org/one"]  # a refused run lets nothing go
