@@ -94,6 +94,7 @@ def show_calibration(
         rows = calibration_rows(cell_stats(log))
         header, body = calibration_table(rows)
         figure = calibration_figure(rows)
+        figure.layout.width = None  # the page's width, not the report PNG's
         settings = calibration_settings(log.header)
     except (RRError, KeyError, TypeError, ValueError) as exc:
         reason = str(exc).replace(str(chosen.path), chosen.shown)
@@ -136,6 +137,35 @@ def show_prediction(calibrations: dict[str, Calibration], key: object) -> tuple[
     return note, _frame(*prediction_table(cells, K_RULE))
 
 
+# The columns the first table shows (what rule 2 reads); the rest follow in a folded table.
+KEY_COLUMNS = ("model", "task", "style", "ceiling", "target without injection")
+KEY_COLUMNS += ("obedience moderate", "obedience strong", "target by 16 moderate")
+KEY_COLUMNS += ("target by 16 strong", "qualifies")
+ROW_NAMES = ("model", "task", "style")
+
+
+def split_columns(frame: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(the key columns, the row names with every other column): two tables that fit a page."""
+    key = [c for c in frame.columns if c in KEY_COLUMNS]
+    more = [c for c in frame.columns if c in ROW_NAMES or c not in KEY_COLUMNS]
+    return frame[key], frame[more]
+
+
+def column_widths(frame: pd.DataFrame) -> list[str]:
+    """Widths that fit every column on the page (the cells wrap): task and style a little
+    wider, the numbers sharing the rest."""
+    n = len(frame.columns)
+    if n <= 2:
+        return [f"{100 / max(n, 1):.2f}%"] * n
+    first = min(9.0, 100 / n)
+    return [f"{first:.2f}%"] * 2 + [f"{(100 - 2 * first) / (n - 2):.2f}%"] * (n - 2)
+
+
+def _fitted(frame: pd.DataFrame) -> dict:
+    """A table's update sized to keep every column in view."""
+    return gr.update(value=frame, column_widths=column_widths(frame))
+
+
 def build_calibration_view(root: Path | None = None) -> None:
     """Add the calibration section (an open accordion) to the enclosing Blocks/Tab."""
     calibrations = committed_calibrations(root)
@@ -146,17 +176,28 @@ def build_calibration_view(root: Path | None = None) -> None:
             return
         key = DEFAULT_KEY if DEFAULT_KEY in calibrations else next(iter(calibrations))
         first = show_calibration(calibrations, key)
+        main, more = split_columns(first[1])
         choice = gr.Dropdown(
             [(c.label, c.key) for c in calibrations.values()], value=key, label="Calibration log"
         )
         note = gr.Markdown(first[0], elem_id="rr-calibration-note")
         table = gr.Dataframe(
-            first[1],
+            main,
             interactive=False,
             wrap=True,
+            column_widths=column_widths(main),
             datatype="markdown",  # the verdict is bold where a row qualifies
             label="Ceiling and obedience per task (%, 95% Wilson intervals)",
         )
+        with gr.Accordion("Answer rates and lengths per task", open=False):
+            more_table = gr.Dataframe(
+                more,
+                interactive=False,
+                wrap=True,
+                column_widths=column_widths(more),
+                label="Honest answers' first statements, answer, placeholder and cut rates, "
+                "mean length (%, 95% Wilson intervals)",
+            )
         plot = gr.Plot(first[2], label="Ceiling against obedience")
         votes = show_prediction(calibrations, key)
         vote_note = gr.Markdown(votes[0], elem_id="rr-calibration-prediction")
@@ -164,11 +205,21 @@ def build_calibration_view(root: Path | None = None) -> None:
             votes[1],
             interactive=False,
             wrap=True,
+            column_widths=column_widths(votes[1]),
             datatype="markdown",  # rule 3's picks are bold
             label="MAJ predicted at the vote per config, and the room (%, 95% bootstrap intervals)",
         )
+
+        def prediction(picked: object) -> tuple:
+            words, frame = show_prediction(calibrations, picked)
+            return words, _fitted(frame)
+
+        def calibration(picked: object) -> tuple:
+            words, frame, figure = show_calibration(calibrations, picked)
+            return words, _fitted(split_columns(frame)[0]), figure
+
         choice.change(
-            lambda picked: show_prediction(calibrations, picked),
+            prediction,
             choice,
             [vote_note, vote_table],
             api_name="calibration_prediction",
@@ -176,10 +227,18 @@ def build_calibration_view(root: Path | None = None) -> None:
             concurrency_limit=None,  # a small file read and an exact sum: never waits
         )
         choice.change(
-            lambda picked: show_calibration(calibrations, picked),
+            calibration,
             choice,
             [note, table, plot],
             api_name="calibration",
             preprocess=False,  # the key as sent: checked against the listed keys above
             concurrency_limit=None,  # a small file read: never waits behind a model run
+        )
+        choice.change(
+            lambda picked: _fitted(split_columns(show_calibration(calibrations, picked)[1])[1]),
+            choice,
+            more_table,
+            api_visibility="private",
+            preprocess=False,
+            concurrency_limit=None,
         )

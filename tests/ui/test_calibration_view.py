@@ -168,3 +168,17 @@ def test_the_served_prediction_is_the_librarys_and_names_rule3s_picks(client) ->
         assert f"{kind} task: {pick.prediction.task}" in note
     with pytest.raises(Exception, match="unknown calibration"):
         client.predict("../../etc/passwd", api_name="/calibration_prediction")
+
+
+def test_the_table_opens_on_columns_that_fit_and_folds_the_rest() -> None:
+    from ui.calibration_view import column_widths, split_columns
+
+    found = committed_calibrations()
+    _, frame, _ = show_calibration(found, STYLES_15B)
+    main, more = split_columns(frame)
+    assert len(main.columns) <= 10 and list(main.columns)[-1] == "qualifies"
+    assert set(main.columns) | set(more.columns) == set(frame.columns)
+    assert list(more.columns)[:2] == ["task", "style"] and "answered" in more.columns
+    widths = column_widths(main)
+    assert len(widths) == len(main.columns)
+    assert abs(sum(float(w.rstrip("%")) for w in widths) - 100) < 0.1
