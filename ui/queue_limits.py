@@ -24,7 +24,9 @@ import functools
 import inspect
 import math
 import os
+import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -358,6 +360,57 @@ class SessionQuota:
         self.owners.pop(session, None)
 
 
+CALLS_ENV = "RRDEMO_CALLS_PER_MINUTE"  # calls of events outside the queue per client per minute
+DEFAULT_CALLS_PER_MINUTE = 600
+
+
+class CallBudget:
+    """Events outside the queue (`queue=False`: control updates, a chooser's first step) are
+    answered at once, so the queue's limits never see them; each client may make `per_minute`
+    calls of them in any minute (a sliding window), enough for a visitor dragging a slider."""
+
+    def __init__(self, per_minute: int = DEFAULT_CALLS_PER_MINUTE, clock=time.monotonic) -> None:
+        self.per_minute, self.clock = per_minute, clock
+        self.calls: dict[str, deque[float]] = {}
+        self.lock = threading.Lock()
+
+    def refusal(self, client: str) -> str | None:
+        """Why `client` may not call now, or None (then the call is counted)."""
+        now = self.clock()
+        with self.lock:
+            for key in list(self.calls):  # forget what left the window (bounded memory)
+                calls = self.calls[key]
+                while calls and now - calls[0] >= 60:
+                    calls.popleft()
+                if not calls:
+                    del self.calls[key]
+            calls = self.calls.setdefault(client, deque())
+            if len(calls) >= self.per_minute:
+                return (
+                    f"Too many requests: at most {self.per_minute} a minute from one visitor "
+                    "for this action. Try again in a minute."
+                )
+            calls.append(now)
+        return None
+
+    def limited(self, fn: Callable) -> Callable:
+        """`fn` (a plain function) counted against the calling client's minute."""
+
+        @functools.wraps(fn)
+        def counted(*args, **kwargs):
+            from gradio.context import LocalContext
+
+            request = LocalContext.request.get(None)
+            http = getattr(request, "request", None)
+            if http is not None:
+                reason = self.refusal(client_key(http, getattr(request, "username", None)))
+                if reason is not None:
+                    raise gr.Error(reason)
+            return fn(*args, **kwargs)
+
+        return counted
+
+
 def _refused(reason: str) -> tuple[bool, list, str]:
     """A refusal as gradio's queue returns a validator's: shown beside the inputs by the page,
     raised as a ValidationError by gradio_client, an HTTP 422 with the text on the raw API."""
@@ -370,9 +423,17 @@ def limit_queue(demo: gr.Blocks, per_client: int = EVENTS_PER_CLIENT) -> RawSess
     values (`payload_refusal`), then the limits of its group (`GROUP_LIMITS`: model runs,
     replays) and the `per_client` limit on any event, so no client fills gradio's queue. Model
     runs get a wall-time limit; raw API sessions are freed when their event ends."""
+    calls = CallBudget(whole_setting(CALLS_ENV, DEFAULT_CALLS_PER_MINUTE, 1))
     for fn in demo.fns.values():
         if fn.concurrency_id == GENERATION and inspect.isgeneratorfunction(fn.fn):
             fn.fn = time_limited(fn.fn)
+        plain = fn.fn is not None and not (
+            inspect.isgeneratorfunction(fn.fn)
+            or inspect.iscoroutinefunction(fn.fn)
+            or inspect.isasyncgenfunction(fn.fn)
+        )
+        if not fn.queue and plain:
+            fn.fn = calls.limited(fn.fn)
     queue = demo._queue
     queue.sleep_when_free = queue_poll_seconds()
     queue.progress_update_sleep_when_free = max(
