@@ -15,6 +15,9 @@ gradio: waiting ones leave the queue, a running one's generator is closed at its
 yield a frame at least every second or so (an Arena run per rendered token batch, a sweep a
 heartbeat while a question runs), and closing one sets the engine's stop flag, which it reads
 between decoding steps: a run stops within seconds of its limit or of its client leaving.
+Two more bounds hold what the queue does not see: the sessions gradio keeps, where one client's
+new sessions push out only its own (`SessionQuota`), and the events answered outside the queue,
+counted per client and minute (`CallBudget`).
 """
 
 from __future__ import annotations

@@ -8,9 +8,11 @@ another key's cache of its run (`GenerationRequest.group`) sharing a longer pref
 the same prompt, the same agent in several trajectories): the tensors are shared, never copied, because cache updates
 build new tensors instead of writing into old ones. Requests given together run as one batch:
 their starting caches are left-padded into one batched cache, all their new suffixes are
-prefilled in one forward pass (a row whose prompt another row of the batch is about to read
-waits for a second pass and starts from it), the rows are decoded step by step, and each row's
-cache is split back out when it finishes. When a row stops (its K tokens, a character the K-th
+prefilled together, in slices of at most `PREFILL_TOKENS` tokens that a caller may stop between
+(a row whose prompt another row of the batch is about to read waits for a second pass and starts
+from it), the rows are decoded step by step, and each row's cache is split back out when it
+finishes. Before a batch is prefilled its memory, counted in the model's own tokens, is checked
+against the run's budget (`memory_need`). When a row stops (its K tokens, a character the K-th
 token left incomplete, the request's `room`, a turn policy's early end) is decided by
 `rrdemo.backends.row_stop`, which the decoding loop feeds after every token; a token left to the
 next writer (uncertainty policy) is not written, and the cache keeps everything fed.
