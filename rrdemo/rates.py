@@ -385,19 +385,35 @@ def expected_time(
 ) -> TimeEstimate:
     """The wall time of `units` ((Condition, Question) pairs) run one after another; `rate`
     (decoded tokens/s, from `rate_source`) replaces the measured speeds when given."""
-    seconds, decode, bounded, count = 0.0, 0.0, 0, 0
-    unmeasured: dict[str, None] = {}
-    shapes: dict[str, list] = {}  # one estimate per condition, reused for its questions
+    shapes: dict[str, UnitShape] = {}
+    keys = []
     for condition, _question in units:
-        count += 1
         if condition.key not in shapes:
-            shapes[condition.key] = unit_estimate(UnitShape.of(condition), rates, rate)
-        estimate = shapes[condition.key]
+            shapes[condition.key] = UnitShape.of(condition)
+        keys.append(condition.key)
+    return _time_of(keys, shapes, rates, rate, rate_source)
+
+
+def _time_of(
+    keys: Sequence[str],
+    shapes: dict[str, UnitShape],
+    rates: Rates | None,
+    rate: float | None,
+    rate_source: str,
+) -> TimeEstimate:
+    """The time of one unit per entry of `keys` (a condition key into `shapes`)."""
+    seconds, decode, bounded = 0.0, 0.0, 0
+    unmeasured: dict[str, None] = {}
+    estimates: dict[str, list] = {}  # one estimate per condition, reused for its questions
+    for key in keys:
+        if key not in estimates:
+            estimates[key] = unit_estimate(shapes[key], rates, rate)
+        estimate = estimates[key]
         bounded += any(bound for _, _, bound, _ in estimate)
         for _method, tokens, _bound, method_seconds in estimate:
             decode += tokens
             if method_seconds is None:
-                unmeasured[condition.config.agents[0].model] = None
+                unmeasured[shapes[key].group[0]] = None
             else:
                 seconds += method_seconds
     if rate:
@@ -405,8 +421,27 @@ def expected_time(
     else:
         source = rates.source if rates else "no rates file (assets/rates.json)"
     return TimeEstimate(
-        count, None if unmeasured else seconds, round(decode), bounded, tuple(unmeasured), source
-    )
+        len(keys), None if unmeasured else seconds, round(decode), bounded, tuple(unmeasured),
+        source,
+    )  # fmt: skip
+
+
+def log_time_left(paths: Sequence[Path | str], rate: float | None = None) -> str:
+    """`rrdemo status`'s last line: the time of the units the logs' header plans and no log
+    holds yet, timed from the logs' own units first; several logs are shards side by side."""
+    from rrdemo.runs.log import read_log
+
+    logs = [read_log(p) for p in paths]
+    done = set().union(*(log.done for log in logs))
+    shapes = {key: UnitShape.logged(cond) for key, cond in logs[0].conditions.items()}
+    keys = [
+        key
+        for key, cond in logs[0].conditions.items()
+        for qid in cond.get("questions") or []
+        if (key, qid) not in done
+    ]
+    estimate = _time_of(keys, shapes, rates_for(paths), rate, "the given rate")
+    return "time left: " + estimate.describe(len(paths)).removeprefix("expected time: ")
 
 
 @functools.lru_cache(maxsize=4)

@@ -41,5 +41,8 @@ def handler(args: argparse.Namespace) -> int:
         for status in statuses:
             print(json.dumps(status.to_dict(), ensure_ascii=False))
     else:
+        from rrdemo.rates import log_time_left
+
         print(render(statuses))
+        print(log_time_left(args.logs))  # the units left, timed from the logs' own pace
     return 0

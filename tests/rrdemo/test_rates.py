@@ -100,6 +100,7 @@ def test_status_says_the_time_left_and_a_finished_study_has_none(tmp_path, capsy
     run_plan(plan, study.shard_log(1), pool, progress=False, shard=(1, 2))
     status = _out(capsys, "study", str(path), "status")
     assert "time left: about" in status and "for 2 units" in status
+    assert "time left: about" in _out(capsys, "status", str(study.shard_log(1)))  # a log alone
     given = _out(capsys, "study", str(path), "status", "--rate", "4")
     assert "the given rate, 4 decoded tokens/s" in given
     run_plan(plan, study.shard_log(2), pool, progress=False, shard=(2, 2))
