@@ -452,10 +452,12 @@ def _committed(path: str, mtime: float) -> Rates | None:
 def run_line(config, task_name: str, methods: Sequence[str] = ("MAJ", "RRMaj")) -> str:
     """One line for a front end before a run starts: the expected time of one question under
     `config` (a RunConfig) on this machine, or "" when no speed was measured for its model."""
+    from rrdemo.backends.choice import with_backends
+
     path = Path(RATES_FILE)
     if not path.is_file():
         return ""
-    spec = config.agents[0]
+    spec = with_backends(config).agents[0]  # the engine the run will use (auto: llama.cpp)
     group = (spec.model, task_name, config.prompt_style, config.strength, config.label)
     shape = UnitShape(
         group, spec.backend, config.meter, config.eos_policy, tuple(methods), config.resolved_m,
