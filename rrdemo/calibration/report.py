@@ -43,11 +43,19 @@ def _symbol(style: str) -> str:
     return STYLE_SYMBOLS.get(style, "square")
 
 
+# Where each series puts its labels, in turn: a task's points from four series sit close
+# together, and their labels then fall on four sides instead of on top of each other.
+SIDES = ("top center", "bottom center", "middle right", "middle left")
+
+
 def calibration_figure(rows: Sequence[CalibrationRow]) -> go.Figure:
     """Left: ceiling (x) against obedience (y) under each of the paper's injections, 95%
     intervals as error bars. Right: obedience (x) against the share of injected answers that
     state the target within their first K_RULE tokens (y). One colour per model x injection,
-    one marker per prompt style, one legend entry for both panels; points are labelled by task."""
+    one marker per prompt style, one legend entry for both panels (named without the model when
+    there is one, under the plots); points are labelled by task, each series on its own side of
+    its points so that the labels of one task's points do not cover each other, and hovering a
+    point names it with its values."""
     fig = make_subplots(
         rows=1,
         cols=2,
@@ -65,11 +73,11 @@ def calibration_figure(rows: Sequence[CalibrationRow]) -> go.Figure:
         type="rect", x0=y0, y0=0, x1=100, y1=QUALIFY["early_target"] * 100, line={"width": 0},
         fillcolor="rgba(46, 160, 67, 0.15)", layer="below", row=1, col=2,
     )  # fmt: skip
-    pairs = [(m, i) for m in dict.fromkeys(r.model for r in rows) for i in TRAPS]
+    models = list(dict.fromkeys(r.model for r in rows))
+    pairs = [(m, i) for m in models for i in TRAPS]
     colours = {pair: PALETTE[n % len(PALETTE)] for n, pair in enumerate(pairs)}
-    for (model, injection), style in (
-        (pair, style) for pair in pairs for style in dict.fromkeys(r.style for r in rows)
-    ):
+    series = [(pair, style) for pair in pairs for style in dict.fromkeys(r.style for r in rows)]
+    for n, ((model, injection), style) in enumerate(series):
         points = [
             r
             for r in rows
@@ -78,13 +86,16 @@ def calibration_figure(rows: Sequence[CalibrationRow]) -> go.Figure:
         if not points:
             continue
         group = f"{model}, {injection}, {style}"
+        name = group if len(models) > 1 else f"{injection}, {style}"
         marker = {"symbol": _symbol(style), "size": 10, "color": colours[model, injection]}
+        labels = {"textposition": SIDES[n % len(SIDES)], "textfont": {"size": 10}}
+        hover = f"%{{text}} · {name}<br>%{{x:.0f}}%, %{{y:.0f}}%<extra></extra>"
         xs = [100 * r.ceiling.value for r in points]
         ys = [100 * r.obedience[injection].value for r in points]
         fig.add_trace(
             go.Scatter(
-                x=xs, y=ys, mode="markers+text", name=group, legendgroup=group, marker=marker,
-                text=[r.task for r in points], textposition="top center",
+                x=xs, y=ys, mode="markers+text", name=name, legendgroup=group, marker=marker,
+                text=[r.task for r in points], hovertemplate=hover, **labels,
                 error_x=_bars(xs, [r.ceiling.interval for r in points]),
                 error_y=_bars(ys, [r.obedience[injection].interval for r in points]),
             ),
@@ -97,8 +108,8 @@ def calibration_figure(rows: Sequence[CalibrationRow]) -> go.Figure:
                 go.Scatter(
                     x=[100 * r.obedience[injection].value for r, _ in early],
                     y=[100 * e.value for _, e in early],
-                    mode="markers+text", name=group, legendgroup=group, showlegend=False,
-                    marker=marker, text=[r.task for r, _ in early], textposition="top center",
+                    mode="markers+text", name=name, legendgroup=group, showlegend=False,
+                    marker=marker, text=[r.task for r, _ in early], hovertemplate=hover, **labels,
                 ),
                 row=1, col=2,
             )  # fmt: skip
@@ -115,8 +126,12 @@ def calibration_figure(rows: Sequence[CalibrationRow]) -> go.Figure:
         ),
         template="plotly_white",
         width=1400,
-        height=640,
-    )
+        height=680,
+        legend={
+            "orientation": "h", "y": -0.14, "x": 0,
+            "title": {"text": f"{models[0]}: injection, style " if len(models) == 1 else ""},
+        },
+    )  # fmt: skip
     return fig
 
 
