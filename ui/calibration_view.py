@@ -161,11 +161,6 @@ def column_widths(frame: pd.DataFrame) -> list[str]:
     return [f"{first:.2f}%"] * 2 + [f"{(100 - 2 * first) / (n - 2):.2f}%"] * (n - 2)
 
 
-def _fitted(frame: pd.DataFrame) -> dict:
-    """A table's update sized to keep every column in view."""
-    return gr.update(value=frame, column_widths=column_widths(frame))
-
-
 def build_calibration_view(root: Path | None = None) -> None:
     """Add the calibration section (an open accordion) to the enclosing Blocks/Tab."""
     calibrations = committed_calibrations(root)
@@ -211,12 +206,11 @@ def build_calibration_view(root: Path | None = None) -> None:
         )
 
         def prediction(picked: object) -> tuple:
-            words, frame = show_prediction(calibrations, picked)
-            return words, _fitted(frame)
+            return show_prediction(calibrations, picked)
 
         def calibration(picked: object) -> tuple:
             words, frame, figure = show_calibration(calibrations, picked)
-            return words, _fitted(split_columns(frame)[0]), figure
+            return words, split_columns(frame)[0], figure
 
         choice.change(
             prediction,
@@ -235,7 +229,7 @@ def build_calibration_view(root: Path | None = None) -> None:
             concurrency_limit=None,  # a small file read: never waits behind a model run
         )
         choice.change(
-            lambda picked: _fitted(split_columns(show_calibration(calibrations, picked)[1])[1]),
+            lambda picked: split_columns(show_calibration(calibrations, picked)[1])[1],
             choice,
             more_table,
             api_visibility="private",

@@ -133,8 +133,10 @@ def test_the_served_figure_has_a_trace_per_injection(client) -> None:
         for s in settings["styles"]
     ]
     # one trace per injection x style in each panel: ceiling/obedience, obedience/interruptibility
-    names = sorted(t["name"] for t in figure["data"])
+    names = sorted(t["legendgroup"] for t in figure["data"])
     assert names == sorted(g for g in groups for _ in range(2))
+    # one model: the legend names injection and style, the model once in its title
+    assert {t["name"] for t in figure["data"]} == {g.split(", ", 1)[1] for g in groups}
     assert sum(t.get("showlegend", True) for t in figure["data"]) == len(groups)
 
 
