@@ -71,6 +71,7 @@ bench: setup warm llama
 	$(BIN)/python -m bench.first_screen
 	$(BIN)/python -m bench.idle_cpu
 	$(BIN)/python -m bench.rates
+	$(BIN)/python -m bench.efficiency
 
 # A study (docs/experiments.md): one file holds a committed result's settings, shards and
 # published files. `make study STUDY=assets/evidence_aqua/study.yaml` rebuilds what it publishes
