@@ -130,14 +130,8 @@ def _run_calibration(study, out: Path, flags: list[str], rate: float | None) -> 
             f"{study.path}: unknown calibration setting {', '.join(unknown)} "
             f"(allowed: {', '.join(_SETTINGS)})"
         )
-    if "--dry-run" in flags:
-        plan = plan_calibration(study.settings)
-        tokens = plan.n_answers * plan.settings["max_tokens"]
-        print(
-            f"at most {plan.n_answers} answers x L = {plan.settings['max_tokens']}: "
-            f"{tokens:,} decoded tokens (an answer ends at its end-of-sequence, often sooner)",
-            file=sys.stderr,
-        )
+    plan_calibration(study.settings)  # bad settings stop here, before the calibrate options
+    # (its dry run counts only the answers the log lacks, and their tokens)
     parser = argparse.ArgumentParser(prog="rrdemo study")
     register_calibrate(parser.add_subparsers())  # every option at its default, then the study's
     run_args = parser.parse_args(
