@@ -169,7 +169,7 @@ def check_memory(
     they and the run fit the budget together. Each model's shape comes
     from `models.shape(name, revision)` (`ModelPool.shape`; sources without it count nothing).
     `maj_samples` None: N answers, or "M" for M (the experiment runner's MAJ@M)."""
-    from rrdemo.backends.loading import placement
+    from rrdemo.backends.choice import placement
 
     budget = memory_budget(public) if budget is None else budget
     shape = getattr(models, "shape", None)

@@ -83,3 +83,16 @@ def choose_device_dtype(cuda: bool, bf16: bool) -> tuple[str, str]:
     if cuda:
         return "cuda", "bfloat16" if bf16 else "float16"
     return "cpu", "float32"
+
+
+def placement(device_map: str | None = None, dtype: str | None = None) -> tuple[str, str]:
+    """(device_map, dtype) a transformers model loads with: the ones given, else every layer on
+    one device ("cuda" or "cpu"; "auto", spread over all of them, when several GPUs are
+    visible) in bfloat16 (else float16) on a GPU, float32 on CPU (`choose_device_dtype`)."""
+    import torch
+
+    cuda = torch.cuda.is_available()
+    device, default = choose_device_dtype(cuda, cuda and torch.cuda.is_bf16_supported())
+    if device_map is None:
+        device_map = "auto" if torch.cuda.device_count() > 1 else device
+    return device_map, dtype or default

@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 
 from rrdemo.backends.base import Backend
-from rrdemo.backends.choice import choose_device_dtype
+from rrdemo.backends.choice import placement
 from rrdemo.backends.hub_limits import Download, hub_offline
 from rrdemo.backends.llamacpp import LlamaCppBackend
 from rrdemo.backends.registry import (
@@ -32,19 +32,6 @@ log = logging.getLogger(__name__)
 
 # Where a backend's weights came from, as the log and the About tab say it.
 SHIPPED, HUB, LOCAL = "shipped file", "hub", "local folder"
-
-
-def placement(device_map: str | None = None, dtype: str | None = None) -> tuple[str, str]:
-    """(device_map, dtype) a transformers model loads with: the ones given, else every layer on
-    one device ("cuda" or "cpu"; "auto", spread over all of them, when several GPUs are
-    visible) in bfloat16 (else float16) on a GPU, float32 on CPU (`choose_device_dtype`)."""
-    import torch
-
-    cuda = torch.cuda.is_available()
-    device, default = choose_device_dtype(cuda, cuda and torch.cuda.is_bf16_supported())
-    if device_map is None:
-        device_map = "auto" if torch.cuda.device_count() > 1 else device
-    return device_map, dtype or default
 
 
 def _placed(model, device_map: str, dtype: str):
