@@ -149,7 +149,7 @@ def test_theory_endpoint_reproduces_the_paper(client) -> None:
     _, text = client.predict(0.03, 0.4, 100, 1000, api_name="/theory")
     assert "rho_max = 66.0%" in text and "0.952" in text and "0.491" in text
     _, text = client.predict(0.03, 0.4, 1000, 1000, api_name="/theory")
-    assert "the bound does not cover a corrupted majority" in text
+    assert "it does not reach a corrupted majority" in text
 
 
 @pytest.mark.slow
