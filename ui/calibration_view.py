@@ -79,16 +79,21 @@ def _frame(header: list[str], body: list[list[str]]) -> pd.DataFrame:
     return frame.drop(columns=same)
 
 
+def _listed(calibrations: dict[str, Calibration], key: object) -> Calibration:
+    """The listed calibration `key`; anything else is refused (gr.Error naming the allowed keys)."""
+    if not isinstance(key, str) or key not in calibrations:
+        allowed = ", ".join(calibrations) or "none (no calibration log is committed)"
+        refused = RRError(f"unknown calibration {str(key)[:80]!r}; allowed: {allowed}")
+        raise user_error(refused, "calibration view")
+    return calibrations[key]
+
+
 def show_calibration(
     calibrations: dict[str, Calibration], key: object
 ) -> tuple[str, pd.DataFrame, go.Figure | None]:
     """The note, table and plot of the calibration `key`; a key not listed is refused (gr.Error),
     a log that cannot be read gets its reason in the note and an empty table."""
-    if not isinstance(key, str) or key not in calibrations:
-        allowed = ", ".join(calibrations) or "none (no calibration log is committed)"
-        refused = RRError(f"unknown calibration {str(key)[:80]!r}; allowed: {allowed}")
-        raise user_error(refused, "calibration view")
-    chosen = calibrations[key]
+    chosen = _listed(calibrations, key)
     try:
         log = read_calibration(chosen.path)
         rows = calibration_rows(cell_stats(log))
@@ -114,11 +119,7 @@ def show_prediction(calibrations: dict[str, Calibration], key: object) -> tuple[
     from rrdemo.calibration.table import K_RULE
     from rrdemo.calibration.vote_table import prediction_note, prediction_table, rule3_line
 
-    if not isinstance(key, str) or key not in calibrations:
-        allowed = ", ".join(calibrations) or "none (no calibration log is committed)"
-        refused = RRError(f"unknown calibration {str(key)[:80]!r}; allowed: {allowed}")
-        raise user_error(refused, "calibration view")
-    chosen = calibrations[key]
+    chosen = _listed(calibrations, key)
     try:
         log = read_calibration(chosen.path)
         cells = rule3_cells(log)
