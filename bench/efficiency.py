@@ -33,7 +33,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = Path(__file__).with_name("efficiency.json")
 MODEL = "qwen2.5-coder-1.5b"
-LOG = ROOT / "assets" / "evidence_aqua" / "log.jsonl"
 
 
 def ideal_seconds(decode: float, prefill: float, rows: int, rates: dict[int, float],
@@ -44,23 +43,36 @@ def ideal_seconds(decode: float, prefill: float, rows: int, rates: dict[int, flo
     return decode / rates[nearest] + prefill / prefill_rate
 
 
-def experiment_slice(log: Path, units: int) -> list[dict]:
-    """Per method, the first `units` finished units' decoded and prefilled tokens, wall time
-    and batch rows (M), from the log."""
-    from rrdemo.runs.log import read_log
+EVIDENCE = {  # the rule 3 arith4 run's settings (assets/evidence_arith4_steps), meter off
+    "tasks": "arith4", "models": MODEL, "configs": "3c2t", "strengths": "strong", "k": 16,
+    "m_star": 5, "max_tokens": 512, "seed": 0, "temperature": 0.7, "top_p": 0.95,
+    "order": "shuffled", "prompt_style": "step-by-step", "eos_policy": "end",
+    "backend": "llamacpp",
+}  # fmt: skip
 
-    parsed = read_log(log)
-    totals: dict[str, dict] = {}
-    for done in parsed.finished_units()[:units]:
-        m = int(parsed.conditions[done["condition"]]["m_star"])
-        for method, compute in done["compute"].items():
-            row = totals.setdefault(method, {"method": method, "rows": m, "decode": 0,
-                                             "prefill": 0, "measured_s": 0.0, "units": 0})  # fmt: skip
-            row["decode"] += compute["decode_tokens"]
-            row["prefill"] += compute["prefill_tokens"]
-            row["measured_s"] += compute["wall_s"]
-            row["units"] += 1
-    return list(totals.values())
+
+def experiment_slice(pool, units: int, workers: int, **settings) -> dict:
+    """`units` units of the arith4 evidence settings (with `settings` over them) run now, one
+    at a time (`workers` 1) or in a flow: their decoded and prefilled tokens (as logged) and
+    wall time."""
+    from rrdemo.runs.log import read_log
+    from rrdemo.runs.runner import run_plan
+    from rrdemo.runs.spec import plan_sweep
+
+    plan = plan_sweep({**EVIDENCE, **settings, "n": units})
+    for model in plan.sweep["models"]:
+        pool.get(model, None, "llamacpp").release()  # loaded, warm, nothing cached
+    with tempfile.TemporaryDirectory() as folder:
+        log = Path(folder) / "slice.jsonl"
+        start = time.perf_counter()
+        run_plan(plan, log, pool, progress=False, workers=workers)
+        seconds = time.perf_counter() - start
+        done = read_log(log).finished_units()
+    computes = [c for d in done for c in d["compute"].values()]
+    how = "one unit at a time" if workers == 1 else f"flow of {workers} units"
+    return {"slice": f"experiment, MAJ + RRMaj ({how})", "rows": 5 * workers,
+            "units": len(done), "decode": sum(c["decode_tokens"] for c in computes),
+            "prefill": sum(c["prefill_tokens"] for c in computes), "measured_s": seconds}  # fmt: skip
 
 
 def prefill_rate(backend) -> float:
@@ -82,9 +94,9 @@ def prefill_rate(backend) -> float:
     return tokens / seconds
 
 
-def calibration_slice(batch: int) -> dict:
-    """One batch of step-by-step arith4 answers run now: tokens and wall time."""
-    from rrdemo.backends.pool import ModelPool
+def calibration_slice(pool, answers: int, width: int, flow: bool) -> dict:
+    """`answers` step-by-step arith4 answers run now, `width` at a time: in static batches (each
+    runs until its longest answer ends) or in a flow (a finished row is refilled at once)."""
     from rrdemo.calibration.log import read_calibration
     from rrdemo.calibration.plan import plan_calibration
     from rrdemo.calibration.runner import run_calibration
@@ -92,45 +104,47 @@ def calibration_slice(batch: int) -> dict:
     from rrdemo.tasks.benchmarks import styled_prompt
 
     plan = plan_calibration({"models": MODEL, "tasks": "arith4", "styles": "step-by-step",
-                             "injections": "none", "n": str(batch), "backend": "llamacpp"})  # fmt: skip
+                             "injections": "none", "n": str(answers), "backend": "llamacpp"})  # fmt: skip
+    backend = pool.get(MODEL, None, "llamacpp")
+    backend.release()
     with tempfile.TemporaryDirectory() as folder:
         out = Path(folder) / "slice.jsonl"
-        pool = ModelPool()
         start = time.perf_counter()
-        run_calibration(plan, out, pool, batch, progress=False)
+        run_calibration(plan, out, pool, width, progress=False, flow=flow)
         seconds = time.perf_counter() - start
-        answers = read_calibration(out).answers
-        backend = pool.get(MODEL, None, "llamacpp")
-        task = get_task("arith4")
-        prompt_tokens = sum(
-            backend.count_tokens(
-                backend.render_prompt(styled_prompt(task.prompt(q), "step-by-step"))
-            )
-            for q in plan.split["arith4"]
-        )
-        backend.close()
-    lengths = [a["n_tokens"] for a in answers]
-    return {"method": "calibration", "rows": batch, "decode": sum(lengths),
-            "longest": max(lengths), "prefill": prompt_tokens, "measured_s": seconds,
-            "units": len(answers)}  # fmt: skip
+        done = read_calibration(out).answers
+    task = get_task("arith4")
+    prompt_tokens = sum(
+        backend.count_tokens(backend.render_prompt(styled_prompt(task.prompt(q), "step-by-step")))
+        for q in plan.split["arith4"]
+    )
+    how = "flow" if flow else "static batches"
+    return {"slice": f"calibration ({how} of {width})", "rows": width, "units": len(done),
+            "decode": sum(a["n_tokens"] for a in done), "prefill": prompt_tokens,
+            "measured_s": seconds}  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> int:
     from bench.decode_rows import build_name, decode_rows
-
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--units", type=int, default=10, help="experiment units of the slice")
-    parser.add_argument("--batch", type=int, default=16, help="calibration answers in one batch")
-    parser.add_argument("--load", default="", help="what else ran on the machine (said beside)")
-    args = parser.parse_args(argv)
-    rows = sorted({1, 5, args.batch})
-    decode = {r["rows"]: r["tok_s"] for r in decode_rows(rows, 64, MODEL)}
     from rrdemo.backends.pool import ModelPool
 
-    backend = ModelPool().get(MODEL, None, "llamacpp")
-    prefill = prefill_rate(backend)
-    backend.close()
-    slices = experiment_slice(LOG, args.units) + [calibration_slice(args.batch)]
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--units", type=int, default=3, help="experiment units of each slice")
+    parser.add_argument("--workers", type=int, default=3, help="units in the experiment's flow")
+    parser.add_argument("--batch", type=int, default=16, help="calibration rows decoded at once")
+    parser.add_argument("--answers", type=int, default=32, help="calibration answers a slice")
+    parser.add_argument("--load", default="", help="what else ran on the machine (said beside)")
+    args = parser.parse_args(argv)
+    rows = sorted({1, 5, args.batch, 5 * args.workers})
+    decode = {r["rows"]: r["tok_s"] for r in decode_rows(rows, 64, MODEL)}
+    pool = ModelPool()
+    prefill = prefill_rate(pool.get(MODEL, None, "llamacpp"))
+    slices = [
+        experiment_slice(pool, args.units, 1),
+        experiment_slice(pool, args.units, args.workers),
+        calibration_slice(pool, args.answers, args.batch, flow=False),
+        calibration_slice(pool, args.answers, args.batch, flow=True),
+    ]
     for row in slices:
         row["ideal_s"] = ideal_seconds(row["decode"], row["prefill"], row["rows"], decode, prefill)
         row["efficiency"] = row["ideal_s"] / row["measured_s"]
@@ -147,12 +161,20 @@ def main(argv: list[str] | None = None) -> int:
     print(f"decode tok/s by rows: {', '.join(f'{r}: {v:.1f}' for r, v in decode.items())}; "
           f"prefill {prefill:.0f} tok/s ({result['build']}, {result['threads']} thread(s), "
           f"{result['load']})")  # fmt: skip
-    print("| slice | rows | units | decoded | prefilled | ideal | measured | efficiency |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-    for r in slices:
-        print(f"| {r['method']} | {r['rows']} | {r['units']} | {r['decode']:,} | {r['prefill']:,} "
-              f"| {r['ideal_s']:.0f} s | {r['measured_s']:.0f} s | {r['efficiency']:.2f} |")  # fmt: skip
+    print(table(slices))
     return 0
+
+
+def table(slices: list[dict]) -> str:
+    """The slices as the markdown table bench/README.md carries."""
+    lines = ["| slice | rows | units | decoded | prefilled | ideal | measured | efficiency |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]  # fmt: skip
+    lines += [
+        f"| {r['slice']} | {r['rows']} | {r['units']} | {r['decode']:,} | {r['prefill']:,} "
+        f"| {r['ideal_s']:.0f} s | {r['measured_s']:.0f} s | {r['efficiency']:.2f} |"
+        for r in slices
+    ]
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

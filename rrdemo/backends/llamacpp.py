@@ -226,17 +226,30 @@ class LlamaCppBackend(Scoring, Backend):
         if not requests:
             return
         try:
-            with self._lock:
-                self._check_open()
-                self._setup(requests, protect, rows)
-                next_tokens = self._prefill(rows)
-                self._live.update((id(row), row) for row in rows)
+            next_tokens = self._start(requests, protect, rows)
             yield from self._decode_loop(rows, next_tokens)
         finally:  # a failed or closed stream (the user pressed Stop) gives its sequences back
-            with self._lock:
-                for row in rows:
-                    self._live.pop(id(row), None)
-                    self._seqs.give_back(row.seq, kept=row.done)
+            self._end(rows)
+
+    def _start(
+        self, requests: Sequence[GenerationRequest], protect: set[Hashable], rows: list[Row]
+    ) -> list[int]:
+        """Rows for `requests` (appended to `rows`, so that `_end` frees what a failure left),
+        prefilled and live; returns each row's first token."""
+        with self._lock:
+            self._check_open()
+            self._setup(requests, protect, rows)
+            next_tokens = self._prefill(rows)
+            self._live.update((id(row), row) for row in rows)
+        return next_tokens
+
+    def _end(self, rows: list[Row]) -> None:
+        """The rows of a call are over: finished ones stay cached under their keys, the others'
+        sequences are freed."""
+        with self._lock:
+            for row in rows:
+                self._live.pop(id(row), None)
+                self._seqs.give_back(row.seq, kept=row.done)
 
     def _setup(
         self, requests: Sequence[GenerationRequest], protect: set[Hashable], rows: list[Row]
@@ -367,35 +380,46 @@ class LlamaCppBackend(Scoring, Backend):
         while rows:
             keep = []
             for row, token in zip(rows, next_tokens, strict=True):
-                if row.entropy is not None and row_stop(self._state(row, entropy=row.entropy)):
-                    # leave this token to the next writer
-                    yield self._finish(row, "length", fed_all=True)
-                    continue
-                row.new.append(token)
-                eos = token in self.eos_token_ids
-                if not eos:
-                    row.pieces.append(self.piece(token))
-                    delta = self._delta(row)
-                    if delta:
-                        yield Delta(row.index, delta)
-                stop = row_stop(self._state(row, eos=eos))
-                if stop is not None:
-                    yield self._finish(row, stop)
-                else:
+                outputs, alive = self._advance(row, token)
+                yield from outputs
+                if alive:
                     keep.append(row)
             rows = keep
             if not rows:
                 return
-            with self._lock:  # in sequence-id order: consecutive ids run as one micro-batch
-                order = sorted(range(len(rows)), key=lambda b: rows[b].seq.sid)
-                self._decode(
-                    [
-                        (r.new[-1], len(r.ids) + len(r.new) - 1, r.seq.sid, True)
-                        for r in (rows[b] for b in order)
-                    ]
-                )
-                at = {b: i for i, b in enumerate(order)}
-                next_tokens = [self._sample(r, self._logits(at[b])) for b, r in enumerate(rows)]
+            next_tokens = self._step(rows)
+
+    def _advance(self, row: Row, token: int) -> tuple[list[GenerationOutput], bool]:
+        """Give `row` its next sampled token: what it streams (new text, its end) and whether it
+        decodes on. The one rule for every decoding loop (this call's, `llamacpp_flow.Flow`'s)."""
+        if row.entropy is not None and row_stop(self._state(row, entropy=row.entropy)):
+            return [self._finish(row, "length", fed_all=True)], False  # the next writer's token
+        row.new.append(token)
+        eos = token in self.eos_token_ids
+        outputs: list[GenerationOutput] = []
+        if not eos:
+            row.pieces.append(self.piece(token))
+            delta = self._delta(row)
+            if delta:
+                outputs.append(Delta(row.index, delta))
+        stop = row_stop(self._state(row, eos=eos))
+        if stop is not None:
+            outputs.append(self._finish(row, stop))
+        return outputs, stop is None
+
+    def _step(self, rows: list[Row]) -> list[int]:
+        """One llama_decode of every row's last token, and each row's next token. In sequence-id
+        order: consecutive ids run as one micro-batch."""
+        with self._lock:
+            order = sorted(range(len(rows)), key=lambda b: rows[b].seq.sid)
+            self._decode(
+                [
+                    (r.new[-1], len(r.ids) + len(r.new) - 1, r.seq.sid, True)
+                    for r in (rows[b] for b in order)
+                ]
+            )
+            at = {b: i for i, b in enumerate(order)}
+            return [self._sample(r, self._logits(at[b])) for b, r in enumerate(rows)]
 
     @staticmethod
     def _sample(row: Row, logits: np.ndarray) -> int:

@@ -2,14 +2,17 @@
 
 Every row is one (cell, question): the agent reads the task's prompt in the cell's style, with the
 cell's injection appended when there is one (target: the same distractor an experiment with this
-seed would push). Rows of one model are decoded together in batches of `batch`; each batch's
-answers are logged as it finishes, so a killed run loses at most one batch and resumes. Each
+seed would push). On llama.cpp `batch` rows decode together in a flow
+(`rrdemo.backends.llamacpp_flow`): an answer that ends is logged and its place taken by the next
+row at once, so a killed run loses at most the answers in flight. On other engines rows go in
+static batches of `batch`, each logged as it finishes. Each
 record also keeps where its text first states an answer, its own answer and the target, in the
 model's tokens (`rrdemo.calibration.stated`), when the model's tokenizer is on this machine.
 """
 
 from __future__ import annotations
 
+import threading
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -27,6 +30,7 @@ from rrdemo.chunks import ChunkRequest, ComputeCounter, write_chunks
 from rrdemo.config import AgentSpec, RunConfig
 from rrdemo.corruption import make_injection
 from rrdemo.events import ChunkWritten
+from rrdemo.runs.gang import flowing
 from rrdemo.tasks import get_task
 from rrdemo.tasks.answers import placeholder_end
 from rrdemo.tasks.base import Question, Task
@@ -116,11 +120,13 @@ def run_calibration(
     batch: int = 16,
     progress: bool = True,
     shard: tuple[int, int] | None = None,
+    flow: bool | None = None,
 ) -> int:
     """Answer every (cell, question) of the plan not yet in the log at `out`; returns how many
     answers were written this time. `shard=(i, n)` answers only every n-th row of the order,
     starting with the i-th (1-based): n processes share a calibration, each with its own log
-    (the same header), joined afterwards by `merge_calibrations`."""
+    (the same header), joined afterwards by `merge_calibrations`. `flow` (the default on
+    llama.cpp) refills a finished row at once instead of waiting for its batch's longest."""
     if shard is not None and not 1 <= shard[0] <= shard[1]:
         raise ValueError(f"shard must be i/n with 1 <= i <= n, got {shard[0]}/{shard[1]}")
     writer, done = open_calibration(Path(out), plan)
@@ -134,22 +140,42 @@ def run_calibration(
     )  # fmt: skip
     written = 0
     counters: dict[str, Callable[[str], int] | None] = {}
+    counting = threading.Lock()  # the flow's threads load a model's tokenizer once
 
     def count_for(model: str) -> Callable[[str], int] | None:
-        if model not in counters:
-            from rrdemo.backends.counting import token_counter
+        with counting:
+            if model not in counters:
+                from rrdemo.backends.counting import token_counter
 
-            found = token_counter(model, assemble=True)
-            counters[model] = found[0] if found else None
-        return counters[model]
+                found = token_counter(model, assemble=True)
+                counters[model] = found[0] if found else None
+            return counters[model]
 
     try:
-        for group in _batches(rows, batch):
-            written += _run_batch(plan, group, models, writer, bar, count_for)
+        if flow if flow is not None else plan.settings["backend"] == "llamacpp":
+            written = _run_flowing(plan, rows, models, batch, writer, bar, count_for)
+        else:
+            for group in _batches(rows, batch):
+                written += _run_batch(plan, group, models, writer, bar, count_for)
     finally:
         bar.close()
         writer.close()
     return written
+
+
+def _run_flowing(plan, rows: list[CellQuestion], models, width: int, writer, bar, count_for) -> int:
+    """`width` threads answer a row each at a time; their model calls share every decoding step
+    and a finished answer is logged at once (`rrdemo.backends.llamacpp_flow`)."""
+    lock = threading.Lock()
+
+    class Locked:  # one writer, many threads
+        def write(self, record: dict) -> None:
+            with lock:
+                writer.write(record)
+
+    flowing(models, rows, lambda row, source: _run_batch(plan, [row], source, Locked(), bar,
+                                                          count_for), width, width)  # fmt: skip
+    return len(rows)
 
 
 def _run_batch(

@@ -14,10 +14,13 @@ depend on which units share its batch, up to the floating-point effects of batch
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any, TypeVar
 
 from rrdemo.backends.base import Backend, Delta, Finished, GenerationOutput, GenerationRequest
+
+T = TypeVar("T")
+_NONE = object()  # no item left
 
 
 class _Call:
@@ -107,9 +110,10 @@ def _reindexed(output: GenerationOutput, index: int) -> GenerationOutput:
 
 
 class GangBackend(Backend):
-    """A backend whose `generate` goes through the gang; everything else is the real backend's."""
+    """A backend whose `generate` goes through `gang` (anything with `call(backend, requests)`:
+    a `Gang`, or `rrdemo.backends.llamacpp_flow.Flows`); everything else is the real backend's."""
 
-    def __init__(self, inner: Backend, gang: Gang) -> None:
+    def __init__(self, inner: Backend, gang: Any) -> None:
         self._inner = inner
         self._gang = gang
 
@@ -137,7 +141,7 @@ class GangBackend(Backend):
 class GangModels:
     """A model source (`get(name, revision, backend=...)`) whose backends go through `gang`."""
 
-    def __init__(self, models: Any, gang: Gang) -> None:
+    def __init__(self, models: Any, gang: Any) -> None:
         self._models = models
         self._gang = gang
         self._wrapped: dict[int, GangBackend] = {}
@@ -150,3 +154,40 @@ class GangModels:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._models, name)
+
+
+def flowing(
+    models: Any, items: Iterable[T], do: Callable[[T, Any], None], workers: int,
+    width: int | None = None,
+) -> None:  # fmt: skip
+    """`do(item, source)` for every item, in `workers` threads that take the next item as they
+    finish one; `source` is `models` whose llama.cpp backends run every thread's calls in one
+    flow (`rrdemo.backends.llamacpp_flow`, at most `width` rows a step). The first error stops
+    the threads taking more and is raised once they are done."""
+    from rrdemo.backends.llamacpp_flow import Flows
+
+    flows = Flows(width)
+    source = GangModels(models, flows)
+    queue, lock, errors = iter(items), threading.Lock(), []
+
+    def work() -> None:
+        while not errors:
+            with lock:
+                item = next(queue, _NONE)
+            if item is _NONE:
+                return
+            try:
+                do(item, source)
+            except BaseException as error:
+                errors.append(error)
+
+    threads = [threading.Thread(target=work, daemon=True) for _ in range(workers)]
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        flows.close()
+    if errors:
+        raise errors[0]

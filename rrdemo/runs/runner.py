@@ -21,7 +21,7 @@ from tqdm import tqdm
 
 from rrdemo.fold import Fold
 from rrdemo.protocols import run_question
-from rrdemo.runs.gang import Gang, GangModels
+from rrdemo.runs.gang import Gang, GangModels, flowing
 from rrdemo.runs.record import Unit, done_record, trajectory_record
 from rrdemo.runs.spec import Condition, Plan
 from rrdemo.runs.write import open_log
@@ -80,13 +80,16 @@ def run_plan(
     workers: int = 1,
     shard: tuple[int, int] | None = None,
     stop: threading.Event | None = None,
+    flow: bool | None = None,
 ) -> RunSummary:
     """Run every (condition, question) unit not yet in the log, appending records as they finish.
 
     `models` is anything with `get(name, revision)` (a `ModelPool`, or a fake in tests).
     `on_unit(i)` is called after the i-th unit of this call is safely written. `workers` > 1 runs
-    that many units at once, their model calls merged into one batch (`rrdemo.runs.gang`: worth it
-    on a GPU); each unit's records are then written together when it is done. `shard=(i, n)`
+    that many units at once, each unit's records written together when it is done. With `flow`
+    (the default when every agent runs on llama.cpp) their calls share every decoding step and a
+    unit that ends makes room for the next at once (`rrdemo.backends.llamacpp_flow`); otherwise
+    units go in waves whose calls are merged into one batch (`rrdemo.runs.gang`). `shard=(i, n)`
     runs only every n-th unit of the order, starting with the i-th (1-based): n processes or
     machines share a sweep, each with its own log, joined afterwards by `merge_logs`. Setting
     `stop` (another thread: a time limit, a client that left) ends the run inside its current
@@ -128,6 +131,12 @@ def run_plan(
         if workers == 1:
             for condition, question in todo:  # records stream to the log as they come
                 record_unit(condition, _unit(condition, question, models, stop))
+        elif flow if flow is not None else all_llamacpp(plan):
+            # a thread per worker takes the next unit as it ends one (a whole unit or none)
+            def one(unit: tuple[Condition, Question], source: Any) -> None:
+                record_unit(unit[0], list(_unit(*unit, source, stop)))
+
+            flowing(models, todo, one, workers)
         else:
             _run_together(todo, models, workers, record_unit, stop)
     finally:
@@ -150,6 +159,11 @@ def _unit(
         stop=stop,
     )
     return unit_records(condition, question, events)
+
+
+def all_llamacpp(plan: Plan) -> bool:
+    """Whether every agent of every condition runs on llama.cpp (continuous batching's engine)."""
+    return all(a.backend == "llamacpp" for c in plan.conditions for a in c.config.agents)
 
 
 def _run_together(
