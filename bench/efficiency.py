@@ -65,7 +65,7 @@ def experiment_slice(pool, units: int, workers: int, **settings) -> dict:
     with tempfile.TemporaryDirectory() as folder:
         log = Path(folder) / "slice.jsonl"
         start = time.perf_counter()
-        run_plan(plan, log, pool, progress=False, workers=workers)
+        run_plan(plan, log, pool, progress=False, workers=workers, flow=workers > 1)
         seconds = time.perf_counter() - start
         done = read_log(log).finished_units()
     computes = [c for d in done for c in d["compute"].values()]

@@ -2,10 +2,10 @@
 
 Every row is one (cell, question): the agent reads the task's prompt in the cell's style, with the
 cell's injection appended when there is one (target: the same distractor an experiment with this
-seed would push). On llama.cpp `batch` rows decode together in a flow
-(`rrdemo.backends.llamacpp_flow`): an answer that ends is logged and its place taken by the next
-row at once, so a killed run loses at most the answers in flight. On other engines rows go in
-static batches of `batch`, each logged as it finishes. Each
+seed would push). Rows of one model are decoded together in batches of `batch`; each batch's
+answers are logged as it finishes, so a killed run loses at most one batch and resumes. On
+llama.cpp they may flow instead (`rrdemo.backends.llamacpp_flow`): an answer that ends is logged
+and its place taken by the next row at once (bench/README.md says when that pays). Each
 record also keeps where its text first states an answer, its own answer and the target, in the
 model's tokens (`rrdemo.calibration.stated`), when the model's tokenizer is on this machine.
 """
@@ -29,6 +29,7 @@ from rrdemo.calibration.stated import stated_at
 from rrdemo.chunks import ChunkRequest, ComputeCounter, write_chunks
 from rrdemo.config import AgentSpec, RunConfig
 from rrdemo.corruption import make_injection
+from rrdemo.errors import RRError
 from rrdemo.events import ChunkWritten
 from rrdemo.runs.gang import flowing
 from rrdemo.tasks import get_task
@@ -120,15 +121,17 @@ def run_calibration(
     batch: int = 16,
     progress: bool = True,
     shard: tuple[int, int] | None = None,
-    flow: bool | None = None,
+    flow: bool = False,
 ) -> int:
     """Answer every (cell, question) of the plan not yet in the log at `out`; returns how many
     answers were written this time. `shard=(i, n)` answers only every n-th row of the order,
     starting with the i-th (1-based): n processes share a calibration, each with its own log
-    (the same header), joined afterwards by `merge_calibrations`. `flow` (the default on
-    llama.cpp) refills a finished row at once instead of waiting for its batch's longest."""
+    (the same header), joined afterwards by `merge_calibrations`. `flow` (llama.cpp only)
+    refills a finished row at once instead of waiting for its batch's longest."""
     if shard is not None and not 1 <= shard[0] <= shard[1]:
         raise ValueError(f"shard must be i/n with 1 <= i <= n, got {shard[0]}/{shard[1]}")
+    if flow:
+        check_flow(plan)
     writer, done = open_calibration(Path(out), plan)
     order = answer_order(plan)
     if shard is not None:
@@ -152,7 +155,7 @@ def run_calibration(
             return counters[model]
 
     try:
-        if flow if flow is not None else plan.settings["backend"] == "llamacpp":
+        if flow:
             written = _run_flowing(plan, rows, models, batch, writer, bar, count_for)
         else:
             for group in _batches(rows, batch):
@@ -161,6 +164,12 @@ def run_calibration(
         bar.close()
         writer.close()
     return written
+
+
+def check_flow(plan: CalibrationPlan) -> None:
+    """Refuse a flow (continuous batching) unless every model runs on llama.cpp."""
+    if any(cell_config(plan, c).agents[0].backend != "llamacpp" for c in plan.cells):
+        raise RRError("a flow (continuous batching) needs every model on llama.cpp")
 
 
 def _run_flowing(plan, rows: list[CellQuestion], models, width: int, writer, bar, count_for) -> int:

@@ -54,6 +54,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--backend", help="engine of local models (default auto)")
     parser.add_argument("--batch", type=int, default=16, help="answers decoded together (16)")
     parser.add_argument(
+        "--flow",
+        action="store_true",
+        help="llama.cpp: refill a finished answer's place at once instead of static batches "
+        "(continuous batching; bench/README.md says when it pays)",
+    )
+    parser.add_argument(
         "--shard",
         help="I/N: answer only every N-th answer starting with the I-th, into its own --out; "
         "join the shards' logs with `rrdemo merge-logs` (one process per core)",
@@ -152,6 +158,10 @@ def handler(args: argparse.Namespace) -> int:
         raise RRError(f"--batch must be at least 1, got {args.batch}")
     shard = parse_shard(args.shard) if args.shard else None
     plan = plan_calibration({k: getattr(args, k) for k in _SETTINGS})
+    if args.flow:
+        from rrdemo.calibration.runner import check_flow
+
+        check_flow(plan)
     print(
         f"{len(plan.cells)} cells, {plan.n_answers} answers "
         f"({', '.join(f'{t}: {len(q)} questions' for t, q in plan.split.items())})",
@@ -174,8 +184,9 @@ def handler(args: argparse.Namespace) -> int:
 
     try:
         written = run_calibration(
-            plan, out, ModelPool(), args.batch, progress=not args.quiet, shard=shard
-        )
+            plan, out, ModelPool(), args.batch, progress=not args.quiet, shard=shard,
+            flow=args.flow,
+        )  # fmt: skip
     except KeyboardInterrupt:
         print("interrupted; run the same command again to resume", file=sys.stderr)
         return 130

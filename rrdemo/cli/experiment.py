@@ -148,6 +148,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "not part of the logged config; default 1)",
     )
     parser.add_argument(
+        "--flow",
+        action="store_true",
+        help="with --workers on llama.cpp: the units' calls share every decoding step and a unit "
+        "that ends makes room for the next at once (continuous batching), instead of waves",
+    )
+    parser.add_argument(
         "--shard",
         help="I/N: run only every N-th unit starting with the I-th, into its own --out; "
         "join the shards' logs with `rrdemo merge-logs` (several processes or machines)",
@@ -374,8 +380,9 @@ def handler(args: argparse.Namespace) -> int:
     check_memory((c.config for c in plan.conditions), pool, public=False, maj_samples="M")
     try:
         summary = run_plan(
-            plan, out, pool, progress=not args.quiet, workers=args.workers, shard=shard
-        )
+            plan, out, pool, progress=not args.quiet, workers=args.workers, shard=shard,
+            flow=args.flow,
+        )  # fmt: skip
     except KeyboardInterrupt:
         print("interrupted; run the same command again to resume", file=sys.stderr)
         return 130

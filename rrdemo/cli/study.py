@@ -53,6 +53,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="run --dry-run, status: a decode rate (tokens/s) for the time, in place of the "
         "speeds measured here (another machine, a served endpoint)",
     )
+    parser.add_argument(
+        "--flow",
+        action="store_true",
+        help="run (llama.cpp): continuous batching, with --workers for an experiment",
+    )
     parser.add_argument("--quiet", action="store_true", help="run: no progress bar")
     parser.set_defaults(func=handler)
 
@@ -80,6 +85,7 @@ def handler(args: argparse.Namespace) -> int:
         out = study.shard_log(index, count)
     shard = [] if not args.shard else ["--shard", args.shard]
     flags = [*shard, *(["--dry-run"] if args.dry_run else []), *(["--quiet"] if args.quiet else [])]
+    flags += ["--flow"] if args.flow else []
     if study.kind == "experiment":
         return _run_experiment(study, out, flags, args)
     return _run_calibration(study, out, flags, args.tokens_per_second)

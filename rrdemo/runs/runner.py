@@ -19,6 +19,7 @@ from typing import Any
 
 from tqdm import tqdm
 
+from rrdemo.errors import RRError
 from rrdemo.fold import Fold
 from rrdemo.protocols import run_question
 from rrdemo.runs.gang import Gang, GangModels, flowing
@@ -80,16 +81,16 @@ def run_plan(
     workers: int = 1,
     shard: tuple[int, int] | None = None,
     stop: threading.Event | None = None,
-    flow: bool | None = None,
+    flow: bool = False,
 ) -> RunSummary:
     """Run every (condition, question) unit not yet in the log, appending records as they finish.
 
     `models` is anything with `get(name, revision)` (a `ModelPool`, or a fake in tests).
     `on_unit(i)` is called after the i-th unit of this call is safely written. `workers` > 1 runs
-    that many units at once, each unit's records written together when it is done. With `flow`
-    (the default when every agent runs on llama.cpp) their calls share every decoding step and a
-    unit that ends makes room for the next at once (`rrdemo.backends.llamacpp_flow`); otherwise
-    units go in waves whose calls are merged into one batch (`rrdemo.runs.gang`). `shard=(i, n)`
+    that many units at once, each unit's records written together when it is done: in waves whose
+    calls are merged into one batch (`rrdemo.runs.gang`), or with `flow` (every agent on
+    llama.cpp) sharing every decoding step, a unit that ends making room for the next at once
+    (`rrdemo.backends.llamacpp_flow`; bench/README.md says when that pays). `shard=(i, n)`
     runs only every n-th unit of the order, starting with the i-th (1-based): n processes or
     machines share a sweep, each with its own log, joined afterwards by `merge_logs`. Setting
     `stop` (another thread: a time limit, a client that left) ends the run inside its current
@@ -98,6 +99,8 @@ def run_plan(
     """
     if workers < 1:
         raise ValueError(f"workers must be at least 1, got {workers}")
+    if flow and not all_llamacpp(plan):
+        raise RRError("a flow (continuous batching) needs every agent on llama.cpp")
     order = unit_order(plan, shard)
     writer, done = open_log(Path(log_path), plan)
     todo = [(c, q) for c, q in order if (c.key, q.qid) not in done]
@@ -131,7 +134,7 @@ def run_plan(
         if workers == 1:
             for condition, question in todo:  # records stream to the log as they come
                 record_unit(condition, _unit(condition, question, models, stop))
-        elif flow if flow is not None else all_llamacpp(plan):
+        elif flow:
             # a thread per worker takes the next unit as it ends one (a whole unit or none)
             def one(unit: tuple[Condition, Question], source: Any) -> None:
                 record_unit(unit[0], list(_unit(*unit, source, stop)))

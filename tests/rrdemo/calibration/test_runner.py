@@ -173,8 +173,9 @@ def test_calibrate_end_to_end_on_the_tiny_offline_model(tmp_path, real_pool) -> 
 def test_a_llamacpp_calibration_flows_and_answers_what_static_batches_answer(
     tmp_path, real_pool
 ) -> None:
-    """On llama.cpp the rows flow (a finished answer's place is refilled at once); every answer
-    is the one static batches write (each row samples with its own seed)."""
+    """On llama.cpp the rows may flow (a finished answer's place is refilled at once); every
+    answer is the one static batches write (each row samples with its own seed). Other engines
+    are refused a flow."""
     from tests.support.llama import llama
 
     llama(real_pool, "smollm2")  # skips without llama-cpp-python
@@ -182,11 +183,14 @@ def test_a_llamacpp_calibration_flows_and_answers_what_static_batches_answer(
     settings["temperature"] = 0.7
     plan = plan_calibration(settings)
     static, flowing = tmp_path / "static.jsonl", tmp_path / "flow.jsonl"
-    assert run_calibration(plan, static, real_pool, batch=4, progress=False, flow=False) == 9
-    assert run_calibration(plan, flowing, real_pool, batch=4, progress=False) == 9
+    assert run_calibration(plan, static, real_pool, batch=4, progress=False) == 9
+    assert run_calibration(plan, flowing, real_pool, batch=4, progress=False, flow=True) == 9
 
     def answers(path) -> dict:
         rows = [json.loads(line) for line in path.read_text().splitlines()[1:]]
         return {(r["cell"], r["question_id"]): (r["text"], r["n_tokens"]) for r in rows}
 
     assert answers(flowing) == answers(static)
+    other = plan_calibration({**settings, "backend": "transformers"})
+    with pytest.raises(RRError, match="llama.cpp"):
+        run_calibration(other, tmp_path / "t.jsonl", real_pool, progress=False, flow=True)

@@ -16,6 +16,7 @@ from rrdemo.cli import main
         (["--batch", "0"], "--batch must be at least 1"),
         (["--shard", "3/2"], "--shard 3/2: I must be between 1 and N"),
         (["--shard", "half"], "--shard takes I/N, e.g. 1/2"),
+        (["--flow", "--backend", "transformers"], "flow (continuous batching) needs every model"),
         ([], None),  # the --out below is a folder
     ],
 )

@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from rrdemo.errors import RRError
 from rrdemo.runs.runner import all_llamacpp, run_plan
 from rrdemo.runs.spec import plan_sweep
 from tests.rrdemo.runs.test_gang import _content
@@ -15,7 +16,14 @@ from tests.support.fakes import fake_plan, fake_pool
 from tests.support.llama import needs_llama
 
 
-def test_units_in_a_flow_write_what_they_write_alone(tmp_path):
+def test_a_flow_needs_every_agent_on_llamacpp(tmp_path):
+    assert all_llamacpp(_llama_plan()) and not all_llamacpp(fake_plan())
+    with pytest.raises(RRError, match="llama.cpp"):
+        run_plan(fake_plan(), tmp_path / "x.jsonl", fake_pool(), workers=2, flow=True)
+
+
+def test_units_in_a_flow_write_what_they_write_alone(tmp_path, monkeypatch):
+    monkeypatch.setattr("rrdemo.runs.runner.all_llamacpp", lambda plan: True)  # scripted agents
     plan = fake_plan(labels=("0c3t", "2c1t", "1c2t"))
     alone, flowing = tmp_path / "alone.jsonl", tmp_path / "flowing.jsonl"
     run_plan(plan, alone, fake_pool(), progress=False)
@@ -25,7 +33,8 @@ def test_units_in_a_flow_write_what_they_write_alone(tmp_path):
     assert _content(flowing) == _content(alone)
 
 
-def test_a_killed_flow_resumes_with_only_what_is_missing(tmp_path):
+def test_a_killed_flow_resumes_with_only_what_is_missing(tmp_path, monkeypatch):
+    monkeypatch.setattr("rrdemo.runs.runner.all_llamacpp", lambda plan: True)
     plan = fake_plan()
     log = tmp_path / "run.jsonl"
     with pytest.raises(RuntimeError, match="simulated crash"):
@@ -54,18 +63,13 @@ def _llama_plan():
     )
 
 
-def test_the_flow_is_the_default_for_llamacpp_sweeps_only():
-    assert all_llamacpp(_llama_plan())
-    assert not all_llamacpp(fake_plan())
-
-
 @needs_llama
 @pytest.mark.slow
 def test_real_llamacpp_units_in_a_flow_write_what_they_write_alone(tmp_path, real_pool):
     plan = _llama_plan()
     alone, flowing = tmp_path / "alone.jsonl", tmp_path / "flowing.jsonl"
     run_plan(plan, alone, real_pool, progress=False)
-    summary = run_plan(plan, flowing, real_pool, progress=False, workers=3)
+    summary = run_plan(plan, flowing, real_pool, progress=False, workers=3, flow=True)
     assert summary.units_run == plan.n_units == 6
     assert_exactly_once(flowing, plan)
     assert _content(flowing) == _content(alone)
