@@ -29,7 +29,11 @@ LOGS = (
     "assets/experiment_small_shuffled.jsonl",
     "assets/meter05b/log.jsonl",
     "assets/gallery_styles/log.jsonl",
+    "assets/timing_smollm2/log.jsonl",
 )
+# Lengths only: these ran on both cores' threads in one process (before the studies ran as one
+# pinned thread per shard), so their speeds are not this machine's speeds as studies run now.
+LENGTHS_ONLY = ("assets/experiment_small.jsonl", "assets/experiment_small_shuffled.jsonl")
 CALIBRATIONS = (
     "assets/calibration/qwen05b.jsonl",
     "assets/calibration/qwen15b.jsonl",
@@ -37,8 +41,9 @@ CALIBRATIONS = (
     "assets/calibration/qwen15b_styles.jsonl",
 )
 CONDITIONS = (
-    "the evidence logs ran as 2 llama.cpp shards side by side, one per core, one thread each; "
-    "the others as their study files and docs say (not recorded in the logs)"
+    "the evidence logs and timing_smollm2 ran as llama.cpp processes pinned one per core, one "
+    "thread each, beside another such process; the others as their study files and docs say "
+    "(not recorded in the logs); experiment_small's two logs give lengths only"
 )
 
 
@@ -78,6 +83,7 @@ def main(argv: list[str] | None = None) -> int:
         [p.relative_to(ROOT) for p in logs],
         [p.relative_to(ROOT) for p in calibrations],
         conditions=CONDITIONS,
+        lengths_only=LENGTHS_ONLY,
     )
     Path(args.out).write_text(json.dumps(document, indent=1) + "\n")
     print(f"wrote {args.out}: {len(document['speeds'])} speed lines, {len(document['lengths'])} "
@@ -88,7 +94,9 @@ def main(argv: list[str] | None = None) -> int:
     for path in logs:
         others = [p.relative_to(ROOT) for p in logs if p != path]
         calibrated = [p.relative_to(ROOT) for p in calibrations]
-        rates = Rates(fit_rates(others, calibrated, conditions=CONDITIONS))
+        rates = Rates(
+            fit_rates(others, calibrated, conditions=CONDITIONS, lengths_only=LENGTHS_ONLY)
+        )
         measured, full, line = measured_and_estimated(path, rates)
         units = len(read_log(path).finished_units())
         if not measured:

@@ -229,18 +229,22 @@ def fit_rates(
     conditions: str = "",
     machine: str | None = None,
     min_units: int = MIN_UNITS,
+    lengths_only: Iterable[Path | str] = (),
 ) -> dict[str, Any]:
     """The rates document of experiment logs and calibration logs (answer lengths only: they
     log no times); see the module's docstring. `conditions` says how the logs ran (threads,
-    shards side by side, other load); `machine` defaults to this one."""
+    shards side by side, other load); `machine` defaults to this one. Logs in `lengths_only`
+    give answer lengths but no speeds (they ran otherwise than the studies run now)."""
     from rrdemo.calibration.log import read_calibration
     from rrdemo.runs.log import read_log
 
     points: dict[tuple, list[tuple[float, float]]] = defaultdict(list)
     lengths: dict[tuple, list[int]] = defaultdict(list)
     paths = [Path(p) for p in logs]
+    untimed = {Path(p) for p in lengths_only}
     for path in paths:
         log = read_log(path)
+        timed = path not in untimed
         for done, trajectories in log.units():
             if done is None or done["condition"] not in log.conditions:
                 continue
@@ -249,7 +253,7 @@ def fit_rates(
             group = condition_group(cond)
             engine = config["agents"][0].get("backend") or "transformers"
             meter, eos = bool(config.get("meter")), config.get("eos_policy") or "end"
-            for method, compute in (done.get("compute") or {}).items():
+            for method, compute in (done.get("compute") or {}).items() if timed else ():
                 decoded, wall = compute.get("decode_tokens"), compute.get("wall_s")
                 if decoded is None or not wall:
                     continue
@@ -289,6 +293,7 @@ def fit_rates(
         "conditions": conditions,
         "fitted": datetime.now(UTC).strftime("%Y-%m-%d"),
         "logs": [str(p) for p in paths],
+        "lengths_only": [str(p) for p in paths if p in untimed],
         "speeds": speeds,
         "lengths": [
             {"key": dict(zip(names, key, strict=True)), "quantiles": _quantiles(values)}

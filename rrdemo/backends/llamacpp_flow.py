@@ -56,6 +56,7 @@ class Flow:
         self._waiting: deque[_Call] = deque()
         self._closed = False
         self._driver: threading.Thread | None = None
+        self._calls: list[_Call] = []  # admitted calls (for the driver's last resort)
         # What the steps held, for the efficiency benchmark: decoding steps run, the rows they
         # decoded in all, and the runs of consecutive sequence ids (llama.cpp's micro-batches).
         self.steps = self.rows_decoded = self.micro_batches = 0
@@ -110,8 +111,19 @@ class Flow:
             return admitted
 
     def _drive(self) -> None:
+        try:
+            self._loop()
+        except BaseException as error:  # a bug of the loop itself: no caller may wait forever
+            with self._cond:
+                self._closed = True
+                waiting, self._waiting = list(self._waiting), deque()
+            for call in [*self._calls, *waiting]:
+                self._end(call, error)  # each caller raises it in its own thread
+
+    def _loop(self) -> None:
         live: list[tuple[_Call, Row, int]] = []  # rows with the token they are given next
         while (admitted := self._admit(len(live))) is not None:
+            self._calls = [c for c in self._calls if not c.over] + admitted
             for call in admitted:
                 try:
                     keys = {r.key for r in call.requests}
@@ -162,8 +174,11 @@ class Flow:
         if call.over:
             return
         call.over = True
-        self.backend._end(call.rows)
-        call.outputs.put(_END if error is None else error)
+        try:
+            if call.rows:
+                self.backend._end(call.rows)
+        finally:  # the caller hears the end whatever freeing its rows did
+            call.outputs.put(_END if error is None else error)
 
 
 class Flows:

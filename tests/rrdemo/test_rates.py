@@ -125,3 +125,14 @@ def test_the_arena_states_the_expected_time_before_a_run() -> None:
 
     line = _silence_text(*astuple(replace(ArenaRequest(), model="smollm2", task="logic3")))
     assert "Expected time of this run: about" in line and "on this machine" in line
+
+
+def test_a_lengths_only_log_gives_lengths_but_no_speed() -> None:
+    """A log that ran otherwise than studies run now (other threads) gives its answer lengths
+    and no speed."""
+    both = Rates(fit_rates([EVIDENCE], [CALIBRATION]))
+    lengths = Rates(fit_rates([EVIDENCE], [CALIBRATION], lengths_only=[EVIDENCE]))
+    assert both.speed(MODEL, "llamacpp", "MAJ", True, "end") is not None
+    assert lengths.speed(MODEL, "llamacpp", "MAJ", True, "end") is None
+    group = (MODEL, "arith2", "direct", "moderate", "3c2t")
+    assert lengths.expected_length(group, "MAJ", 512) == both.expected_length(group, "MAJ", 512)

@@ -139,3 +139,17 @@ def test_other_backends_run_one_call_at_a_time():
         thread.join()
     flows.close()
     assert most[0] == 1 and not flows.flows
+
+
+def test_a_broken_driver_fails_its_callers_instead_of_leaving_them_waiting(monkeypatch):
+    flow = Flow(object(), width=2)
+
+    def broken(n_live):
+        raise RuntimeError("the loop broke")
+
+    monkeypatch.setattr(flow, "_admit", broken)
+    request = GenerationRequest("k", "hello", 2, SAMPLED, 0)
+    with pytest.raises(RuntimeError, match="the loop broke"):
+        list(flow.generate([request]))
+    with pytest.raises(RuntimeError, match="closed"):
+        list(flow.generate([request]))
