@@ -31,9 +31,9 @@ LOGS = (
     "assets/gallery_styles/log.jsonl",
     "assets/timing_smollm2/log.jsonl",
 )
-# Lengths only: these ran on both cores' threads in one process (before the studies ran as one
-# pinned thread per shard), so their speeds are not this machine's speeds as studies run now.
-LENGTHS_ONLY = ("assets/experiment_small.jsonl", "assets/experiment_small_shuffled.jsonl")
+# Lengths only: llama.cpp on both cores' threads in one process (before studies ran as one pinned
+# thread per shard), so its speed is not this machine's llama.cpp speed as studies run now.
+LENGTHS_ONLY = ("assets/experiment_small_shuffled.jsonl",)
 CALIBRATIONS = (
     "assets/calibration/qwen05b.jsonl",
     "assets/calibration/qwen15b.jsonl",
@@ -43,7 +43,7 @@ CALIBRATIONS = (
 CONDITIONS = (
     "the evidence logs and timing_smollm2 ran as llama.cpp processes pinned one per core, one "
     "thread each, beside another such process; the others as their study files and docs say "
-    "(not recorded in the logs); experiment_small's two logs give lengths only"
+    "(not recorded in the logs); experiment_small_shuffled gives lengths only"
 )
 
 
