@@ -32,6 +32,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = Path(__file__).with_name("efficiency.json")
+README = Path(__file__).with_name("README.md")
+START, END = "<!-- bench:efficiency:start -->", "<!-- bench:efficiency:end -->"
 MODEL = "qwen2.5-coder-1.5b"
 
 
@@ -126,6 +128,7 @@ def calibration_slice(pool, answers: int, width: int, flow: bool) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     from bench.decode_rows import build_name, decode_rows
+    from bench.report import write_readme
     from rrdemo.backends.pool import ModelPool
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -158,10 +161,14 @@ def main(argv: list[str] | None = None) -> int:
         "slices": slices,
     }
     RESULTS.write_text(json.dumps(result, indent=1) + "\n")
-    print(f"decode tok/s by rows: {', '.join(f'{r}: {v:.1f}' for r, v in decode.items())}; "
-          f"prefill {prefill:.0f} tok/s ({result['build']}, {result['threads']} thread(s), "
-          f"{result['load']})")  # fmt: skip
-    print(table(slices))
+    rates = ", ".join(f"{v:.1f} at {r}" for r, v in decode.items())
+    text = (
+        f"Decode: {rates} rows (tokens/s); prefill {prefill:.0f} tokens/s\n"
+        f"({result['build']} build, {result['threads']} thread(s); {result['load']}).\n\n"
+        + table(slices)
+    )
+    write_readme(README, text, START, END, "Efficiency")
+    print(text)
     return 0
 
 
