@@ -31,7 +31,7 @@ from rrdemo.backends.llamacpp_rows import Row, unique_keys
 _END = object()  # a call's last item: every row of it is done
 
 
-class _Call:
+class _FlowCall:
     """One thread's `generate` call: its requests, its rows once admitted, its outputs' queue."""
 
     def __init__(self, requests: Sequence[GenerationRequest]) -> None:
@@ -53,10 +53,10 @@ class Flow:
         self.backend = backend
         self.width = width
         self._cond = threading.Condition()
-        self._waiting: deque[_Call] = deque()
+        self._waiting: deque[_FlowCall] = deque()
         self._closed = False
         self._driver: threading.Thread | None = None
-        self._calls: list[_Call] = []  # admitted calls (for the driver's last resort)
+        self._calls: list[_FlowCall] = []  # admitted calls (for the driver's last resort)
         # What the steps held, for the efficiency benchmark: decoding steps run, the rows they
         # decoded in all, and the runs of consecutive sequence ids (llama.cpp's micro-batches).
         self.steps = self.rows_decoded = self.micro_batches = 0
@@ -66,7 +66,7 @@ class Flow:
         if not requests:
             return
         unique_keys(requests)  # refuse in the caller's thread, before queueing
-        call = _Call(requests)
+        call = _FlowCall(requests)
         with self._cond:
             if self._closed:
                 raise RuntimeError("the flow is closed")
@@ -93,7 +93,7 @@ class Flow:
             driver.join()
 
     # -- the driver ------------------------------------------------------------------------------
-    def _admit(self, n_live: int) -> list[_Call] | None:
+    def _admit(self, n_live: int) -> list[_FlowCall] | None:
         """The waiting calls that fit beside `n_live` rows (waiting while there is nothing to
         do); None once the flow is closed and idle."""
         with self._cond:
@@ -101,7 +101,7 @@ class Flow:
                 self._cond.wait()
             if not self._waiting and not n_live:
                 return None
-            admitted: list[_Call] = []
+            admitted: list[_FlowCall] = []
             while self._waiting and (
                 n_live == 0 or n_live + len(self._waiting[0].requests) <= self.width
             ):
@@ -121,7 +121,7 @@ class Flow:
                 self._end(call, error)  # each caller raises it in its own thread
 
     def _loop(self) -> None:
-        live: list[tuple[_Call, Row, int]] = []  # rows with the token they are given next
+        live: list[tuple[_FlowCall, Row, int]] = []  # rows with the token they are given next
         while (admitted := self._admit(len(live))) is not None:
             self._calls = [c for c in self._calls if not c.over] + admitted
             for call in admitted:
@@ -132,7 +132,7 @@ class Flow:
                     self._end(call, error)
                     continue
                 live += [(call, row, t) for row, t in zip(call.rows, firsts, strict=True)]
-            going: list[tuple[_Call, Row]] = []
+            going: list[tuple[_FlowCall, Row]] = []
             for call, row, token in live:
                 if call.over:
                     continue
@@ -168,7 +168,7 @@ class Flow:
             self.micro_batches += 1 + sum(b != a + 1 for a, b in pairwise(sids))
             live = [(c, r, t) for (c, r), t in zip(going, tokens, strict=True)]
 
-    def _end(self, call: _Call, error: BaseException | None = None) -> None:
+    def _end(self, call: _FlowCall, error: BaseException | None = None) -> None:
         """A call is over (every row finished, its reader left, or `error`): its finished rows
         stay cached, the others' sequences are freed, and its stream ends (raising `error`)."""
         if call.over:
