@@ -138,6 +138,8 @@ def stream_run(
     throttle = Throttle(interval)
     try:
         for event in events:
+            if state.stopped:  # Stop was pressed and the cancel has not landed yet: decode no more
+                break
             state.apply(event)
             if throttle.due(force=event.kind in ("decision", "compute_used")):
                 yield render.frame(state, f"**Running** · {setting} · {state.events} events…")
@@ -221,9 +223,7 @@ def stopped_frame(state: ArenaState | None) -> tuple:
     if not isinstance(state, ArenaState) or state.done:
         return tuple(gr.update() for _ in range(6))
     state.stop()
-    return render.frame(
-        state, f"**Stopped** after {state.events} events. Run again or pick a recording."
-    )
+    return render.frame(state, render.stopped_status(state))
 
 
 def stopped_result(state: ArenaState | None) -> Any:

@@ -358,11 +358,20 @@ class Throttle:
         return False
 
 
+def stopped_status(state: ArenaState) -> str:
+    """The status line of a run the user stopped."""
+    return f"**Stopped** after {state.events} events. Run again or pick a recording."
+
+
 def frame(state: ArenaState, status: str) -> tuple:
-    """One update of the Arena: (status, verdict, MAJ, RRMaj, record, state), numbered."""
+    """One update of the Arena: (status, verdict, MAJ, RRMaj, record, state), numbered.
+
+    A stopped run's status line says so whatever `status` the stream meant to show: a frame the
+    stream renders after Stop (its cancel lands only once the current step returns) must not
+    bring back "Running"."""
     state.updates += 1
     return (
-        status,
+        stopped_status(state) if state.stopped else status,
         render_verdict(state),
         render_maj(state),
         render_rrmaj(state),

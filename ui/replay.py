@@ -115,6 +115,8 @@ def stream_replay(
     yield render.frame(state, f"{where} · playing back…")
     throttle = Throttle(interval)
     for event in replay(unit, seconds):
+        if state.stopped:  # Stop was pressed: the frames end here, saying so
+            break
         state.apply(event)
         if throttle.due(force=event.kind in ("decision", "compute_used")):
             yield render.frame(state, f"{where} · playing back…")

@@ -142,3 +142,40 @@ def test_a_finished_live_run_shows_its_own_outcome_not_a_recordings() -> None:
     assert "MAJ <b>fooled</b> (C)" in line  # agents that obey the injection
     assert "this new sample" in line
     assert all(isinstance(u, dict) for u in stopped_frame(state))  # a finished run stays as it is
+
+
+def test_a_stream_that_goes_on_after_stop_decodes_no_more_and_says_stopped() -> None:
+    """Gradio's cancel lands only when the stream's current step returns: whatever the stream
+    still sends after Stop says "Stopped", and it ends without another event."""
+    request = ArenaRequest(model="fake", n=3, c=2, k=4, max_tokens=16, task="logic3", seed=3)
+    pool = FakePool(FakeBackend("fake", obeys_injection))
+    frames = stream_run(request, pool, interval=0.0)
+    for frame in frames:
+        state = frame[-1]
+        if state.events > 8:
+            break
+    assert frame[0].startswith("**Running**")
+    stopped_frame(state)
+    events = state.events
+    late = list(frames)  # the stream is not closed: it goes on as a cancel still on its way
+    assert late and all(f[0].startswith("**Stopped**") for f in late)
+    assert all("writing…" not in f[2] + f[3] for f in late)
+    assert state.events == events and state.stopped
+
+
+def test_a_replay_that_goes_on_after_stop_says_stopped() -> None:
+    from rrdemo.gallery import load_gallery
+    from ui.replay import stream_replay
+
+    setting = load_gallery().settings[0]
+    frames = stream_replay(setting.unit(setting.questions[0]), seconds=0.0, interval=0.0)
+    for frame in frames:
+        state = frame[-1]
+        if state.events > 8:
+            break
+    assert "playing back" in frame[0]
+    stopped_frame(state)
+    events = state.events
+    late = list(frames)
+    assert late and all(f[0].startswith("**Stopped**") for f in late)
+    assert state.events == events

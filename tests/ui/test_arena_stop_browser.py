@@ -22,6 +22,14 @@ STOPPED = """() => {
   return status.includes('Stopped') && panels.includes('stopped') && !panels.includes('writing…');
 }"""
 
+SHOWN = """() => ({
+  status: document.querySelector('#rr-status').innerText,
+  writing: (document.querySelector('#rr-maj').innerText.match(/writing…/g) || []).length
+    + (document.querySelector('#rr-rrmaj').innerText.match(/writing…/g) || []).length,
+  stopped: (document.querySelector('#rr-maj').innerText.match(/stopped/g) || []).length
+    + (document.querySelector('#rr-rrmaj').innerText.match(/stopped/g) || []).length,
+})"""
+
 
 @pytest.fixture
 def served_app(real_pool, tmp_path: Path) -> Iterator[str]:
@@ -46,8 +54,10 @@ def test_stop_during_a_live_run_shows_stopped_within_5_s(browser_page, served_ap
         " && document.querySelector('#rr-rrmaj').innerText.includes('writing…')",
         timeout=300_000,
     )
-    page.locator("#rr-stop-setup").click()  # the Stop beside the Run that started it
+    # The Stop beside the Run that started it, pressed from the keyboard: the panels grow as the
+    # run writes and move the button, so a pointer click can wait for it to hold still.
+    page.locator("#rr-stop-setup").press("Enter")
     page.wait_for_function(STOPPED, timeout=5_000)
     assert "Live run" in page.locator("#rr-result").inner_text()
     page.wait_for_timeout(3_000)  # nothing the cancelled run still sends undoes it
-    assert page.evaluate(STOPPED)
+    assert page.evaluate(STOPPED), page.evaluate(SHOWN)
