@@ -32,6 +32,7 @@ from rrdemo.seats import parse_agents
 from ui import render
 from ui.arena_controls import build_controls, question_preview, wire_controls
 from ui.errors import user_error
+from ui.owners import current_session, owned
 from ui.queue_limits import for_this_client
 from ui.render import UPDATE_INTERVAL_S, Throttle
 from ui.replay import (
@@ -138,7 +139,8 @@ def stream_run(
     throttle = Throttle(interval)
     try:
         for event in events:
-            if state.stopped:  # Stop was pressed and the cancel has not landed yet: decode no more
+            # Stop (its cancel has not landed yet) or a newer stream: decode no more
+            if state.halted:
                 break
             state.apply(event)
             if throttle.due(force=event.kind in ("decision", "compute_used")):
@@ -165,8 +167,8 @@ def _run_callback(pool: ModelSource):
 
     def run(*values):
         request = ArenaRequest(**dict(zip(ARENA_FIELDS, values, strict=True)))
-        try:
-            yield from generate(request)
+        try:  # the run takes the visitor's panels from any recording still playing there
+            yield from owned(generate(request), current_session())
         except Exception as exc:  # the server keeps serving; the user gets one clear line
             raise user_error(exc, "run") from None
 
@@ -263,7 +265,11 @@ def _wire_runs(
     def running(task, index, text, gold) -> tuple[str, str]:
         return question_preview(task, index, text, gold), render.live_result_line()
 
-    def outcome(state: ArenaState | None) -> str:
+    def outcome(state: ArenaState | None) -> Any:
+        """The live run's result line once it ends; a recording that took the panels meanwhile
+        keeps its own line."""
+        if isinstance(state, ArenaState) and (state.recorded or state.superseded):
+            return gr.update()
         return render.live_result_line(state if isinstance(state, ArenaState) else None)
 
     # First the quick lines, then the run: a trigger's later listeners wait for its earlier

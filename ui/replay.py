@@ -41,6 +41,7 @@ from ui.arena_chooser import (
     wire_chooser,
 )
 from ui.errors import user_error
+from ui.owners import current_session, owned
 from ui.queue_limits import REPLAY
 from ui.render import Throttle
 from ui.state import ARENA_FIELDS, ArenaRequest, ArenaState, arena_settings
@@ -115,7 +116,8 @@ def stream_replay(
     yield render.frame(state, f"{where} · playing back…")
     throttle = Throttle(interval)
     for event in replay(unit, seconds):
-        if state.stopped:  # Stop was pressed: the frames end here, saying so
+        # Stop was pressed (the frames end here, saying so), or a newer stream took the panels
+        if state.halted:
             break
         state.apply(event)
         if throttle.due(force=event.kind in ("decision", "compute_used")):
@@ -313,8 +315,8 @@ def _streamed(fn: Callable[..., Iterator]) -> Callable[..., Iterator]:
     """The same for a callback that streams."""
 
     def call(*args):
-        try:
-            yield from fn(*args)
+        try:  # the recording takes the visitor's panels from the stream that held them
+            yield from owned(fn(*args), current_session())
         except Exception as exc:  # plain text, escaped once, never a server path or traceback
             raise user_error(exc, "replay") from None
 

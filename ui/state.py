@@ -168,6 +168,7 @@ class ArenaState:
     started: float = field(default_factory=time.time)
     error: str | None = None
     recorded: str = ""  # a replayed recording's provenance (rrdemo.replay); "" for a live run
+    superseded: bool = False  # a newer run or replay took this visitor's panels (ui.owners)
 
     @classmethod
     def for_run(cls, request: ArenaRequest, prepared: PreparedRun) -> ArenaState:
@@ -208,6 +209,11 @@ class ArenaState:
     def stopped(self) -> bool:
         """The user pressed Stop before the run was done: what is unfinished says so."""
         return self.status == "stopped"
+
+    @property
+    def halted(self) -> bool:
+        """Stop was pressed, or a newer stream took the panels: the stream decodes no further."""
+        return self.stopped or self.superseded
 
     def stop(self) -> None:
         """Mark the run stopped (a finished run stays done)."""

@@ -1,0 +1,107 @@
+"""Whose frames a visitor's panels show: the newest run or replay of their session.
+
+The page opens on a recording that plays for some seconds, and a visitor may press Run (or pick
+another recording) before it ends. Every stream writes the same panels, so without an owner two
+of them would take turns: a live run's frames, then the recording's, then the run's again, and
+a recording that ends after Stop would put its "done" back over the stopped run. Here each new
+stream claims the session's panels; the stream it replaces is superseded: it sends no further
+frame and stops working (a live run stops decoding and frees the model for other visitors).
+
+A new stream shows its first frame only once the stream it replaced has ended (or after
+`HANDOVER_S`): that one's last frame is then already queued ahead of the new one's, so it cannot
+arrive after them. Only streams running now are held (a claim is dropped when its stream ends), so the table stays
+as small as the number of streams in flight. Outside a Gradio event (tests, the CLI) there is no
+session and nothing is claimed.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from ui.state import ArenaState
+
+HANDOVER_S = 10.0  # the longest a new stream waits for the one it replaced to end
+
+
+@dataclass(eq=False)
+class Claim:
+    """One stream's hold on a session's panels."""
+
+    session: str
+    superseded: bool = False
+    states: list[ArenaState] = field(default_factory=list)  # the stream's state, once it shows one
+    ended: threading.Event = field(default_factory=threading.Event)  # its stream has ended
+
+    def supersede(self) -> None:
+        self.superseded = True
+        for state in self.states:
+            state.superseded = True  # the stream checks it between engine events
+
+
+_lock = threading.Lock()
+_claims: dict[str, Claim] = {}
+
+
+def current_session() -> str | None:
+    """The session of the Gradio event being processed, or None outside one."""
+    from gradio.context import LocalContext
+
+    return getattr(LocalContext.request.get(None), "session_hash", None) or None
+
+
+def claim(session: str, wait: float | None = None) -> Claim:
+    """The session's panels now belong to a new stream; the one that held them is superseded,
+    and this returns once it has ended (it ends at its next frame), or after `wait` seconds
+    (`HANDOVER_S` by default)."""
+    new = Claim(session)
+    with _lock:
+        old = _claims.get(session)
+        _claims[session] = new
+    if old is not None:
+        old.supersede()
+        old.ended.wait(HANDOVER_S if wait is None else wait)
+    return new
+
+
+def release(held: Claim) -> None:
+    """The stream ended: forget its claim unless a newer stream took the panels since."""
+    held.ended.set()
+    with _lock:
+        if _claims.get(held.session) is held:
+            del _claims[held.session]
+
+
+def held() -> int:
+    """How many streams hold panels now (for tests and the memory bound)."""
+    with _lock:
+        return len(_claims)
+
+
+def owned(frames: Iterator[tuple], session: str | None) -> Iterator[tuple]:
+    """`frames` (Arena frames, the state last) while their stream owns the session's panels.
+
+    Claims at once, before the first frame, so a stream already playing ends as this one starts.
+    A superseded stream is closed without another frame (its cleanup runs: a live run's KV caches
+    are freed)."""
+    if session is None:
+        yield from frames
+        return
+    hold = claim(session)
+    try:
+        for frame in frames:
+            if hold.superseded:
+                break
+            state = frame[-1]
+            if isinstance(state, ArenaState) and not hold.states:
+                hold.states.append(state)
+                state.superseded = hold.superseded
+            if hold.superseded:
+                break
+            yield frame
+    finally:
+        close = getattr(frames, "close", None)
+        if close is not None:
+            close()
+        release(hold)
