@@ -9,9 +9,9 @@ frame and stops working (a live run stops decoding and frees the model for other
 
 A new stream shows its first frame only once the stream it replaced has ended (or after
 `HANDOVER_S`): that one's last frame is then already queued ahead of the new one's, so it cannot
-arrive after them. Only streams running now are held (a claim is dropped when its stream ends), so the table stays
-as small as the number of streams in flight. Outside a Gradio event (tests, the CLI) there is no
-session and nothing is claimed.
+arrive after them. Only streams running now are held (a claim is dropped when its stream ends),
+so the table stays as small as the number of streams in flight. Outside a Gradio event (tests,
+the CLI) there is no session and nothing is claimed.
 """
 
 from __future__ import annotations
