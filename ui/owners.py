@@ -91,8 +91,6 @@ def owned(frames: Iterator[tuple], session: str | None) -> Iterator[tuple]:
     hold = claim(session)
     try:
         for frame in frames:
-            if hold.superseded:
-                break
             state = frame[-1]
             if isinstance(state, ArenaState) and not hold.states:
                 hold.states.append(state)
