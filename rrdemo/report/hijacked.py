@@ -27,6 +27,11 @@ from rrdemo.tasks.numbers import number_spans, number_value
 from rrdemo.tasks.options import concluded_values_of, option_contents
 
 QuestionFor = Callable[[str, str], Question | None]  # (task, question id) -> the question
+NO_GOLD_VALUE = (
+    "Nothing to count: no question of this log has a gold with one numeric value (its options are "
+    "sentences, or its answers are expressions), so a text cannot be checked for computing the "
+    "gold here. Read its fooled texts by eye instead."
+)
 _EQUALS = re.compile(r"=\s*")
 
 
@@ -125,6 +130,8 @@ def hijacked(log: RunLog, question_for: QuestionFor) -> tuple[list[HijackRow], l
 def hijacked_tables(log: RunLog, question_for: QuestionFor, examples: int = 3) -> tuple[str, str]:
     """(hijacked.md with `examples` RRMaj trajectories quoted, hijacked.csv)."""
     rows, found = hijacked(log, question_for)
+    if not rows:
+        return NO_GOLD_VALUE + "\n", csv_text(rows)
     md = markdown_table(
         ["task", "config", "strength", "method", "answers", "fooled", "fooled, gold computed",
          "share of fooled"],

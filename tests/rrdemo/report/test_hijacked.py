@@ -52,3 +52,14 @@ def test_on_the_shipped_arith2_log_every_hijacked_answer_is_fooled_and_computes_
     assert all(r.fooled == 0 for r in rows if r.label == "0c5t")
     md, csv = hijacked_tables(log, lambda task, qid: questions_by_id(task, "auto").get(qid))
     assert md.count("RRMaj trajectory") == 3 and csv.splitlines()[0].startswith("task,label")
+
+
+def test_a_log_whose_golds_are_sentences_says_why_nothing_is_counted() -> None:
+    """Logic3's options are sentences: no gold has a number, so the table would be empty; the
+    report says why instead of showing a header alone."""
+    log = read_log(ROOT / "assets" / "evidence_logic3_steps" / "log.jsonl")
+    question_for = lambda task, qid: questions_by_id(task, "auto").get(qid)  # noqa: E731
+    rows, found = hijacked(log, question_for)
+    assert rows == [] and found == []
+    md, _ = hijacked_tables(log, question_for)
+    assert md.startswith("Nothing to count") and "|" not in md
