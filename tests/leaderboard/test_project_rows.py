@@ -129,6 +129,8 @@ def test_list_json_gives_each_row_its_estimator_questions_and_provenance(
     assert {r["provenance"] for r in ours} == {
         "assets/evidence/study.yaml",
         "assets/evidence_aqua/study.yaml",
+        "assets/evidence_arith4_steps/study.yaml",
+        "assets/evidence_logic3_steps/study.yaml",
     }  # the old-prompt sweep is superseded: left out by default
     assert {r["estimator"] for r in listed if r["source"] == "paper"} == {"pool-draws"}
     assert cli.main(["list", "--format", "json", "--superseded", "--source", "rrdemo"]) == 0

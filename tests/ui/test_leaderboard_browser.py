@@ -112,6 +112,8 @@ def test_the_board_shows_the_arenas_number_and_what_each_row_stands_on(browser, 
     assert {r["study or log"] for r in rows} == {
         "assets/evidence/study.yaml",
         "assets/evidence_aqua/study.yaml",
+        "assets/evidence_arith4_steps/study.yaml",
+        "assets/evidence_logic3_steps/study.yaml",
     }
     (aqua,) = [r for r in rows if r["dataset"] == "aqua" and r["config"] == "3c2t"]
     assert aqua["RRMaj %"] == arena_rrmaj and aqua["questions"] == arena_questions
