@@ -9,20 +9,29 @@ frame and stops working (a live run stops decoding and frees the model for other
 
 A new stream shows its first frame only once the stream it replaced has ended (or after
 `HANDOVER_S`): that one's last frame is then already queued ahead of the new one's, so it cannot
-arrive after them. Only streams running now are held (a claim is dropped when its stream ends),
-so the table stays as small as the number of streams in flight. Outside a Gradio event (tests,
-the CLI) there is no session and nothing is claimed.
+arrive after them.
+
+A claim ends deterministically, never by the garbage collector: when its stream ends, fails or is
+closed, and when its stream is abandoned, that is, left waiting at a frame nobody reads for
+`LEASE_S` (Gradio pulls a stream's next frame as soon as it has sent the last one, so a stream
+waits that long only when its client went away and the stream was never closed). Every new claim
+first sweeps the abandoned ones out, so the table holds at most the streams in flight plus those
+left within the last `LEASE_S`. An abandoned stream that is read again later is superseded: it
+sends nothing more. Outside a Gradio event (tests, the CLI) there is no session and nothing is
+claimed.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from ui.state import ArenaState
 
 HANDOVER_S = 10.0  # the longest a new stream waits for the one it replaced to end
+LEASE_S = 60.0  # a stream left this long at a frame nobody reads is abandoned
 
 
 @dataclass(eq=False)
@@ -33,11 +42,16 @@ class Claim:
     superseded: bool = False
     states: list[ArenaState] = field(default_factory=list)  # the stream's state, once it shows one
     ended: threading.Event = field(default_factory=threading.Event)  # its stream has ended
+    waiting_since: float | None = None  # when its stream yielded a frame not yet read (monotonic)
 
     def supersede(self) -> None:
         self.superseded = True
         for state in self.states:
             state.superseded = True  # the stream checks it between engine events
+
+    def abandoned(self, now: float) -> bool:
+        """Its stream has waited at an unread frame for longer than the lease."""
+        return self.waiting_since is not None and now - self.waiting_since > LEASE_S
 
 
 _lock = threading.Lock()
@@ -51,12 +65,21 @@ def current_session() -> str | None:
     return getattr(LocalContext.request.get(None), "session_hash", None) or None
 
 
+def _sweep(now: float) -> None:
+    """Drop the claims of abandoned streams (with `_lock` held)."""
+    for session, held_claim in list(_claims.items()):
+        if held_claim.abandoned(now):
+            held_claim.supersede()
+            del _claims[session]
+
+
 def claim(session: str, wait: float | None = None) -> Claim:
     """The session's panels now belong to a new stream; the one that held them is superseded,
     and this returns once it has ended (it ends at its next frame), or after `wait` seconds
-    (`HANDOVER_S` by default)."""
+    (`HANDOVER_S` by default). An abandoned stream is swept out, not waited for."""
     new = Claim(session)
     with _lock:
+        _sweep(time.monotonic())
         old = _claims.get(session)
         _claims[session] = new
     if old is not None:
@@ -73,9 +96,17 @@ def release(held: Claim) -> None:
             del _claims[held.session]
 
 
-def held() -> int:
-    """How many streams hold panels now (for tests and the memory bound)."""
+def holder(session: str) -> Claim | None:
+    """The claim that holds `session`'s panels now, if any (abandoned ones swept first)."""
     with _lock:
+        _sweep(time.monotonic())
+        return _claims.get(session)
+
+
+def held() -> int:
+    """How many streams hold panels now, abandoned ones swept first (the table's size)."""
+    with _lock:
+        _sweep(time.monotonic())
         return len(_claims)
 
 
@@ -97,7 +128,11 @@ def owned(frames: Iterator[tuple], session: str | None) -> Iterator[tuple]:
                 state.superseded = hold.superseded
             if hold.superseded:
                 break
+            hold.waiting_since = time.monotonic()
             yield frame
+            hold.waiting_since = None
+            if hold.superseded:  # taken, or swept as abandoned, while the frame waited
+                break
     finally:
         close = getattr(frames, "close", None)
         if close is not None:
