@@ -164,7 +164,8 @@ class TransformersBackend(Backend):
         return ids
 
     def render_prompt(self, user: str, system: str | None = None) -> str:
-        return render_prompt_text(self.tokenizer if self.chat else None, user, system)
+        tokenizer = self.tokenizer if self.chat else None
+        return render_prompt_text(tokenizer, user, system, bounded=self.loaded_from == "hub")
 
     def encode(self, text: str) -> list[int]:
         """Token ids of what the model reads. Chat templates carry their own special tokens;
