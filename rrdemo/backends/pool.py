@@ -12,6 +12,7 @@ import contextlib
 import functools
 import os
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -26,6 +27,7 @@ from rrdemo.backends.shape import ModelShape, shape_of
 from rrdemo.config import AgentSpec, check_choice
 from rrdemo.errors import RRError
 from rrdemo.memory import memory_budget
+from rrdemo.memory_ledger import MemoryLedger, process_ledger
 from rrdemo.paths import cache_dir
 
 MAX_MODELS_ENV = "RRDEMO_MAX_MODELS"
@@ -68,6 +70,7 @@ class ModelPool:
         max_models: int | None = None,
         hub: HubLimits | None | Literal["env"] = "env",
         device_map: str | None = None,
+        ledger: MemoryLedger | None = None,
     ) -> None:
         check_choice(preferred_backend, "backend", BACKEND_CHOICES)
         self._loader = loader
@@ -81,6 +84,8 @@ class ModelPool:
         self._backends: OrderedDict[tuple, Backend] = OrderedDict()  # least recently used first
         self._lock = threading.Lock()  # guards `_backends`; held for bookkeeping only
         self._slot = threading.Lock()  # one load into memory at a time (downloads come before)
+        # every batch of every run and every kept model, counted against one budget
+        self.ledger = ledger if ledger is not None else process_ledger()
 
     def _resolve(self, name: str):
         return public_model(name) if self.public else resolve(name)
@@ -157,9 +162,23 @@ class ModelPool:
                 raise
             if hasattr(loaded, "memory_budget"):  # the engine checks its prompts' real cost
                 loaded.memory_budget = functools.partial(memory_budget, self.public)
+                loaded.ledger = self.ledger
+            self._hold_weights(key, loaded)
             with self._lock:
                 self._backends[key] = loaded
             return loaded
+
+    def _hold_weights(self, key: tuple, loaded: Backend) -> None:
+        """Count a loaded model's resident memory in the ledger until the backend is collected
+        (a run still holding an unloaded model keeps its memory until it ends)."""
+        from rrdemo.memory import resident_bytes
+
+        info = self._resolve(key[0])
+        shape = shape_of(info.name, info.hub_id, (cache_dir() / "models" / info.name,))
+        hold = ("weights", id(loaded))
+        self.ledger.hold(hold, resident_bytes(loaded, shape), f"{info.name}'s weights")
+        with contextlib.suppress(TypeError):  # without weak references: counted until replaced
+            weakref.finalize(loaded, self.ledger.drop, hold)
 
     def _load(self, key: tuple, commit: str | None = None) -> Backend:
         name, revision, backend, dtype = key
