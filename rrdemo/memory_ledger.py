@@ -27,9 +27,14 @@ from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass, field
 
 from rrdemo.errors import RRError, Stopped
-from rrdemo.memory import MEMORY_ENV, gb
+from rrdemo.memory import MEMORY_ENV
 
 _log = logging.getLogger(__name__)
+
+
+def gb(size: float) -> str:
+    """Bytes as "1.2 GB", or "35 MB" under a gigabyte (a small batch is not "0.0 GB")."""
+    return f"{size / 1e9:.1f} GB" if size >= 1e9 else f"{size / 1e6:.0f} MB"
 
 
 def resident_memory() -> int:
