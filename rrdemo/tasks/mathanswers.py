@@ -52,12 +52,14 @@ def bounded_read(
     """`fn(*args)` where reading `texts` costs what its checks say: refused (`fallback`, the
     reason logged), here when every text is plain, else in the answer worker (`fallback` when
     it is stopped)."""
+    plain = True
     for text in texts:
-        reason = mathguard.refusal(text)
+        reason, cheap = mathguard.classify(text, answer)
         if reason is not None:
             _log.warning("MATH answer not read, counted as unparsed: %s (%.60r)", reason, text)
             return fallback
-    if all(mathguard.plain(text, answer) for text in texts):
+        plain = plain and cheap
+    if plain:
         return fn(*args)
     try:
         return _in_worker(fn, args)
