@@ -8,7 +8,8 @@ breaks a limit raises `Refused`, whose message is one sentence meant to be shown
 gives its work a defined outcome (an answer counted as unparsed, a model refused).
 
 The workers talk over their stdin and stdout: length-prefixed pickles of (module, function,
-args) one way, ("ok", value) / ("error", text) the other. A worker's own prints go to stderr.
+args) one way, ("ok", value) / ("error", text) the other. A worker's own prints go to stderr. A
+worker whose app has gone reads the end of its stdin and exits (a busy one at its CPU limit).
 Nothing starts at import: a pool starts its processes on first use.
 """
 
@@ -23,7 +24,6 @@ import pickle
 import queue
 import resource
 import select
-import signal
 import struct
 import subprocess
 import sys
@@ -31,6 +31,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
 from rrdemo.errors import RRError
@@ -68,7 +69,9 @@ class _Process:
 
     def _start(self) -> subprocess.Popen:
         settings = json.dumps({"preload": list(self.preload), "limits": asdict(self.limits)})
-        env = {**os.environ, "RRDEMO_IN_WORKER": "1"}
+        root = str(Path(__file__).resolve().parent.parent)  # where this rrdemo is imported from
+        path = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p)
+        env = {**os.environ, "RRDEMO_IN_WORKER": "1", "PYTHONPATH": path}
         proc = subprocess.Popen(
             [sys.executable, "-m", "rrdemo.worker", settings],
             stdin=subprocess.PIPE,
@@ -217,15 +220,6 @@ def reset() -> None:
 # -- the worker side ---------------------------------------------------------------------------
 
 
-def _die_with_parent() -> None:
-    """Ask Linux to kill this worker when the process that started it dies."""
-    with contextlib.suppress(Exception):
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-
-
 def _send(out: int, status: str, value: Any) -> None:
     try:
         data = pickle.dumps((status, value), protocol=pickle.HIGHEST_PROTOCOL)
@@ -262,7 +256,6 @@ def main(settings: str) -> None:
     """Serve calls on stdin/stdout until stdin closes (the worker's side of `WorkerPool`)."""
     config = json.loads(settings)
     limits = Limits(**config["limits"])
-    _die_with_parent()
     source, out = os.dup(0), os.dup(1)  # the protocol's pipes; library prints go to stderr
     os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
     os.dup2(2, 1)

@@ -180,6 +180,12 @@ class ModelPool:
         with contextlib.suppress(TypeError):  # without weak references: counted until replaced
             weakref.finalize(loaded, self.ledger.drop, hold)
 
+    def _forget(self, key: tuple) -> None:
+        """Stop keeping the model of `key` (call holding `_lock`); the ledger stops counting it."""
+        backend = self._backends.pop(key, None)
+        if backend is not None:
+            self.ledger.drop(("weights", id(backend)))
+
     def _load(self, key: tuple, commit: str | None = None) -> Backend:
         name, revision, backend, dtype = key
         options = {**self._options, **({"dtype": dtype} if dtype else {})}
@@ -194,7 +200,7 @@ class ModelPool:
         holding an unloaded backend keeps it until it ends; then its memory is freed."""
         loaded = [key for key in self._backends if key[2] is not None]
         for key in loaded[: max(0, len(loaded) - self.max_models + 1)]:
-            del self._backends[key]
+            self._forget(key)
 
     def ensure(self, specs: Iterable[AgentSpec], client: str = "") -> Iterator[str]:
         """Load every distinct (model, revision, engine) the agents `specs` name, yielding each
@@ -240,7 +246,7 @@ class ModelPool:
     def unload(self, key: tuple) -> None:
         """Stop keeping the model of `key` (a run still holding it keeps it until it ends)."""
         with self._lock:
-            self._backends.pop(key, None)
+            self._forget(key)
 
     def loaded(self) -> list[str]:
         return [key[0] for key in self._backends]
@@ -250,7 +256,7 @@ class ModelPool:
         still holds a backend keeps it until done; then its memory is freed."""
         with self._lock:
             for key in [key for key in self._backends if key[2] is not None]:
-                del self._backends[key]
+                self._forget(key)
 
     def sources(self) -> dict[str, str]:
         """Each loaded model and where it came from ("shipped file" | "hub" | "local folder" | ...)."""
