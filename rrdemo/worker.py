@@ -83,10 +83,10 @@ class _Process:
             status, _ = self._read(proc, time.monotonic() + self.limits.start_seconds)
         except Refused:
             _kill(proc)
-            raise Refused("the answer checker could not start in time; try again later") from None
+            raise Refused("the computation could not start in time; try again later") from None
         if status != "ready":
             _kill(proc)
-            raise Refused("the answer checker could not start; try again later")
+            raise Refused("the computation could not start; try again later")
         return proc
 
     def call(self, module: str, name: str, args: tuple) -> Any:
@@ -174,7 +174,9 @@ class WorkerPool:
         try:
             process = self._idle.get(timeout=self.limits.wait_seconds)
         except queue.Empty:
-            raise Refused("the answer checker is busy with other visitors; try again") from None
+            raise Refused(
+                "the server is busy with other visitors' computations; try again in a moment"
+            ) from None
         try:
             with self._count:
                 self.calls += 1
