@@ -72,6 +72,7 @@ bench: setup warm llama
 	$(BIN)/python -m bench.idle_cpu
 	$(BIN)/python -m bench.rates
 	$(BIN)/python -m bench.efficiency
+	$(BIN)/python -m bench.answer_guard
 
 # A study (docs/experiments.md): one file holds a committed result's settings, shards and
 # published files. `make study STUDY=assets/evidence_aqua/study.yaml` rebuilds what it publishes

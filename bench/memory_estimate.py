@@ -4,7 +4,7 @@ Each case runs in a fresh process on the transformers engine (CPU, float32): the
 is read after the imports, after the model loads, at its peak while the run goes (a thread reads
 /proc every 10 ms) and after the run. The estimate made before anything loads
 (`rrdemo.memory.check_memory`) and the engine's own check, made once the prompts are counted in
-the model's tokens (`TransformersBackend._check_memory`), are printed beside the growth.
+the model's tokens (`TransformersBackend._reserve_memory`), are printed beside the growth.
 
     .venv/bin/python -m bench.memory_estimate             # every case, a markdown table
     .venv/bin/python -m bench.memory_estimate --reuse     # the estimates again, runs kept
@@ -86,13 +86,13 @@ def measure(name: str) -> dict:
     start = _rss()
     backend = pool.get("smollm2")
     checked: list[int] = []
-    check = backend._check_memory
+    check = backend._reserve_memory
 
-    def recording(ids, requests) -> None:  # the engine's estimate of each batch
+    def recording(ids, requests):  # the engine's estimate of each batch
         checked.append(backend.memory_need(ids, requests)[0])
-        check(ids, requests)
+        return check(ids, requests)
 
-    backend._check_memory = recording
+    backend._reserve_memory = recording
     gc.collect()
     loaded = _rss()
     peak = [loaded]

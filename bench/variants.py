@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 
-from rrdemo.backends.hf import TransformersBackend
+from rrdemo.backends.hf import TransformersBackend, _Reserved
 from rrdemo.backends.llamacpp import LlamaCppBackend
 from rrdemo.backends.llamacpp_rows import assign
 
@@ -69,7 +69,8 @@ class NoBatching(BenchTransformers):
 
     def generate(self, requests):
         for item in enumerate(requests):
-            yield from self._generate_batch([item])
+            with _Reserved() as reserved:  # its memory reservation, given back after it
+                yield from self._generate_batch([item], reserved)
 
 
 class BenchLlamaCpp(FixedLength, LlamaCppBackend):

@@ -17,7 +17,7 @@ from typing import NamedTuple
 from rrdemo.agents import Agent
 from rrdemo.backends.base import Backend, Delta, Finished, GenerationOutput, GenerationRequest
 from rrdemo.config import RunConfig
-from rrdemo.errors import RRError, check_stop
+from rrdemo.errors import RRError, Stopped, check_stop
 from rrdemo.events import ChunkWritten, ComputeUsed, Event, Method, TokenDelta
 from rrdemo.turns import TurnPolicy
 from rrdemo.voting import derive_seed
@@ -153,5 +153,7 @@ def _naming_the_turn(outputs: Iterator, method: Method, turn: int) -> Iterator:
     """Pass a backend's outputs through; a failure it reports gets the method and turn in front."""
     try:
         yield from outputs
+    except Stopped:  # the run was stopped (the memory watchdog): its reason says so as is
+        raise
     except RRError as exc:
         raise RRError(f"{method} turn {turn}: {exc}") from None

@@ -115,6 +115,12 @@ def pick_question(
 def normalize_target(task: Task, question: Question, target: str) -> str:
     """The user's target answer in the task's normal form; it must be a wrong, well-formed answer."""
     concrete = task.for_question(question)
+    if concrete.kind == "math":  # a power tower is refused before sympy reads it
+        from rrdemo.tasks.mathanswers import answer_refusal
+
+        reason = answer_refusal(target)
+        if reason is not None:
+            raise RRError(f"the target: {reason}")
     normal = concrete.normalize(target)
     if normal is None or (question.options and normal not in question.options):
         allowed = (

@@ -113,7 +113,11 @@ COMPLETION_FORMAT = "Question: {user}\nAnswer:"
 
 
 def render_prompt_text(
-    tokenizer, user: str, system: str | None = None, thinking: bool | None = None
+    tokenizer,
+    user: str,
+    system: str | None = None,
+    thinking: bool | None = None,
+    bounded: bool = False,
 ) -> str:
     """What a model continues to answer `user`: the tokenizer's chat template with the assistant
     turn opened, or, when `tokenizer` is None (a base model), the completion format.
@@ -122,6 +126,8 @@ def render_prompt_text(
     template that does not read it ignores it). None takes the model's setting,
     `rrdemo.backends.registry.thinking_for(tokenizer.name_or_path)`: off unless a registry entry turns it on,
     so RR agents answer directly instead of spending L on a hidden reasoning block.
+    `bounded`: the template came from the hub and renders in the template worker
+    (`rrdemo.backends.templates`).
     """
     if tokenizer is not None:
         if thinking is None:
@@ -129,9 +135,9 @@ def render_prompt_text(
         messages = ([{"role": "system", "content": system}] if system else []) + [
             {"role": "user", "content": user}
         ]
-        return tokenizer.apply_chat_template(
-            messages, tokenize=False, add_generation_prompt=True, enable_thinking=thinking
-        )
+        from rrdemo.backends.templates import render_transformers
+
+        return render_transformers(tokenizer, messages, thinking, bounded)
     text = COMPLETION_FORMAT.format(user=user)
     return f"{system}\n\n{text}" if system else text
 

@@ -45,7 +45,14 @@ from rrdemo.backends.row_stop import RowState, row_stop
 from rrdemo.backends.shape import ModelShape
 from rrdemo.backends.tokens import by_length, common_prefix
 from rrdemo.errors import RRError
+from rrdemo.memory_ledger import MemoryLedger, Reservation
 from rrdemo.turns import entropy_nats
+
+
+class _Reserved(contextlib.ExitStack):
+    """A batch's memory reservation (`MemoryLedger.reserve`), given back when the stack closes."""
+
+    reservation: Reservation | None = None
 
 
 @dataclass
@@ -143,6 +150,8 @@ class TransformersBackend(Backend):
         )
         # bytes a run may take (`rrdemo.memory.memory_budget`), set by the pool; None: unchecked
         self.memory_budget: Callable[[], int] | None = None
+        # the process's account of memory (`rrdemo.memory_ledger`), set by the pool; None: none
+        self.ledger: MemoryLedger | None = None
         self._measured: tuple | None = None  # what `_sizes` reads off the model, once
 
     # -- prompts and tokens ----------------------------------------------------------------------
@@ -164,7 +173,8 @@ class TransformersBackend(Backend):
         return ids
 
     def render_prompt(self, user: str, system: str | None = None) -> str:
-        return render_prompt_text(self.tokenizer if self.chat else None, user, system)
+        tokenizer = self.tokenizer if self.chat else None
+        return render_prompt_text(tokenizer, user, system, bounded=self.loaded_from == "hub")
 
     def encode(self, text: str) -> list[int]:
         """Token ids of what the model reads. Chat templates carry their own special tokens;
@@ -194,6 +204,7 @@ class TransformersBackend(Backend):
         for batch in batches:
             with contextlib.suppress(ValueError):  # running in another thread: it ends itself
                 batch.close()
+        self._hold_caches()
         _return_freed_memory()
 
     def _take(self, key: Hashable) -> _Cached | None:
@@ -244,23 +255,29 @@ class TransformersBackend(Backend):
 
     # -- generation ------------------------------------------------------------------------------
     def generate(self, requests: Sequence[GenerationRequest]) -> Iterator[GenerationOutput]:
-        batch = self._generate_batch(list(enumerate(requests)))
+        reserved = _Reserved()  # the batch's memory reservation, taken at prefill
+        batch = self._generate_batch(list(enumerate(requests)), reserved)
         with self._lock:  # `release` of its run closes it, whoever still holds it
             self._batches[batch] = frozenset(request.group for request in requests)
         try:
-            yield from batch
+            with reserved:
+                for output in batch:
+                    yield output
+                    if reserved.reservation is not None:
+                        reserved.reservation.check()  # the memory watchdog may stop this run
         finally:
             with self._lock:
                 self._batches.pop(batch, None)
+            self._hold_caches()
 
     @torch.inference_mode()
     def _generate_batch(
-        self, requests: list[tuple[int, GenerationRequest]]
+        self, requests: list[tuple[int, GenerationRequest]], reserved: _Reserved
     ) -> Iterator[GenerationOutput]:
         # 1. Prefill: every request runs only the tokens no cache has seen, all rows in a few
         #    forward passes of at most `prefill_tokens` tokens (an empty delta after each long
         #    one, so the run can be stopped), leaving one left-padded batched cache.
-        rows, cache, mask, logits = yield from self._prefill_batch(requests)
+        rows, cache, mask, logits = yield from self._prefill_batch(requests, reserved)
         positions = torch.tensor([[len(r.ids)] for r in rows], device=self.model.device)
         logits = self._allowed(logits)
         next_tokens = sample_tokens(
@@ -333,7 +350,9 @@ class TransformersBackend(Backend):
         """The logits the next tokens are drawn from: all of the model's."""
         return logits
 
-    def _prefill_batch(self, requests: list[tuple[int, GenerationRequest]]) -> Prefill:
+    def _prefill_batch(
+        self, requests: list[tuple[int, GenerationRequest]], reserved: _Reserved
+    ) -> Prefill:
         """Rows for `requests`, their batched cache and attention mask, and each row's logits
         (the generator's return value; it yields the empty deltas of `_prefill_pass`).
 
@@ -342,13 +361,15 @@ class TransformersBackend(Backend):
         possible: a row that would share a much longer prefix with another row of this batch
         waits for that row's pass (the first turn, where the M trajectories read the same few
         prompts), so a distinct prompt is prefilled once per batch. Before any pass, the memory
-        the batch's caches will take, counted in this model's tokens, is checked (`_check_memory`)."""
+        the batch's caches will take, counted in this model's tokens, is reserved in the
+        process's ledger (`_reserve_memory`) until the batch ends."""
         ids = []
         for _, request in requests:
             ids.append(self.encode(request.prompt))
             if not ids[-1]:
                 raise ValueError("empty prompt")
-        self._check_memory(ids, [request for _, request in requests])
+        need = self._reserve_memory(ids, [request for _, request in requests])
+        reserved.reservation = reserved.enter_context(need)
         owned = [self._take(request.key) for _, request in requests]
         done: list[_Row] = []
         passes: list[tuple[list[_Row], DynamicCache, torch.Tensor, torch.Tensor]] = []
@@ -381,12 +402,16 @@ class TransformersBackend(Backend):
         cache, mask = merge([row.cache for row in rows], self.model.device)
         return rows, cache, mask, torch.cat([p[3] for p in passes])
 
-    def _check_memory(self, ids: list[list[int]], requests: Sequence[GenerationRequest]) -> None:
+    def _reserve_memory(
+        self, ids: list[list[int]], requests: Sequence[GenerationRequest]
+    ) -> contextlib.AbstractContextManager:
         """Refuse (RRError) a batch whose memory (`memory_need`), counted in this model's own
-        tokens, would take the process past its budget (`memory_budget`). The estimate made
-        before the run (`rrdemo.memory`) allows a fixed prompt length; this one knows it."""
+        tokens, would take the process past its budget (`memory_budget`) by itself; else
+        reserve what the batch adds (its caches and activations) in the ledger, which counts
+        every other batch and kept model too. The estimate made before the run
+        (`rrdemo.memory`) allows a fixed prompt length; this one knows it."""
         if self.memory_budget is None:
-            return
+            return contextlib.nullcontext()
         from rrdemo.memory import MEMORY_ENV, gb
 
         budget = self.memory_budget()
@@ -400,6 +425,23 @@ class TransformersBackend(Backend):
                 f"{gb(budget)} ({MEMORY_ENV}); shorten the question, or use fewer agents, a "
                 "smaller M or L"
             )
+        if self.ledger is None:
+            return contextlib.nullcontext()
+        held = self._hold_caches()
+        longest = max(len(row) for row in ids)
+        what = (
+            f"KV caches and activations of {len(ids)} sequences of {self.name}, the longest "
+            f"prompt {longest:,} tokens"
+        )
+        return self.ledger.reserve(requests[0].group, total - weights - held, what, budget)
+
+    def _hold_caches(self) -> int:
+        """Count the caches this model keeps between turns in the ledger; their bytes."""
+        with self._lock:
+            held = cache_bytes(c.cache for c in self._caches.values())
+        if self.ledger is not None:
+            self.ledger.hold(("caches", id(self)), held, f"{self.name}'s kept KV caches")
+        return held
 
     def memory_need(
         self, ids: list[list[int]], requests: Sequence[GenerationRequest]

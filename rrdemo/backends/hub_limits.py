@@ -1,5 +1,6 @@
 """What a model source may fetch from the Hugging Face hub: a size cap, read from the hub's
-metadata and `config.json` before any weight is downloaded, and a bound on how many distinct hub
+metadata and from the model transformers builds from `config.json` on the meta device
+(`rrdemo.backends.meta_count`) before any weight is downloaded, and a bound on how many distinct hub
 models each visitor fetches per hour.
 
 The web app's pool always has limits (a visitor may type any `org/name`); the command line's has
@@ -277,11 +278,14 @@ class HubLimits:
         try:
             if config is None:
                 raise RRError("config.json is not a JSON object")
-            return ModelShape.from_config(config)
+            ModelShape.from_config(config)  # the fields a shape needs
         except RRError as exc:
             raise RRError(
                 f"hub model {repo!r} does not declare a size this app can measure ({exc}): refused"
             ) from None
+        from rrdemo.backends.meta_count import built_shape
+
+        return built_shape(repo, config)  # its parameters as transformers builds them
 
     def checked(self, download: Download, client: str = "") -> Checked:
         """`check(download)`, counted against `client`'s hour before the hub is asked anything

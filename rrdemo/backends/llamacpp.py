@@ -159,22 +159,14 @@ class LlamaCppBackend(Scoring, Backend):
     def render_prompt(self, user: str, system: str | None = None) -> str:
         if not self._template:
             return render_prompt_text(None, user, system)
-        from jinja2.sandbox import ImmutableSandboxedEnvironment  # only for chat templates
+        from rrdemo.backends.templates import render_gguf
 
-        def raise_exception(message: str) -> None:
-            raise RRError(f"{self.name}'s chat template refused the prompt: {message}")
-
-        env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)
-        env.globals["raise_exception"] = raise_exception
         messages = ([{"role": "system", "content": system}] if system else []) + [
             {"role": "user", "content": user}
         ]
-        return env.from_string(self._template).render(
-            messages=messages,
-            add_generation_prompt=True,
-            bos_token=self._vocab.bos_text(),
-            eos_token=self._vocab.eos_text(),
-        )
+        bos, eos = self._vocab.bos_text(), self._vocab.eos_text()
+        hub = self.loaded_from == "hub"  # a template from the hub renders in the worker
+        return render_gguf(self._template, self.name, messages, bos, eos, bounded=hub)
 
     def encode(self, text: str) -> list[int]:
         """Token ids of what the model reads: chat templates carry their own special tokens,

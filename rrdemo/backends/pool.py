@@ -12,6 +12,7 @@ import contextlib
 import functools
 import os
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -26,6 +27,7 @@ from rrdemo.backends.shape import ModelShape, shape_of
 from rrdemo.config import AgentSpec, check_choice
 from rrdemo.errors import RRError
 from rrdemo.memory import memory_budget
+from rrdemo.memory_ledger import MemoryLedger, process_ledger
 from rrdemo.paths import cache_dir
 
 MAX_MODELS_ENV = "RRDEMO_MAX_MODELS"
@@ -68,6 +70,7 @@ class ModelPool:
         max_models: int | None = None,
         hub: HubLimits | None | Literal["env"] = "env",
         device_map: str | None = None,
+        ledger: MemoryLedger | None = None,
     ) -> None:
         check_choice(preferred_backend, "backend", BACKEND_CHOICES)
         self._loader = loader
@@ -81,6 +84,8 @@ class ModelPool:
         self._backends: OrderedDict[tuple, Backend] = OrderedDict()  # least recently used first
         self._lock = threading.Lock()  # guards `_backends`; held for bookkeeping only
         self._slot = threading.Lock()  # one load into memory at a time (downloads come before)
+        # every batch of every run and every kept model, counted against one budget
+        self.ledger = ledger if ledger is not None else process_ledger()
 
     def _resolve(self, name: str):
         return public_model(name) if self.public else resolve(name)
@@ -157,9 +162,29 @@ class ModelPool:
                 raise
             if hasattr(loaded, "memory_budget"):  # the engine checks its prompts' real cost
                 loaded.memory_budget = functools.partial(memory_budget, self.public)
+                loaded.ledger = self.ledger
+            self._hold_weights(key, loaded)
             with self._lock:
                 self._backends[key] = loaded
             return loaded
+
+    def _hold_weights(self, key: tuple, loaded: Backend) -> None:
+        """Count a loaded model's resident memory in the ledger until the backend is collected
+        (a run still holding an unloaded model keeps its memory until it ends)."""
+        from rrdemo.memory import resident_bytes
+
+        info = self._resolve(key[0])
+        shape = shape_of(info.name, info.hub_id, (cache_dir() / "models" / info.name,))
+        hold = ("weights", id(loaded))
+        self.ledger.hold(hold, resident_bytes(loaded, shape), f"{info.name}'s weights")
+        with contextlib.suppress(TypeError):  # without weak references: counted until replaced
+            weakref.finalize(loaded, self.ledger.drop, hold)
+
+    def _forget(self, key: tuple) -> None:
+        """Stop keeping the model of `key` (call holding `_lock`); the ledger stops counting it."""
+        backend = self._backends.pop(key, None)
+        if backend is not None:
+            self.ledger.drop(("weights", id(backend)))
 
     def _load(self, key: tuple, commit: str | None = None) -> Backend:
         name, revision, backend, dtype = key
@@ -175,7 +200,7 @@ class ModelPool:
         holding an unloaded backend keeps it until it ends; then its memory is freed."""
         loaded = [key for key in self._backends if key[2] is not None]
         for key in loaded[: max(0, len(loaded) - self.max_models + 1)]:
-            del self._backends[key]
+            self._forget(key)
 
     def ensure(self, specs: Iterable[AgentSpec], client: str = "") -> Iterator[str]:
         """Load every distinct (model, revision, engine) the agents `specs` name, yielding each
@@ -221,7 +246,7 @@ class ModelPool:
     def unload(self, key: tuple) -> None:
         """Stop keeping the model of `key` (a run still holding it keeps it until it ends)."""
         with self._lock:
-            self._backends.pop(key, None)
+            self._forget(key)
 
     def loaded(self) -> list[str]:
         return [key[0] for key in self._backends]
@@ -231,7 +256,7 @@ class ModelPool:
         still holds a backend keeps it until done; then its memory is freed."""
         with self._lock:
             for key in [key for key in self._backends if key[2] is not None]:
-                del self._backends[key]
+                self._forget(key)
 
     def sources(self) -> dict[str, str]:
         """Each loaded model and where it came from ("shipped file" | "hub" | "local folder" | ...)."""

@@ -13,7 +13,13 @@ import re
 from fractions import Fraction
 
 from rrdemo.errors import RRError
-from rrdemo.tasks.mathanswers import equivalent, normalize_latex, parse_latex
+from rrdemo.tasks.mathanswers import (
+    bounded_read,
+    equivalent,
+    normalize_latex,
+    parse_latex,
+    readable,
+)
 from rrdemo.tasks.numbers import format_number, number_value
 
 
@@ -129,14 +135,14 @@ def math_distractor(gold: str | None, seed: int, qid: str, question_text: str = 
     else:
         words = _word_variants(gold, question_text)
         rng.shuffle(words)
-        symbolic = _symbolic_variants(gold)
+        symbolic = bounded_read(_symbolic_variants, (gold,), (gold,), [], answer=True)
         rng.shuffle(symbolic)
         ordered = words + _digit_variants(gold, rng) + symbolic
     generic = list(_GENERIC_MATH)
     rng.shuffle(generic)
     for candidate in ordered + generic:
         candidate = normalize_latex(candidate)
-        if not candidate or candidate == gold or not parse_latex(candidate):
+        if not candidate or candidate == gold or not readable(candidate):
             continue
         if not equivalent(gold, candidate) and not equivalent(candidate, gold):
             return candidate

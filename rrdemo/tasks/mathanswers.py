@@ -2,18 +2,27 @@
 
 Equivalence is never hand-written: `math_verify.parse` turns LaTeX into sympy and
 `math_verify.verify` decides. math-verify is imported inside the functions (it pulls sympy and an
-ANTLR parser) so `import rrdemo.tasks` stays light. math-verify guards each call with
-`signal.alarm`, which only works in the main thread; elsewhere (a Gradio worker) we call it
-without that guard.
+ANTLR parser) so `import rrdemo.tasks` stays light.
+
+sympy evaluates what it reads (`9^{9^{8}}` is a 41-million-digit integer) and holds the
+interpreter lock while it does, so a visitor's text decides its cost. Every entry point here
+(`extract_math`, `math_vote_key`, `equivalent`, `readable`) first runs the cheap checks of
+`rrdemo.tasks.mathguard`: a text they refuse is not read (the answer counts as unparsed, the
+reason goes to the log); a plain text is read right here; any other runs in a worker process
+under CPU, memory and wall-clock limits (`rrdemo.worker`), where a computation past them is
+killed and counts as unparsed too.
 """
 
 from __future__ import annotations
 
+import logging
 import re
 import threading
+from collections.abc import Callable
 from functools import lru_cache
-from typing import Any
+from typing import Any, TypeVar
 
+from rrdemo.tasks import mathguard
 from rrdemo.tasks.answers import (
     Mention,
     blank_out,
@@ -27,8 +36,52 @@ from rrdemo.tasks.answers import (
     phrase_spans,
     phrase_tails,
 )
+from rrdemo.worker import Limits, Refused, shared_pool
 
 _SPACING = re.compile(r"\\[!,;:> ]|\\quad|\\qquad|~")
+_log = logging.getLogger(__name__)
+T = TypeVar("T")
+# what a worker that reads answers may spend on one call
+MATH_LIMITS = Limits(cpu_seconds=5, wall_seconds=10.0, memory_bytes=2 << 30)
+_PRELOAD = ("rrdemo.tasks.mathanswers", "math_verify", "sympy")
+
+
+def bounded_read(
+    fn: Callable[..., T], texts: tuple[str, ...], args: tuple, fallback: T, answer: bool
+) -> T:
+    """`fn(*args)` where reading `texts` costs what its checks say: refused (`fallback`, the
+    reason logged), here when every text is plain, else in the answer worker (`fallback` when
+    it is stopped)."""
+    plain = True
+    for text in texts:
+        reason, cheap = mathguard.classify(text, answer)
+        if reason is not None:
+            _log.warning("MATH answer not read, counted as unparsed: %s (%.60r)", reason, text)
+            return fallback
+        plain = plain and cheap
+    if plain:
+        return fn(*args)
+    try:
+        return _in_worker(fn, args)
+    except Refused as exc:
+        _log.warning("MATH answer not read, counted as unparsed: %s (%.60r)", exc, texts[-1])
+        return fallback
+
+
+@lru_cache(maxsize=4096)
+def _in_worker(fn: Callable[..., T], args: tuple) -> T:
+    """`fn(*args)` in the answer worker; what it answered is kept (a refusal is not)."""
+    return shared_pool("math", _PRELOAD, MATH_LIMITS).call(fn, *args)
+
+
+def answer_refusal(answer: str) -> str | None:
+    """Why the LaTeX `answer` (a visitor's target or gold) is not read, as one sentence; None
+    when it is read."""
+    reason = mathguard.refusal(answer)
+    if reason is None:
+        return None
+    shown = answer if len(answer) <= 40 else answer[:37] + "..."
+    return f"the answer {shown!r} is not read: {reason}; give a smaller expression"
 
 
 def _timeout() -> int | None:
@@ -88,6 +141,15 @@ def parse_latex(value: str) -> tuple[Any, ...]:
         return ()
 
 
+def readable(value: str) -> bool:
+    """Whether math-verify reads the normal-form answer `value` (bounded like every reading)."""
+    return bounded_read(_readable, (value,), (value,), False, answer=True)
+
+
+def _readable(value: str) -> bool:
+    return bool(parse_latex(value))
+
+
 def equivalent(gold: str | None, answer: str | None) -> bool:
     """Whether two LaTeX answers are mathematically the same, by math-verify (gold first)."""
     if gold is None or answer is None:
@@ -97,6 +159,12 @@ def equivalent(gold: str | None, answer: str | None) -> bool:
         return False
     if gold_norm == answer_norm:
         return True
+    texts = (gold_norm, answer_norm)
+    return bounded_read(_verify, texts, texts, False, answer=True)
+
+
+def _verify(gold_norm: str, answer_norm: str) -> bool:
+    """math-verify's verdict on two normal-form answers (unbounded: see `equivalent`)."""
     from math_verify import verify
 
     parsed_gold, parsed_answer = parse_latex(gold_norm), parse_latex(answer_norm)
@@ -138,6 +206,13 @@ def math_mentions(text: str) -> list[Mention]:
 
 
 def extract_math(text: str, finish_reason: str | None = None) -> str | None:
+    """`read_math`, bounded: None (no answer) when the text is refused or its reading stopped."""
+    if not text:
+        return None
+    return bounded_read(read_math, (text,), (text, finish_reason), None, answer=False)
+
+
+def read_math(text: str, finish_reason: str | None = None) -> str | None:
     """The final answer of a MATH solution, normalised LaTeX; None when there is none.
 
     Strict: the last undisputed \\boxed{...} / \\fbox{...} (the prompt asks for "The answer is
@@ -189,6 +264,11 @@ def math_vote_key(answer: str) -> str:
     Falls back to the normal-form string when the answer cannot be parsed or canonicalised.
     """
     normal = normalize_latex(answer) or answer.strip()
+    return bounded_read(_vote_key, (normal,), (normal,), f"tex:{normal}", answer=True)
+
+
+def _vote_key(normal: str) -> str:
+    """`math_vote_key` of a normal-form answer, unbounded."""
     parsed = parse_latex(normal)
     if not parsed:
         return f"tex:{normal}"

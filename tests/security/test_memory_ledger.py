@@ -1,0 +1,141 @@
+"""One memory ledger for the process: batches of every run reserve before they allocate, a
+reservation that does not fit waits for other runs or is refused with the numbers, and an RSS
+watchdog stops the run holding the most when measured memory passes the budget anyway (the
+third probe: MAJ's and RRMaj's batches in flight together grew 1.7x past the budget)."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from bench.variants import twin
+from rrdemo.backends.hf import TransformersBackend
+from rrdemo.config import AgentSpec, RunConfig, Sampling
+from rrdemo.errors import RRError, Stopped
+from rrdemo.memory_ledger import MemoryLedger, resident_memory
+from rrdemo.protocols import run_question
+from rrdemo.tasks import get_task
+from tests.support.fakes import FakePool
+
+GB = 10**9
+
+
+def test_reservations_of_several_runs_and_holds_count_against_one_budget() -> None:
+    ledger = MemoryLedger(10 * GB, wait_seconds=0.2)
+    ledger.hold("weights", 4 * GB, "a model's weights")
+    with ledger.reserve("run-a", 3 * GB, "MAJ batch"), ledger.reserve("run-b", 2 * GB, "RR"):
+        assert ledger.held() == 9 * GB
+        # run-c waits for the others, then is refused
+        with pytest.raises(RRError) as refused, ledger.reserve("run-c", 2 * GB, "8 sequences"):
+            pass
+    message = str(refused.value)
+    assert "needs 2.0 GB more memory (8 sequences)" in message
+    assert "9.0 GB of the 10.0 GB limit (RRDEMO_MAX_MEMORY_GB) is taken after waiting" in message
+    assert ledger.held() == 4 * GB  # what the runs reserved came back
+
+
+def test_a_batch_of_a_run_whose_other_batch_holds_memory_is_refused_at_once() -> None:
+    """MAJ and RRMaj of one run interleaved: the second batch cannot wait for the first (the
+    same thread drives both), so it is refused with the numbers straight away."""
+    ledger = MemoryLedger(5 * GB, wait_seconds=30)
+    started = time.monotonic()
+    with (
+        ledger.reserve("run", 3 * GB, "MAJ answers"),
+        pytest.raises(RRError, match=r"3\.0 GB by this run's other batches"),
+        ledger.reserve("run", 3 * GB, "RRMaj trajectories"),
+    ):
+        pass
+    assert time.monotonic() - started < 5
+
+
+def test_a_reservation_waits_for_another_run_to_give_memory_back() -> None:
+    ledger = MemoryLedger(5 * GB, wait_seconds=60)
+    taken, done = threading.Event(), threading.Event()
+
+    def other_run() -> None:
+        with ledger.reserve("other", 4 * GB, "another visitor's batch"):
+            taken.set()
+            time.sleep(0.3)
+
+    thread = threading.Thread(target=other_run)
+    thread.start()
+    taken.wait(10)
+    with ledger.reserve("mine", 3 * GB, "my batch"):
+        done.set()
+        assert ledger.held() == 3 * GB  # the other run had finished
+    thread.join()
+
+
+def test_the_watchdog_stops_the_run_that_holds_the_most() -> None:
+    ledger = MemoryLedger(8 * GB, rss=lambda: 9 * GB)  # measured memory past the budget
+    with (
+        ledger.reserve("small", 1 * GB, "a") as small,
+        ledger.reserve("large", 2 * GB, "b") as large,
+        ledger.reserve("large", 2 * GB, "c") as also_large,
+    ):
+        message = ledger.check_resident()
+        assert message is not None and "held the most of it (4.0 GB reserved)" in message
+        assert "reached 9.0 GB, over its limit of 8.0 GB" in message
+        small.check()  # the other run goes on
+        for stopped in (large, also_large):
+            with pytest.raises(Stopped, match="this run was stopped: the app's memory"):
+                stopped.check()
+    ledger.close()
+
+
+def test_resident_memory_is_read_from_the_process() -> None:
+    before = resident_memory()
+    block = bytearray(200 * 2**20)
+    block[::4096] = b"x" * len(block[::4096])  # touch every page
+    assert resident_memory() - before > 150 * 2**20
+    del block
+
+
+def _source(real_pool, ledger: MemoryLedger, budget: int):
+    backend = twin(real_pool.get("smollm2"), TransformersBackend)
+    backend.ledger, backend.memory_budget = ledger, lambda: budget
+    return backend, FakePool(backend)
+
+
+CONFIG = RunConfig(
+    agents=(AgentSpec("smollm2", True), AgentSpec("smollm2")), k=4, max_tokens=8, m=2,
+    sampling=Sampling(temperature=0.0),
+)  # fmt: skip
+
+
+@pytest.mark.slow
+def test_a_real_run_reserves_each_batch_and_gives_everything_back(real_pool) -> None:
+    """Interleaved (the Arena's side by side), MAJ's batch is in flight while RRMaj's turns
+    reserve theirs: the ledger sees both at once, and everything comes back at the end."""
+    seen: list[tuple[int, int]] = []  # per reservation: bytes, and this run's bytes in flight
+
+    class Recording(MemoryLedger):
+        def reserve(self, owner, nbytes, what, budget=None):
+            own = sum(r.nbytes for r in self._reservations if r.owner == owner)
+            seen.append((nbytes, own))
+            return super().reserve(owner, nbytes, what, budget)
+
+    ledger = Recording(None)
+    backend, source = _source(real_pool, ledger, 50 * GB)
+    task = get_task("custom")
+    question = task.question("Pick one: (A) yes (B) no", gold="(A)")
+    events = list(run_question(CONFIG, question, task, source, interleave=True))
+    assert any(e.kind == "decision" for e in events)
+    assert len(seen) >= 3 and all(nbytes > 0 for nbytes, _ in seen)
+    assert any(own > 0 for _, own in seen)  # a batch reserved while the run's other was live
+    assert ledger.held() == 0  # every reservation and kept cache given back at the end
+
+
+@pytest.mark.slow
+def test_a_real_run_the_watchdog_revokes_stops_with_its_reason(real_pool) -> None:
+    ledger = MemoryLedger(None, rss=lambda: 10**15, interval=0.05)  # always past the budget
+    backend, source = _source(real_pool, ledger, 50 * GB)
+    task = get_task("custom")
+    question = task.question("Pick one: (A) yes (B) no", gold="(A)")
+    config = RunConfig(agents=(AgentSpec("smollm2"),) * 2, k=4, max_tokens=64, m=2)
+    with pytest.raises(Stopped, match="this run was stopped: the app's memory reached"):
+        list(run_question(config, question, task, source, methods=("MAJ",)))
+    assert ledger.stopped and ledger.held() == 0
+    ledger.close()
