@@ -65,9 +65,10 @@ def current_door() -> tuple[object | None, str | None]:
     return door, getattr(request, "session_hash", None)
 
 
-def paced(frames: Iterator, group: str, read_wait: float = READ_WAIT_S) -> Iterator:
+def paced(frames: Iterator, group: str, read_wait: float | None = None) -> Iterator:
     """`frames`, each made only once the client has been sent the one before the last; ends
-    (closing `frames`) when the client reads nothing for `read_wait` seconds."""
+    (closing `frames`) when the client reads nothing for `read_wait` seconds (`READ_WAIT_S`)."""
+    read_wait = READ_WAIT_S if read_wait is None else read_wait
     door, session = current_door()
     try:
         if door is None or session is None:
