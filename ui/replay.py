@@ -258,11 +258,6 @@ def _read_upload(file: Path) -> ReadLog:
     return ReadLog(log, tuple(choices))
 
 
-def upload_choices(path: str | None, logs: UploadedLogs) -> list[tuple[str, str]]:
-    """The finished questions of an uploaded log (`UploadedLogs.choices`)."""
-    return logs.choices(path)
-
-
 # -- the components and what they do ----------------------------------------------------------------
 @dataclass(frozen=True)
 class ReplayControls:
