@@ -34,9 +34,11 @@ from rrdemo.errors import RRError
 from ui import scratch
 from ui.about import build_about_tab
 from ui.arena import ARENA_CSS, build_arena_tab
+from ui.door import BodyLimit, body_limit
 from ui.experiments_tab import build_experiments_tab
 from ui.leaderboard_tab import build_leaderboard_tab
-from ui.queue_limits import limit_queue, queue_poll_seconds, run_seconds, session_capacity
+from ui.queue_door import QueueDoor, door_of
+from ui.queue_limits import run_seconds, session_capacity, session_window, sessions_per_client
 from ui.theory_tab import build_theory_tab
 from ui.uploads import UploadBudget
 
@@ -93,13 +95,14 @@ def build_demo(pool: ModelSource | None = None, leaderboard: Store | None = None
         with gr.Tab("About", id="about"):
             build_about_tab(pool)
     demo.queue(default_concurrency_limit=1, max_size=QUEUE_MAX_SIZE)
-    limit_queue(demo)
+    door_of(demo)  # what every event is checked against at the door (`serve` puts it in front)
     return demo
 
 
 def serve(demo: gr.Blocks, host: str, port: int, **options) -> None:
-    """Launch `demo` with the upload limits (per file, and per client: `ui.uploads`), the
-    session limit, the Arena's layout (`ui.arena.ARENA_CSS`) and the sweep of old uploads and
+    """Launch `demo` behind its door: the body limit of every request (`ui.door.BodyLimit`), the
+    upload limits (per file, and per client: `ui.uploads`), the checks of every event and
+    session (`ui.queue_door.QueueDoor`), the session limit, the Arena's layout (`ui.arena.ARENA_CSS`) and the sweep of old uploads and
     outputs (at start, then on `DELETE_CACHE`'s schedule: `ui.scratch`); `options` go to `launch`
     (tests: prevent_thread_lock)."""
     demo.launch(
@@ -109,7 +112,11 @@ def serve(demo: gr.Blocks, host: str, port: int, **options) -> None:
         max_file_size=MAX_UPLOAD,
         state_session_capacity=session_capacity(),
         app_kwargs={
-            "middleware": [Middleware(UploadBudget)],
+            "middleware": [
+                Middleware(BodyLimit),
+                Middleware(UploadBudget),
+                Middleware(QueueDoor, door=door_of(demo)),
+            ],
             "lifespan": scratch.lifespan(*DELETE_CACHE),
         },
         **options,
@@ -140,7 +147,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     args = parser.parse_args(argv)
     try:  # the environment's limits, read again where used: a bad one is one line, exit 2
-        session_capacity(), queue_poll_seconds(), run_seconds()
+        session_capacity(), session_window(), sessions_per_client(), run_seconds(), body_limit()
     except RRError as exc:
         parser.error(str(exc))
     logging.basicConfig(level=logging.INFO)

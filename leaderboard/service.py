@@ -202,14 +202,16 @@ def list_submissions(session: Session, *, status: str | None = None) -> list[Sub
 
 
 def admins() -> frozenset[str]:
-    """The Hugging Face usernames allowed to moderate (`LEADERBOARD_ADMINS`, lower-cased)."""
+    """The Hugging Face usernames allowed to moderate (`LEADERBOARD_ADMINS`, comma-separated, an
+    optional leading @), each exactly as listed."""
     names = os.environ.get(ADMINS_ENV, "").replace(";", ",").split(",")
-    return frozenset(name.strip().lstrip("@").lower() for name in names if name.strip())
+    return frozenset(name.strip().removeprefix("@") for name in names if name.strip())
 
 
 def is_admin_user(username: str | None) -> bool:
-    """True when `username` (a signed-in Hugging Face user) is listed in `LEADERBOARD_ADMINS`."""
-    return bool(username) and username.strip().lower() in admins()
+    """True when `username` (a signed-in Hugging Face user) is listed in `LEADERBOARD_ADMINS`,
+    character for character: "AdminUser" and "adminuser " are other names than "adminuser"."""
+    return isinstance(username, str) and username in admins()
 
 
 def with_submitter(submission: Submission, username: str) -> Submission:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rrdemo.errors import RRError
+from rrdemo.limits import limits
 
 TEMPLATES: dict[str, str] = {
     # Section 5, "Moderate (Advisory)": a persuasive, high-confidence distractor.
@@ -31,6 +32,15 @@ class Injection:
     def __post_init__(self) -> None:
         if "{target}" not in self.template:
             raise RRError("a corruption template must contain the slot {target}")
+        # Sized from its parts before it is written out (let alone tokenized): a 20,000-digit
+        # target in the 250 slots a 2,000-character template holds would be a 5M-token prompt.
+        slots = self.template.count("{target}")
+        size = len(self.template) + slots * (len(self.target) - len("{target}"))
+        limits().check(
+            "question_chars",
+            size,
+            f"the injection's length with its target in its {slots} slot(s), in characters,",
+        )
 
     @property
     def text(self) -> str:

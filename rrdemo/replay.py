@@ -123,6 +123,41 @@ def unit_index(log: RunLog) -> UnitIndex:
     return index
 
 
+MAX_RECORDS = 20_000  # records of a log replayed in the web app (a web sweep's log has under 1,000)
+
+
+def check_replayable(log: RunLog, name: str) -> None:
+    """RRError (one sentence naming `name`) unless every size a replay of `log` works through is
+    bounded: at most `MAX_RECORDS` records, and each chunk a whole number of 0 to L tokens
+    (`rrdemo.limits.Limits.tokens`) holding at most as many words, so a replay's pieces and
+    frames are bounded before any is made (`_pieces`)."""
+    from rrdemo.limits import ENV, limits
+
+    most = limits().tokens
+    if len(log.records) > MAX_RECORDS:
+        raise RRError(
+            f"{name} has {len(log.records):,} records; a log replayed here has at most "
+            f"{MAX_RECORDS:,}: replay it with `python -m rrdemo replay`"
+        )
+    for number, record in log.records:
+        chunks = record.get("chunks") if record.get("type") == "trajectory" else []
+        for chunk in chunks if isinstance(chunks, list) else [None]:
+            n = chunk.get("n_tokens") if isinstance(chunk, dict) else None
+            text = chunk.get("text") if isinstance(chunk, dict) else None
+            whole = isinstance(n, int) and not isinstance(n, bool)
+            if not whole or not 0 <= n <= most or not isinstance(text, str):
+                shown = repr(n) if whole and len(str(n)) <= 12 else "a value out of range"
+                raise RRError(
+                    f"{name}: line {number} has a chunk whose token count is {shown}; a chunk "
+                    f"holds text and 0 to {most} tokens ({ENV['tokens']})"
+                )
+            if len(text.split()) > most:
+                raise RRError(
+                    f"{name}: line {number} has a chunk of more than {most} words; a chunk "
+                    f"holds at most {most} ({ENV['tokens']})"
+                )
+
+
 def finished_units(log: RunLog) -> list[tuple[str, str]]:
     """(condition key, question id) of every finished unit, in log order."""
     return list(unit_index(log).units)

@@ -45,6 +45,7 @@ from ui.replay import (
     wire_replay,
 )
 from ui.state import ARENA_FIELDS, ArenaRequest, ArenaState, build_run
+from ui.streams import limited_run
 
 log = logging.getLogger(__name__)
 
@@ -255,7 +256,7 @@ def _wire_runs(
     """Run streams a run; `recordings(run)` wires the replays and Run live; every Stop cancels
     any of them and shows the run stopped. A live run replaces the recording's question and
     result line: one question, no finding, and once done what this new sample decided."""
-    run = _run_callback(pool)
+    run = limited_run(_run_callback(pool))  # wall-time limit, paced by the client's reading
     once = {"concurrency_id": "model", "concurrency_limit": 1}  # one generation at a time
     quick = {"queue": False, "api_visibility": "private"}
     asked = ("task", "question_index", "custom_question", "custom_gold")

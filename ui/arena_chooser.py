@@ -49,12 +49,14 @@ def result_for(gallery: Gallery, unit: RecordedUnit, index: int) -> str:
     return render.result_line(gallery.settings[index].outcome(), question_cell(unit), unit)
 
 
-def result_for_log(log: RunLog, unit: RecordedUnit) -> str:
-    """The same for a question of an uploaded log, from that log's own run."""
+def result_for_log(log: RunLog, unit: RecordedUnit, outcomes: dict | None = None) -> str:
+    """The same for a question of an uploaded log, from that log's own run (`outcomes`: its
+    `cell_outcomes`, when computed already)."""
     from rrdemo.gallery import cell_outcomes
 
     key = unit.done.get("condition", "")
-    return render.result_line(cell_outcomes(log).get(key), question_cell(unit), unit)
+    outcomes = outcomes if outcomes is not None else cell_outcomes(log)
+    return render.result_line(outcomes.get(key), question_cell(unit), unit)
 
 
 @dataclass(frozen=True)

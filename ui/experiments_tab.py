@@ -44,6 +44,7 @@ from ui.choices import SWEEP_TASK_CHOICES
 from ui.errors import user_error
 from ui.queue_limits import for_this_client
 from ui.scratch import publish_file
+from ui.streams import limited_run
 from ui.sweep_submit import build_submit_row
 
 STATIC = str(BEYOND_PAPER["adversary"])  # the paper's adversary, the default strategy
@@ -359,7 +360,7 @@ def build_experiments_tab(pool: ModelSource, leaderboard: Store | None = None) -
     sweep_log = gr.State(None)  # the path of this session's last sweep log
 
     event = start.click(
-        _sweep_callback(pool),
+        limited_run(_sweep_callback(pool)),  # wall-time limit, paced by the client's reading
         inputs,
         [status, table, plot, log_file, paper_note, paper_table, by_adversary, sweep_log],
         concurrency_id="model",

@@ -1,35 +1,35 @@
-"""How long the web app's queue may grow, what may join it, and how long a model run may take.
+"""How long the web app's queue may grow, what may join it, and how long a stream may take.
 
 Gradio bounds only the whole queue (`app.QUEUE_MAX_SIZE`), so one client with many queued events
-would make everyone else's reads answer "Queue is full". `limit_queue` checks every event before
-it joins: its values first (`payload_refusal`: one per input, numbers where numbers are), then
-the limits of its concurrency group (`GROUP_LIMITS`: model runs, which run one at a time, and
-replays, which play eight at once), then a limit on events of any kind per client, so a single
+would make everyone else's reads answer "Queue is full". Every event is checked at the door, by
+an ASGI middleware in front of gradio's routes (`ui.queue_door.QueueDoor`), before it joins: its
+values first (`payload_refusal`: one per input, numbers where numbers are), then the limits of
+its concurrency group (`GROUP_LIMITS`: model runs, which run one at a time, and replays, which
+play eight at once), then a limit on events of any kind per client (`refusal`), so a single
 client can never fill the queue. Each refusal is a message that says why. A client is the
 signed-in user, else the address the request came from (`client_key`): a browser tab, a
 gradio_client session and a raw `/gradio_api/call/...` request from one address are one client.
-Cheap reads are never counted, so they keep answering. Each model run also has a wall-time
-limit (`time_limited`): past it the run is closed (its generator's `finally` frees what it held)
-and the visitor reads why. A client that leaves (its stream closes) has its events cancelled by
-gradio: waiting ones leave the queue, a running one's generator is closed at its next frame. Runs
-yield a frame at least every second or so (an Arena run per rendered token batch, a sweep a
-heartbeat while a question runs), and closing one sets the engine's stop flag, which it reads
-between decoding steps: a run stops within seconds of its limit or of its client leaving.
-Two more bounds hold what the queue does not see: the sessions gradio keeps, where one client's
-new sessions push out only its own (`SessionQuota`), and the events answered outside the queue,
-counted per client and minute (`CallBudget`).
+Two more budgets count what the queue does not: new sessions per client (`SessionBudget`: a
+session gradio keeps holds a copy of the page's config, and its pool is shared by everyone) and
+events outside the queue (`CallBudget`). Nothing here reads or writes gradio's internals: the
+door sees the requests and the streams they answer, and the streams themselves
+(`time_limited`, `ui.streams`) say when they end.
+
+Each model run also has a wall-time limit (`time_limited`): past it the run is closed (its
+generator's `finally` frees what it held) and the visitor reads why. A client that leaves (its
+stream closes) has its events cancelled by gradio: waiting ones leave the queue, a running one's
+generator is closed at its next frame. Runs yield a frame at least every second or so, and
+closing one sets the engine's stop flag, which it reads between decoding steps.
 """
 
 from __future__ import annotations
 
-import asyncio
 import functools
-import inspect
 import math
 import os
 import threading
 import time
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -53,12 +53,8 @@ SESSIONS_ENV = "RRDEMO_SESSIONS"
 DEFAULT_SESSIONS = 500  # sessions whose state gradio keeps (~0.5 MB each here, plus a run's view)
 SESSIONS_PER_CLIENT_ENV = "RRDEMO_SESSIONS_PER_CLIENT"
 DEFAULT_SESSIONS_PER_CLIENT = 64  # tabs and API sessions of one client (a classroom behind a NAT)
-# Gradio's queue looks for work every 1 ms when it has none (its progress loop every 10 ms): 7-8%
-# of a core for an idle server on Linux, and the same beside every run. 20 ms (50 ms) starts an
-# event at most 20 ms later (bench/idle_cpu.py measures both).
-QUEUE_POLL_ENV = "RRDEMO_QUEUE_POLL_MS"
-DEFAULT_QUEUE_POLL_MS = 20
-PROGRESS_POLL_MS = 50
+SESSION_WINDOW_ENV = "RRDEMO_SESSION_WINDOW_S"
+DEFAULT_SESSION_WINDOW = 600  # the window in which one client may start that many sessions
 
 
 def whole_setting(name: str, default: int, least: int) -> int:
@@ -76,12 +72,6 @@ def run_seconds() -> int:
     return whole_setting(RUN_SECONDS_ENV, DEFAULT_RUN_SECONDS, 1)
 
 
-def queue_poll_seconds() -> float:
-    """How often the queue looks for work when it has none: `RRDEMO_QUEUE_POLL_MS`, default 20
-    (1 gives gradio's own pace)."""
-    return whole_setting(QUEUE_POLL_ENV, DEFAULT_QUEUE_POLL_MS, 1) / 1000
-
-
 def session_capacity() -> int:
     """How many visitors' sessions the server keeps in memory, least recently used dropped
     first: `RRDEMO_SESSIONS`, default 500 (gradio's own default is 10000)."""
@@ -89,9 +79,14 @@ def session_capacity() -> int:
 
 
 def sessions_per_client() -> int:
-    """How many of those sessions one client may hold, its own least recently used dropped
-    first: `RRDEMO_SESSIONS_PER_CLIENT`, default 64."""
+    """How many new sessions one client may start per window (`session_window`):
+    `RRDEMO_SESSIONS_PER_CLIENT`, default 64."""
     return whole_setting(SESSIONS_PER_CLIENT_ENV, DEFAULT_SESSIONS_PER_CLIENT, 1)
+
+
+def session_window() -> int:
+    """The window of `sessions_per_client` in seconds: `RRDEMO_SESSION_WINDOW_S`, default 600."""
+    return whole_setting(SESSION_WINDOW_ENV, DEFAULT_SESSION_WINDOW, 1)
 
 
 def client_key(request, username: str | None = None) -> str:
@@ -141,19 +136,6 @@ GROUP_LIMITS = {
     GENERATION: GroupLimit("runs", "running", GENERATION_PER_CLIENT, GENERATION_TOTAL),
     REPLAY: GroupLimit("replays", "playing", REPLAY_PER_CLIENT, REPLAY_TOTAL),
 }
-
-
-def queued_events(queue) -> list:
-    """Every event waiting or running now in gradio's `queue` (`demo._queue`), of any group."""
-    events = [e for waiting in queue.event_queue_per_concurrency_id.values() for e in waiting.queue]
-    for job in queue.active_jobs:
-        events += list(job or ())
-    return events
-
-
-def generation_events(queue) -> list:
-    """The model runs waiting or running now in gradio's `queue` (`demo._queue`)."""
-    return [event for event in queued_events(queue) if event.concurrency_id == GENERATION]
 
 
 def refusal(
@@ -209,17 +191,6 @@ def time_limited(
             frames.close()
 
     return limited
-
-
-def _queued(queue) -> list[tuple[str, str]]:
-    """The (group, client) of each event waiting or running in `queue`."""
-    return [
-        (
-            event.concurrency_id,
-            client_key(event.request, event.username) if event.request is not None else "unknown",
-        )
-        for event in queued_events(queue)
-    ]
 
 
 def _kind(value) -> str:
@@ -285,82 +256,30 @@ def payload_refusal(fn, data: list) -> str | None:
     return None
 
 
-class RawSessions:
-    """Sessions of raw API calls (`/gradio_api/call/...` without a session hash): gradio makes a
-    new session per call and keeps its state (a copy of every component's config, ~0.5 MB here)
-    and its unread messages until 10000 sessions pile up. Nobody can call into such a session
-    again, so its state goes when its event ends and its unread messages `grace` seconds later."""
+class _Window:
+    """Per-client times of what was counted in the last `window` seconds (bounded: a client with
+    nothing in the window is forgotten)."""
 
-    def __init__(self, blocks: gr.Blocks, grace: float = 60.0, clock=time.monotonic) -> None:
-        self.blocks, self.grace, self.clock = blocks, grace, clock
-        self.ended: dict[str, float | None] = {}  # session -> when its event ended (None: live)
+    def __init__(self, window: float, clock: Callable[[], float]) -> None:
+        self.window, self.clock = window, clock
+        self.counted: dict[str, deque[float]] = {}
+        self.lock = threading.Lock()
 
-    def add(self, session: str) -> None:
-        self.ended[session] = None
-
-    def sweep(self) -> None:
-        queue, now = self.blocks._queue, self.clock()
-        for session, ended in list(self.ended.items()):
-            if session in queue.event_ids_to_events:
-                continue  # waiting or running
-            self.blocks.state_holder.session_data.pop(session, None)
-            if ended is None:
-                self.ended[session] = now
-            elif now - ended > self.grace:  # the client has had its result's window
-                queue.pending_messages_per_session.pop(session, None)
-                queue.pending_event_ids_session.pop(session, None)
-                del self.ended[session]
-
-
-class SessionQuota:
-    """Who owns each session gradio keeps, so that one client's new sessions push out only its
-    own. Gradio's `StateHolder` keeps `capacity` sessions and drops the least recently used of
-    all, whoever made the new one: 600 fresh session hashes from one address dropped another
-    visitor's finished sweep. Here a client holding `per_client` sessions loses its own least
-    recently used one when it makes another, and a full pool drops the least recently used
-    session of the client that holds the most (a session whose owner is not known counts as a
-    client of its own). Owners are recorded when an event joins the queue (`own`)."""
-
-    def __init__(self, per_client: int) -> None:
-        self.per_client = per_client
-        self.owners: dict[str, str] = {}  # session hash -> client
-        self.holder = None
-
-    def own(self, session: str, client: str) -> None:
-        self.owners.setdefault(session, client)
-
-    def install(self, holder) -> None:
-        """Put this quota in charge of `holder`'s evictions (a gradio StateHolder)."""
-        if self.holder is not holder:
-            self.holder = holder
-            holder.update = self.update
-
-    def update(self, session: str) -> None:
-        """`StateHolder.update`: mark `session` as just used, then drop what is over the limits."""
-        holder = self.holder
-        with holder.lock:
-            data = holder.session_data
-            if session in data:
-                data.move_to_end(session)
-            client = self.owners.get(session)
-            if client is not None:
-                mine = [s for s in data if self.owners.get(s) == client]
-                for evicted in mine[: max(0, len(mine) - self.per_client)]:
-                    self._drop(evicted)
-            while len(data) > holder.capacity:
-                held: dict[str, int] = {}
-                for s in data:
-                    owner = self.owners.get(s, s)
-                    held[owner] = held.get(owner, 0) + 1
-                most = max(held.values())
-                self._drop(next(s for s in data if held[self.owners.get(s, s)] == most))
-            if len(self.owners) > 4 * holder.capacity:  # owners of sessions long gone
-                self.owners = {s: c for s, c in self.owners.items() if s in data}
-
-    def _drop(self, session: str) -> None:
-        self.holder.session_data.pop(session, None)
-        self.holder.time_last_used.pop(session, None)
-        self.owners.pop(session, None)
+    def take(self, client: str, most: int) -> bool:
+        """Count one for `client` unless it has `most` in the window already (then False)."""
+        now = self.clock()
+        with self.lock:
+            for key in list(self.counted):
+                times = self.counted[key]
+                while times and now - times[0] >= self.window:
+                    times.popleft()
+                if not times:
+                    del self.counted[key]
+            times = self.counted.setdefault(client, deque())
+            if len(times) >= most:
+                return False
+            times.append(now)
+        return True
 
 
 CALLS_ENV = "RRDEMO_CALLS_PER_MINUTE"  # calls of events outside the queue per client per minute
@@ -368,114 +287,60 @@ DEFAULT_CALLS_PER_MINUTE = 600
 
 
 class CallBudget:
-    """Events outside the queue (`queue=False`: control updates, a chooser's first step) are
-    answered at once, so the queue's limits never see them; each client may make `per_minute`
-    calls of them in any minute (a sliding window), enough for a visitor dragging a slider."""
+    """Events outside the queue (`queue=False`: control updates, a chooser's first step) answer
+    at once; each client may make `per_minute` calls of them in any minute (a sliding window),
+    enough for a visitor dragging a slider."""
 
     def __init__(self, per_minute: int = DEFAULT_CALLS_PER_MINUTE, clock=time.monotonic) -> None:
-        self.per_minute, self.clock = per_minute, clock
-        self.calls: dict[str, deque[float]] = {}
-        self.lock = threading.Lock()
+        self.per_minute = per_minute
+        self.calls = _Window(60, clock)
 
     def refusal(self, client: str) -> str | None:
         """Why `client` may not call now, or None (then the call is counted)."""
-        now = self.clock()
+        if self.calls.take(client, self.per_minute):
+            return None
+        return (
+            f"Too many requests: at most {self.per_minute} a minute from one visitor for this "
+            "action. Try again in a minute."
+        )
+
+
+class SessionBudget:
+    """New sessions per client: gradio keeps the state of `session_capacity()` sessions and drops
+    the least recently used of all, so a client making sessions without end would push out
+    everyone else's (600 fresh session hashes from one address dropped another visitor's
+    finished sweep). Each client may start `per_client` sessions per `window` seconds, on every
+    route (a page load, a gradio_client, a raw `/call/` request, `/run/predict`); one session
+    used again is not new. A session is known from its first event (`known`, bounded)."""
+
+    def __init__(self, per_client: int, window: float, capacity: int, clock=time.monotonic):
+        self.per_client, self.window = per_client, window
+        self.started = _Window(window, clock)
+        self.known: OrderedDict[str, None] = OrderedDict()  # sessions seen, most recent last
+        self.capacity = 4 * capacity  # sessions remembered: beyond gradio's pool, long gone
+        self.lock = threading.Lock()
+
+    def refusal(self, client: str, session: str | None) -> str | None:
+        """Why `client` may not start `session` (None: a fresh one per call), or None (then it is
+        counted, and known from now on)."""
         with self.lock:
-            for key in list(self.calls):  # forget what left the window (bounded memory)
-                calls = self.calls[key]
-                while calls and now - calls[0] >= 60:
-                    calls.popleft()
-                if not calls:
-                    del self.calls[key]
-            calls = self.calls.setdefault(client, deque())
-            if len(calls) >= self.per_minute:
-                return (
-                    f"Too many requests: at most {self.per_minute} a minute from one visitor "
-                    "for this action. Try again in a minute."
-                )
-            calls.append(now)
+            if session is not None and session in self.known:
+                self.known.move_to_end(session)
+                return None
+        if not self.started.take(client, self.per_client):
+            minutes = max(1, round(self.window / 60))
+            return (
+                f"Too many new sessions: at most {self.per_client} per {minutes} minutes from one "
+                "visitor (each page load, client or raw API call starts one). Reuse your "
+                "gradio_client session, or try again later."
+            )
+        if session is not None:
+            self.add(session)
         return None
 
-    def limited(self, fn: Callable) -> Callable:
-        """`fn` (a plain function) counted against the calling client's minute."""
-
-        @functools.wraps(fn)
-        def counted(*args, **kwargs):
-            from gradio.context import LocalContext
-
-            request = LocalContext.request.get(None)
-            http = getattr(request, "request", None)
-            if http is not None:
-                reason = self.refusal(client_key(http, getattr(request, "username", None)))
-                if reason is not None:
-                    raise gr.Error(reason)
-            return fn(*args, **kwargs)
-
-        return counted
-
-
-def _refused(reason: str) -> tuple[bool, list, str]:
-    """A refusal as gradio's queue returns a validator's: shown beside the inputs by the page,
-    raised as a ValidationError by gradio_client, an HTTP 422 with the text on the raw API."""
-    refused = {"__type__": "validate", "is_valid": False, "message": reason}
-    return False, [{**refused, "parameter_name": "limit"}], "validator_error"
-
-
-def limit_queue(demo: gr.Blocks, per_client: int = EVENTS_PER_CLIENT) -> RawSessions:
-    """Check every event when it asks to join `demo`'s queue (call after `demo.queue()`): its
-    values (`payload_refusal`), then the limits of its group (`GROUP_LIMITS`: model runs,
-    replays) and the `per_client` limit on any event, so no client fills gradio's queue. Model
-    runs get a wall-time limit; raw API sessions are freed when their event ends."""
-    calls = CallBudget(whole_setting(CALLS_ENV, DEFAULT_CALLS_PER_MINUTE, 1))
-    for fn in demo.fns.values():
-        if fn.concurrency_id == GENERATION and inspect.isgeneratorfunction(fn.fn):
-            fn.fn = time_limited(fn.fn)
-        plain = fn.fn is not None and not (
-            inspect.isgeneratorfunction(fn.fn)
-            or inspect.iscoroutinefunction(fn.fn)
-            or inspect.isasyncgenfunction(fn.fn)
-        )
-        if not fn.queue and plain:
-            fn.fn = calls.limited(fn.fn)
-    queue = demo._queue
-    queue.sleep_when_free = queue_poll_seconds()
-    queue.progress_update_sleep_when_free = max(
-        queue.progress_update_sleep_when_free, PROGRESS_POLL_MS / 1000
-    )
-    join = queue.push
-    lock = asyncio.Lock()  # a check and its join happen together: two requests cannot both pass
-    raw = RawSessions(demo)
-    quota = SessionQuota(sessions_per_client())
-
-    async def sweeping() -> None:
-        while not queue.stopped:
-            raw.sweep()
-            await asyncio.sleep(5)
-
-    started: list[asyncio.Task] = []
-
-    async def push(body, request, username):
-        if not started:  # the server's event loop runs now
-            started.append(asyncio.get_running_loop().create_task(sweeping()))
-        fresh = body.session_hash is None
-        fn = demo.fns.get(body.fn_index) if body.fn_index is not None else None
-        if fn is not None:
-            reason = payload_refusal(fn, body.data)
-            if reason is not None:
-                return _refused(reason)
-        client = client_key(request, username)
-        async with lock:
-            if fn is not None:
-                reason = refusal(_queued(queue), client, fn.concurrency_id, per_client=per_client)
-                if reason is not None:
-                    return _refused(reason)
-            joined, event_id, state = await join(body, request, username)
-            if joined:
-                quota.install(demo.state_holder)
-                quota.own(body.session_hash, client)  # set by the join when it was fresh
-            if joined and fresh:
-                raw.add(event_id)  # a fresh session's hash is its event's id
-            return joined, event_id, state
-
-    queue.push = push
-    return raw
+    def add(self, session: str) -> None:
+        with self.lock:
+            self.known[session] = None
+            self.known.move_to_end(session)
+            while len(self.known) > self.capacity:
+                self.known.popitem(last=False)

@@ -10,7 +10,9 @@ with the recording's config (same seed) and runs it on the models.
 
 from __future__ import annotations
 
-import functools
+import hashlib
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, astuple, dataclass
 from pathlib import Path
@@ -25,6 +27,7 @@ from rrdemo.gallery import Gallery
 from rrdemo.replay import (
     REPLAY_SECONDS,
     RecordedUnit,
+    check_replayable,
     find_question,
     finished_units,
     read_unit,
@@ -45,12 +48,13 @@ from ui.owners import current_session, owned
 from ui.queue_limits import REPLAY
 from ui.render import Throttle
 from ui.state import ARENA_FIELDS, ArenaRequest, ArenaState, arena_settings
+from ui.streams import deadlined, paced
 
 REPLAY_INTERVAL_S = (
     0.25  # a replay's frames: its chunks still grow smoothly, a slow browser keeps up
 )
 REPLAY_CONCURRENCY = 8  # a replay only reads a log and waits: several visitors may watch at once
-MAX_UPLOAD_BYTES = 64 * 2**20  # a run log of a few hundred questions is a few MB
+MAX_UPLOAD_BYTES = 2 * 2**20  # what gradio takes (`app.MAX_UPLOAD`): a web sweep's log is ~100 kB
 
 
 # -- a recording as Arena values ------------------------------------------------------------------
@@ -140,15 +144,20 @@ def _upload(path: str | None) -> tuple[Path, str]:
         raise RRError("upload a run log first (the .jsonl file `rrdemo experiment --out` writes)")
     file = Path(path)
     if file.stat().st_size > MAX_UPLOAD_BYTES:
-        raise RRError(f"{file.name} is larger than {MAX_UPLOAD_BYTES >> 20} MB; upload one run log")
+        raise RRError(
+            f"{file.name} is larger than {MAX_UPLOAD_BYTES >> 20} MiB; upload one run log"
+        )
     return file, file.name
 
 
-def _as_uploaded(exc: RRError, file: Path, name: str) -> RRError:
+_NAME = "\0name\0"  # where a cached refusal names the file: each upload's own name goes there
+
+
+def _as_uploaded(exc: RRError, file: Path) -> RRError:
     """The log reader's message about an upload, naming the file as the user named it (never its
     path on the server), and saying what to upload."""
     return RRError(
-        f"{str(exc).replace(str(file), name)}; upload the .jsonl run log that "
+        f"{str(exc).replace(str(file), _NAME)}; upload the .jsonl run log that "
         "`rrdemo experiment --out` writes"
     )
 
@@ -156,57 +165,97 @@ def _as_uploaded(exc: RRError, file: Path, name: str) -> RRError:
 MAX_LISTED = 2000  # finished questions an uploaded log may list (a real web sweep has at most 48)
 
 
-def upload_choices(path: str | None) -> list[tuple[str, str]]:
-    """The finished questions of an uploaded log: "<label> <task> · <question>: <verdict>".
-    One linear pass over the log (`rrdemo.replay.unit_index`); a log of more than `MAX_LISTED`
-    finished questions is refused, and the same file asked again is answered from memory."""
-    file, name = _upload(path)
-    stat = file.stat()
-    return list(_listed(str(file), name, stat.st_size, stat.st_mtime_ns))
+@dataclass
+class ReadLog:
+    """An uploaded log as read once: the log, its choices, and (when first asked) the outcome of
+    each of its conditions (`rrdemo.gallery.cell_outcomes`, a bootstrap over its questions)."""
+
+    log: RunLog
+    choices: tuple[tuple[str, str], ...]
+    outcomes: dict | None = None
 
 
-@functools.lru_cache(maxsize=16)
-def _listed(path: str, name: str, size: int, mtime_ns: int) -> tuple[tuple[str, str], ...]:
-    """The choices of one uploaded file, as it is now (its size and time are part of the key)."""
-    file = Path(path)
-    try:
-        log = read_log(file)
-        units = finished_units(log)
-    except RRError as exc:
-        raise _as_uploaded(exc, file, name) from None
+class UploadedLogs:
+    """Uploaded run logs by their content's hash: the last `size` read, and the last `refusals`
+    refused (a refused log is refused again from memory, not read again). Bounded both ways; one
+    per app (`wire_replay`)."""
+
+    def __init__(self, size: int = 4, refusals: int = 64) -> None:
+        self.size, self.most_refused = size, refusals
+        self.read_logs: OrderedDict[str, ReadLog] = OrderedDict()
+        self.refused: OrderedDict[str, str] = OrderedDict()
+        self.reads = 0  # logs parsed (the cost this cache saves: a test counts it)
+        self.lock = threading.Lock()
+
+    def read(self, path: str | None) -> tuple[ReadLog, str]:
+        """The log uploaded at `path` and its name as the user named it; RRError (one sentence,
+        naming the file, never its path) when it cannot be replayed here."""
+        file, name = _upload(path)
+        digest = hashlib.sha256(file.read_bytes()).hexdigest()
+        with self.lock:
+            if digest in self.refused:
+                self.refused.move_to_end(digest)
+                raise RRError(self.refused[digest].replace(_NAME, name))
+            if digest in self.read_logs:
+                self.read_logs.move_to_end(digest)
+                return self.read_logs[digest], name
+        try:
+            self.reads += 1
+            read = _read_upload(file)
+        except RRError as exc:  # the reader names the file by its path: the marker replaces it
+            message = str(_as_uploaded(exc, file) if str(file) in str(exc) else exc)
+            self._keep(self.refused, digest, message, self.most_refused)
+            raise RRError(message.replace(_NAME, name)) from None
+        self._keep(self.read_logs, digest, read, self.size)
+        return read, name
+
+    def _keep(self, cache: OrderedDict, digest: str, value, most: int) -> None:
+        with self.lock:
+            cache[digest] = value
+            while len(cache) > most:
+                cache.popitem(last=False)
+
+    def choices(self, path: str | None) -> list[tuple[str, str]]:
+        """The finished questions of an uploaded log: "<label> <task> · <question>: <verdict>"."""
+        return list(self.read(path)[0].choices)
+
+    def unit(self, path: str | None, choice: str) -> tuple[ReadLog, RecordedUnit]:
+        """The uploaded log, as read once, and the question picked from it."""
+        read, name = self.read(path)
+        if not isinstance(choice, str):
+            raise RRError("pick a question of your log from the list")
+        key, _, qid = choice.partition("|")
+        return read, read_unit(read.log, qid, key, source=name)
+
+    def result(self, read: ReadLog, unit: RecordedUnit) -> str:
+        """The result line of a question of the log, from that log's own run (its outcomes
+        computed once per log)."""
+        from rrdemo.gallery import cell_outcomes
+
+        if read.outcomes is None:
+            read.outcomes = cell_outcomes(read.log)
+        return result_for_log(read.log, unit, read.outcomes)
+
+
+def _read_upload(file: Path) -> ReadLog:
+    """Parse an uploaded log and list its finished questions, refusing (RRError, the file named by
+    its path) one a replay here cannot bound: too many records, a chunk too long, or more than
+    `MAX_LISTED` finished questions."""
+    log = read_log(file)
+    check_replayable(log, _NAME)
+    units = finished_units(log)
     if len(units) > MAX_LISTED:
         raise RRError(
-            f"{name} has {len(units):,} finished questions; this page lists at most "
+            f"{_NAME} has {len(units):,} finished questions; this page lists at most "
             f"{MAX_LISTED:,}: replay it with `python -m rrdemo replay`"
         )
-    try:
-        choices = []
-        for key, qid in units:
-            unit = read_unit(log, qid, key, source=name, with_text=False)
-            label = f"{unit.setting} · {qid}: {unit.verdict()}"
-            choices.append((label, f"{key}|{qid}"))
-    except RRError as exc:
-        raise _as_uploaded(exc, file, name) from None
+    choices = []
+    for key, qid in units:
+        unit = read_unit(log, qid, key, source=_NAME, with_text=False)
+        choices.append((f"{unit.setting} · {qid}: {unit.verdict()}", f"{key}|{qid}"))
     if not choices:
-        raise RRError(f"{name} is a run log but has no finished question yet")
-    return tuple(choices)
-
-
-def upload_unit(path: str | None, choice: str) -> RecordedUnit:
-    return uploaded_log_unit(path, choice)[1]
-
-
-def uploaded_log_unit(path: str | None, choice: str) -> tuple[RunLog, RecordedUnit]:
-    """The uploaded log, read once, and the question picked from it."""
-    file, name = _upload(path)
-    if not isinstance(choice, str):
-        raise RRError("pick a question of your log from the list")
-    key, _, qid = choice.partition("|")
-    try:
-        log = read_log(file)
-        return log, read_unit(log, qid, key, source=name)
-    except RRError as exc:
-        raise _as_uploaded(exc, file, name) from None
+        raise RRError(f"{_NAME} is a run log but has no finished question yet")
+    return ReadLog(log, tuple(choices))
 
 
 # -- the components and what they do ----------------------------------------------------------------
@@ -311,12 +360,19 @@ def _plain(fn: Callable) -> Callable:
     return call
 
 
+REPLAY_WALL_S = 120.0  # a replay plays in about 12 s; a slow reader gets ten times that
+REPLAY_CPU_S = 20.0  # CPU seconds a replay's own steps may take (one plays in about 1 s of CPU)
+
+
 def _streamed(fn: Callable[..., Iterator]) -> Callable[..., Iterator]:
-    """The same for a callback that streams."""
+    """The same for a callback that streams: a replay, stopped at its wall-time and CPU-time
+    deadlines (`ui.streams.deadlined`), each frame made once the one before was sent (`paced`)."""
 
     def call(*args):
         try:  # the recording takes the visitor's panels from the stream that held them
-            yield from owned(fn(*args), current_session())
+            frames = owned(fn(*args), current_session())
+            limited = deadlined(frames, REPLAY_WALL_S, REPLAY_CPU_S, "replay")
+            yield from paced(limited, REPLAY)
         except Exception as exc:  # plain text, escaped once, never a server path or traceback
             raise user_error(exc, "replay") from None
 
@@ -340,6 +396,7 @@ def wire_replay(
     controls set when the page is built, so it starts playing at once.
     """
     fill = [*controls, parts.live, *shown]
+    logs = UploadedLogs()  # this app's uploaded logs, read once each
     played = {"concurrency_id": REPLAY, "concurrency_limit": REPLAY_CONCURRENCY}
     quick = {"queue": False, "api_visibility": "private"}
 
@@ -358,11 +415,11 @@ def wire_replay(
         return values(unit, result_for(gallery, unit, int(choice.partition("/")[0])))
 
     def upload_values(path: str | None, choice: str) -> list:
-        log, unit = uploaded_log_unit(path, choice)
-        return values(unit, result_for_log(log, unit))
+        read, unit = logs.unit(path, choice)
+        return values(unit, logs.result(read, unit))
 
     fill_upload = _plain(upload_values)
-    play_upload = _streamed(lambda path, choice: stream_replay(upload_unit(path, choice), seconds))
+    play_upload = _streamed(lambda path, choice: stream_replay(logs.unit(path, choice)[1], seconds))
 
     def then_play(picked, source=parts.choice, to_choice=None, api_name: str | None = None):
         """After a pick: the controls follow, then the recording plays. `to_choice` turns the
@@ -393,13 +450,15 @@ def wire_replay(
         opening = gr.on(None, play_first, None, outputs, api_visibility="private", **played)
         events.append(opening)
     listed = parts.upload.upload(
-        _plain(lambda path: gr.update(choices=upload_choices(path), value=None)),
+        _plain(lambda path: gr.update(choices=logs.choices(path), value=None)),
         parts.upload,
         parts.uploaded,
         api_name="upload_log",
         **played,  # a replay's limits: at most 2 waiting or running per client
     )
-    chosen = parts.uploaded.input(fill_upload, [parts.upload, parts.uploaded], fill, **quick)
+    # the pick reads the log as listed (`logs`), and counts as a replay: 2 per client
+    pick = {"api_visibility": "private", **played}
+    chosen = parts.uploaded.input(fill_upload, [parts.upload, parts.uploaded], fill, **pick)
     uploaded = [parts.upload, parts.uploaded]
     events += [
         listed,

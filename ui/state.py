@@ -12,6 +12,7 @@ import time
 from dataclasses import asdict, dataclass, field, fields, make_dataclass
 
 from rrdemo.config import RunConfig, Sampling, beyond_paper
+from rrdemo.corruption import make_injection
 from rrdemo.defaults import INTERACTIVE_DEFAULTS
 from rrdemo.errors import RRError
 from rrdemo.events import METHODS, Event, RunStarted
@@ -152,6 +153,7 @@ def build_run(request: ArenaRequest) -> PreparedRun:
     limits().check("question_chars", len(request.target or ""), "the target answer's length")
     if (request.target or "").strip() and config.c and config.strength != "none":
         target = normalize_target(task, question, request.target.strip())
+        make_injection(config.strength, target, config.custom_template)  # its size, from parts
     return PreparedRun(config, task, question, target)
 
 

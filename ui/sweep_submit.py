@@ -14,7 +14,7 @@ import gradio as gr
 from leaderboard.hub_sync import SIGN_IN, Store, submit_as
 from rrdemo.backends.hardware import on_space
 from rrdemo.errors import RRError
-from rrdemo.report.submission import build_submission
+from rrdemo.report.submission_builder import build_submission
 from ui.errors import user_error
 
 

@@ -2,12 +2,16 @@
 
 Gradio caps each file (`app.MAX_UPLOAD`) but not how many a client sends: one request may hold
 dozens of files and requests follow each other without pause. `UploadBudget` is an ASGI
-middleware in front of `/gradio_api/upload`: each client (`ui.queue_limits.client_key`: the
+middleware in front of `/gradio_api/upload` and `/gradio_api/process_recording` (a recording
+is an upload too): each client (`ui.queue_limits.client_key`: the
 signed-in user, else the address) may send `count` upload requests and `megabytes` of request
 body per `window` seconds; a request must say its length first, and one over the budget is
 refused (HTTP 429) with a message before a byte of it is read, so nothing reaches the disk. An
 upload gradio cannot read (a file part without a name) is answered HTTP 400 with what to send,
-not a server error. `discard` deletes an uploaded file once the callback that read it is done.
+not a server error. Gradio files an upload under its content's hash, so two visitors sending the
+same bytes would be handed one path, and the first callback's `discard` would delete the other's
+file: each upload is handed a path of its own (`own_paths`: a hard link in a folder of its own
+beside gradio's file). `discard` deletes an uploaded file once the callback that read it is done.
 """
 
 from __future__ import annotations
@@ -15,13 +19,17 @@ from __future__ import annotations
 import json
 import logging
 import os
+import shutil
 import threading
 import time
+import uuid
 from collections import deque
 from pathlib import Path
 
+from gradio.utils import get_upload_folder
 from starlette.requests import Request
 
+from ui.door import reply
 from ui.queue_limits import client_key, whole_setting
 
 log = logging.getLogger(__name__)
@@ -72,41 +80,77 @@ class UploadBudget:
         return None
 
     async def __call__(self, scope, receive, send) -> None:
-        is_upload = scope["type"] == "http" and scope.get("method") == "POST"
-        if not is_upload or not scope.get("path", "").rstrip("/").endswith("/upload"):
+        is_post = scope["type"] == "http" and scope.get("method") == "POST"
+        route = scope.get("path", "").rstrip("/")
+        if not is_post or not route.endswith(UPLOAD_ROUTES):
             return await self.app(scope, receive, send)
         request = Request(scope)
         length = request.headers.get("content-length", "")
         reason = self.refusal(client_key(request), int(length) if length.isdigit() else None)
         if reason is not None:
-            return await _reply(send, 429, reason)
-        started = []
+            return await reply(send, 429, reason)
+        if not route.endswith("/upload"):
+            return await self.app(scope, receive, send)
+        answer: list[dict] = []
 
-        async def sending(message) -> None:
-            started.append(True)
-            await send(message)
+        async def holding(message) -> None:  # the answer names the paths: held until renamed
+            answer.append(message)
 
         try:
-            await self.app(scope, receive, sending)
+            await self.app(scope, receive, holding)
         except Exception:  # gradio fails on some malformed forms (a file with no name): say so
-            if started:
+            if answer:
                 raise
             log.warning("an upload could not be read", exc_info=True)
-            await _reply(send, 400, UNREADABLE)
+            return await reply(send, 400, UNREADABLE)
+        await _send_own_paths(send, answer)
+
+
+UPLOAD_ROUTES = ("/upload", "/process_recording")
+
+
+async def _send_own_paths(send, answer: list[dict]) -> None:
+    """Gradio's answer to an upload (a JSON list of paths), each path replaced by its own."""
+    start = answer[0] if answer else None
+    body = b"".join(m.get("body", b"") for m in answer[1:])
+    if start is None or start.get("status") != 200:
+        for message in answer:
+            await send(message)
+        return
+    try:
+        paths = json.loads(body)
+        owned = json.dumps([own_path(p) for p in paths]).encode()
+    except (ValueError, TypeError, OSError):
+        log.warning("an upload's paths could not be made its own", exc_info=True)
+        owned = body
+    headers = [(k, v) for k, v in start.get("headers", []) if k.lower() != b"content-length"]
+    headers.append((b"content-length", b"%d" % len(owned)))
+    await send({**start, "headers": headers})
+    await send({"type": "http.response.body", "body": owned})
+
+
+def own_path(path: str, folder: Path | None = None) -> str:
+    """A path of this upload's own for gradio's `path` (`<hash>/<name>` in the upload folder):
+    `<hash>/<random>/<name>`, a hard link to the same bytes (a copy where links fail); the
+    sweep deletes both with their folders (`ui.scratch.sweep`)."""
+    source = Path(path)
+    root = os.path.realpath(folder or get_upload_folder())
+    if not os.path.realpath(source).startswith(root + os.sep):
+        raise ValueError("an upload outside the upload folder")
+    home = source.parent / uuid.uuid4().hex
+    home.mkdir()
+    target = home / source.name
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copyfile(source, target)
+    return str(target)
 
 
 UNREADABLE = (
     "The upload could not be read: send a multipart form whose parts are named 'files', "
     "each a file with a name."
 )
-
-
-async def _reply(send, status: int, detail: str) -> None:
-    """A JSON reply `{"detail": ...}` with `status`, as gradio's own errors are written."""
-    body = json.dumps({"detail": detail}).encode()
-    headers = [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(body))]
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
 
 
 def discard(path: str | os.PathLike | None) -> None:

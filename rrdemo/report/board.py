@@ -45,7 +45,7 @@ def write_submission(
     """Build, validate, then write atomically. Source rrdemo takes a finished run only, unless
     its rows are `superseded` (with the reason): the board shows those labelled and never ranks
     them, so a run stopped part-way may publish them as what it was."""
-    from rrdemo.report.submission import build_submission
+    from rrdemo.report.submission_builder import build_submission
 
     if source == "rrdemo" and not superseded:
         check_finished(log)

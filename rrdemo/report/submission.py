@@ -1,26 +1,13 @@
 """The leaderboard submission contract, owned by the library (one schema version, `SCHEMA_VERSION`).
 
-A submission is one JSON document: who submitted it, where the numbers come from (`provenance`:
-the study file, log or table that made them), and a list of result rows, one per ensemble
-configuration (model, dataset, corruption strength, N = c + t agents, K, M, L) with its MAJ and
-RRMaj accuracies, the number of questions they stand on and the estimator that made them
-(`ESTIMATORS`). A row may be marked superseded, with the reason: the board shows it labelled and
-never ranks it. `build_submission` makes one from an
-experiment log (`rrdemo export RUN.jsonl` writes it to a file); the leaderboard (its tab and
-`python -m leaderboard submit FILE`) reads files back with `parse_submission`, which rejects bad
-files with one readable reason per problem. The leaderboard imports this module, never the reverse.
-
-A row names its ensemble by N (`n_agents`), c (`n_corrupted`) and t (`n_honest`), and the
-corrupted agents' strategy (`adversary`: static, contextual or last-word, see rrdemo.adversary),
-the prompt style (`prompt_style`: direct or step-by-step) and what a writer's end-of-sequence does
-in RR (`eos_policy`: end or pass, docs/adversary.md); each is null when the source does not say,
-as in the paper's tables, and counts as the setting's default (`rrdemo.config.BEYOND_PAPER`) when
-rows are compared.
-
-The contract needs only pydantic and the standard library (no gradio, no database); the builder
-reads the run with the report's reader. Accuracies are fractions in [0, 1] (the paper prints
-percentages). The format, its readable rejection messages and its one builder are one concept,
-kept in one module.
+A submission is one JSON document: who submitted it, where the numbers come from (`provenance`),
+and result rows, one per ensemble configuration (model, dataset, strength, N = c + t agents, K,
+M, L, and the adversary, prompt style and end-of-sequence policy, null when not stated) with its
+MAJ and RRMaj accuracies (fractions in [0, 1]), the questions they stand on and the estimator
+that made them (`ESTIMATORS`); a superseded row is shown labelled and never ranked. Its sizes
+range up to the engine's own limits (`rrdemo.limits.Limits`). `parse_submission` reads a file
+back and rejects a bad one with one readable reason per problem (`submission_reasons`); the one
+builder is `rrdemo.report.submission_builder`. The leaderboard imports this, never the reverse.
 """
 
 from __future__ import annotations
@@ -29,14 +16,11 @@ import hashlib
 import json
 import math
 import re
-from collections.abc import Iterable
 from datetime import datetime, timedelta, timezone
-from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-import rrdemo
 from rrdemo.config import (
     ADVERSARIES,
     BEYOND_PAPER,
@@ -45,15 +29,14 @@ from rrdemo.config import (
     STRENGTHS,
     STYLE_AND_POLICY,
     Composition,
-    logged_setting,
 )
 from rrdemo.errors import RRError
-from rrdemo.report.models import UnnamedWeights, result_model
+from rrdemo.limits import limits
 from rrdemo.report.stats import wilson95
-from rrdemo.runs.log import read_log
-from rrdemo.tasks import GENERATED_TASKS, TASK_NAMES
+from rrdemo.report.submission_reasons import readable_reasons
+from rrdemo.tasks import TASK_NAMES
 from rrdemo.tasks.data import DATASETS as BENCHMARK_DATA
-from rrdemo.tasks.generated import BEYOND_THE_PAPER, GENERATED_NAMES, POOL_SIZE
+from rrdemo.tasks.generated import GENERATED_NAMES, POOL_SIZE
 
 SCHEMA_VERSION = 4  # what exports write and the server accepts
 MAX_FILE_BYTES = 1024 * 1024  # 1 MiB: a full paper table is ~20 KiB
@@ -73,12 +56,23 @@ RESERVED_SOURCES = {
 }
 ALL_SOURCES = (*RESERVED_SOURCES, *SUBMITTED_SOURCES)
 
-# Sane ranges for the run settings (documented in docs/leaderboard.md).
-N_RANGE = (1, 16)  # ensemble size N; the paper uses 3, 5 and 7
-K_RANGE = (1, 4096)  # tokens per RR turn; the paper sweeps 3..500 and uses K = 100
-M_RANGE = (1, 100)  # RR trajectories voted by RRMaj; the paper scales M up to 40
-L_RANGE = (1, 32768)  # max tokens per answer L
-QUESTIONS_RANGE = (1, 100_000)
+# The earliest `created` a submission may give: the paper's tables (leaderboard.paper_seed).
+EARLIEST = datetime(2025, 1, 1, tzinfo=timezone.utc)
+
+
+def setting_ranges() -> dict[str, tuple[str, int]]:
+    """Each sized setting of a row, what a rejection calls it, and its largest value: the engine's
+    own limits (`rrdemo.limits.Limits`, read when called), so a row can state any run the engine
+    can make and none it cannot. The least is 1."""
+    most = limits()
+    return {
+        "n_agents": ("n_agents (N)", most.agents),
+        "k": ("k (K)", most.tokens),
+        "m": ("m (M)", most.trajectories),
+        "max_tokens": ("max_tokens (L)", most.tokens),
+        "n_questions": ("n_questions", most.questions),
+    }
+
 
 # How a row's accuracies were computed. "decisions" is the headline everywhere (board, Arena,
 # report's paired table): each question's MAJ and RRMaj vote as the run cast it, at M = M*, the
@@ -132,6 +126,10 @@ def _check_text(value: str, what: str, limit: int) -> str:
         raise ValueError(f"{what} is {len(value)} characters long; at most {limit} are allowed")
     if _CONTROL.search(value):
         raise ValueError(f"{what} contains control characters; only printable text is allowed")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate (JSON's "\ud800"): no text can hold it
+        raise ValueError(f"{what} holds a character that is not text (a lone surrogate)") from None
     return value
 
 
@@ -190,23 +188,15 @@ class ResultRow(AgentCounts, BaseModel):
             raise ValueError("superseded must give the reason (or be null for a current row)")
         return value
 
-    @field_validator("model")
+    @field_validator("model", "agent_models")
     @classmethod
-    def _model_id(cls, value: str) -> str:
-        if not _MODEL_ID.match(value):
-            raise ValueError(
-                "must be a hub id like org/name or a registry name "
-                "(letters, digits, . _ / -, at most 200 characters)"
-            )
-        return value
-
-    @field_validator("agent_models")
-    @classmethod
-    def _agent_ids(cls, value: list[str]) -> list[str]:
-        for name in value:
+    def _model_id(cls, value: str | list[str]) -> str | list[str]:
+        for name in [value] if isinstance(value, str) else value:
             if not _MODEL_ID.match(name):
+                each = "" if isinstance(value, str) else "each agent model "
                 raise ValueError(
-                    "each agent model must be a hub id like org/name or a registry name"
+                    f"{each}must be a hub id like org/name or a registry name "
+                    "(letters, digits, . _ / -, at most 200 characters)"
                 )
         return value
 
@@ -221,19 +211,10 @@ class ResultRow(AgentCounts, BaseModel):
     def _consistent(self) -> ResultRow:
         problems: list[str] = []
         n, c, t = self.n_agents, self.n_corrupted, self.n_honest
-        for name, value, (lo, hi) in (
-            ("n_agents (N)", n, N_RANGE),
-            ("k (K)", self.k, K_RANGE),
-            ("m (M)", self.m, M_RANGE),
-            ("n_questions", self.n_questions, QUESTIONS_RANGE),
-        ):
-            if not lo <= value <= hi:
-                problems.append(f"{name} = {_short(value)} is out of range; allowed {lo}..{hi}")
-        if self.max_tokens is not None and not L_RANGE[0] <= self.max_tokens <= L_RANGE[1]:
-            problems.append(
-                f"max_tokens (L) = {_short(self.max_tokens)} is out of range; "
-                f"allowed {L_RANGE[0]}..{L_RANGE[1]}"
-            )
+        for field, (name, most) in setting_ranges().items():
+            value = getattr(self, field)
+            if value is not None and not 1 <= value <= most:
+                problems.append(f"{name} = {_short(value)} is out of range; allowed 1..{most}")
         if c < 0 or t < 0:
             problems.append("n_corrupted (c) and n_honest (t) must not be negative")
         if c + t != n:
@@ -295,7 +276,7 @@ class ResultRow(AgentCounts, BaseModel):
                 problems.append(f"{method}_ci must be [lo, hi] with lo <= hi")
             elif not lo - 5e-4 <= value <= hi + 5e-4:
                 problems.append(f"{method}_ci {_short(ci)} does not contain {method}_accuracy")
-            elif 0 < value < 1 and hi - lo < _narrowest(value, n):
+            elif hi - lo < _narrowest(value, n):
                 problems.append(
                     f"{method}_ci {_short(ci)} is narrower than {_short(n)} questions allow "
                     f"(at least {100 * _narrowest(value, n):.1f} points at this accuracy)"
@@ -348,6 +329,11 @@ class Submission(BaseModel):
         aware = value if value.tzinfo is not None else value.replace(tzinfo=timezone.utc)
         if aware > datetime.now(timezone.utc) + timedelta(days=1):
             raise ValueError("lies in the future; give the time the results were exported")
+        if aware < EARLIEST:
+            raise ValueError(
+                f"is before {EARLIEST:%Y-%m-%d}, the paper's own tables; give the time the "
+                "results were exported"
+            )
         return value
 
     @field_validator("schema_version")
@@ -359,25 +345,19 @@ class Submission(BaseModel):
             )
         return value
 
-    @field_validator("submitter")
+    @field_validator("submitter", "notes", "provenance")
     @classmethod
-    def _submitter(cls, value: str) -> str:
-        value = _check_text(value.strip(), "submitter", 100)
+    def _texts(cls, value: str, info) -> str:
+        name = info.field_name
+        if name == "notes":
+            return _check_text(value, "notes", 2000)
+        value = _check_text(value.strip(), name, 100 if name == "submitter" else MAX_PROVENANCE)
         if not value:
-            raise ValueError("submitter must not be empty")
-        return value
-
-    @field_validator("notes")
-    @classmethod
-    def _notes(cls, value: str) -> str:
-        return _check_text(value, "notes", 2000)
-
-    @field_validator("provenance")
-    @classmethod
-    def _provenance(cls, value: str) -> str:
-        value = _check_text(value.strip(), "provenance", MAX_PROVENANCE)
-        if not value:
-            raise ValueError("provenance must name the study file or log that made the rows")
+            raise ValueError(
+                "submitter must not be empty"
+                if name == "submitter"
+                else "provenance must name the study file or log that made the rows"
+            )
         return value
 
     @field_validator("rrdemo_version")
@@ -420,9 +400,13 @@ class Submission(BaseModel):
 
 
 def _narrowest(accuracy: float, n: int) -> float:
-    """A third of the width of the normal 95% interval of `accuracy` over n questions: no
-    interval of a real run is narrower (a bootstrap's or Wilson's is about the normal one)."""
-    return 2 * 1.96 * math.sqrt(accuracy * (1 - accuracy) / n) / 3
+    """A third of the width of the normal 95% interval of `accuracy` over n questions, or at 0 or
+    1 (where the normal one is empty) of the Wilson interval: no interval of a real run is
+    narrower (a perfect score on one question leaves at least [0.21, 1] open)."""
+    if 0 < accuracy < 1:
+        return 2 * 1.96 * math.sqrt(accuracy * (1 - accuracy) / n) / 3
+    lo, hi = wilson95(round(accuracy * n), n)
+    return (hi - lo) / 3
 
 
 def _short(value: object) -> str:
@@ -434,60 +418,6 @@ def _reject_constant(name: str) -> float:
     raise ValueError(f"{name} is not a number JSON allows; accuracies must be finite")
 
 
-def _loc(loc: tuple[int | str, ...]) -> str:
-    out = ""
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        elif part in ("function-after", "tagged-union") or "[" in str(part):
-            continue
-        else:
-            out += f".{part}" if out else str(part)
-    return out or "file"
-
-
-def _messages(error: ValidationError) -> list[str]:
-    """Turn pydantic's errors into one readable line per problem, without echoing input."""
-    lines: list[str] = []
-    for err in error.errors(include_input=False, include_url=False):
-        where = _loc(tuple(err["loc"]))
-        kind = err["type"]
-        msg = str(err["msg"]).removeprefix("Value error, ")
-        if kind == "missing" and where.endswith("estimator"):
-            line = f"{where}: required field is missing; say how the accuracies were computed: " + (
-                ", ".join(f"{key} ({meaning})" for key, meaning in ESTIMATOR_MEANINGS.items())
-            )
-        elif kind == "missing":
-            line = f"{where}: required field is missing"
-        elif kind == "extra_forbidden":
-            line = f"{where}: unknown field; remove it (allowed fields are listed in the schema)"
-        elif kind == "literal_error" and where.endswith("dataset"):
-            line = (
-                f"{where}: unknown dataset; allowed: the paper's {', '.join(TASK_NAMES)}, "
-                f"or {GENERATED_TASKS} ({BEYOND_THE_PAPER})"
-            )
-        elif kind == "literal_error" and where.endswith("strength"):
-            line = f"{where}: unknown strength; allowed: {', '.join(STRENGTHS)}"
-        elif kind == "literal_error" and where.rpartition(".")[2] in STATED_SETTINGS:
-            allowed, what = STATED_SETTINGS[where.rpartition(".")[2]]
-            line = f"{where}: unknown {what}; allowed: {', '.join(allowed)}"
-        elif kind == "literal_error" and where == "source":
-            line = f"source: must be one of {', '.join(SUBMITTED_SOURCES)}"
-        elif kind == "literal_error" and where.endswith("estimator"):
-            line = f"{where}: unknown estimator; allowed: " + ", ".join(
-                f"{key} ({meaning})" for key, meaning in ESTIMATOR_MEANINGS.items()
-            )
-        elif kind in ("greater_than_equal", "less_than_equal", "finite_number"):
-            line = f"{where}: must be a fraction between 0 and 1 ({msg}; 57.4% is 0.574)"
-        else:
-            line = f"{where}: {msg}"
-        if kind == "value_error" and "\n" in msg:
-            lines.extend(f"{where}: {part}" for part in msg.split("\n"))
-        else:
-            lines.append(line)
-    return lines
-
-
 def validate_submission(data: dict[str, Any], *, allow_reserved: bool = False) -> Submission:
     """Validate a decoded JSON object; raise `SubmissionRejected` listing every problem."""
     if not isinstance(data, dict):
@@ -495,7 +425,7 @@ def validate_submission(data: dict[str, Any], *, allow_reserved: bool = False) -
     try:
         submission = Submission.model_validate(data)
     except ValidationError as error:
-        raise SubmissionRejected(_messages(error)) from None
+        raise SubmissionRejected(readable_reasons(error)) from None
     if submission.source in RESERVED_SOURCES and not allow_reserved:
         raise SubmissionRejected(
             [
@@ -562,128 +492,3 @@ def _reject_non_finite(data: Any, where: str = "file") -> None:
     elif isinstance(data, list):
         for i, value in enumerate(data):
             _reject_non_finite(value, f"{where}[{i}]")
-
-
-def build_submission(
-    log_path: Path | str,
-    submitter: str,
-    notes: str = "",
-    source: str = "local_run",
-    created: datetime | None = None,
-    *,
-    provenance: str | None = None,
-    superseded: str | None = None,
-) -> Submission:
-    """The submission of an experiment log (rows name their adversary strategy, prompt style and
-    end-of-sequence policy), dated `created` (UTC), else when the log was last written.
-
-    One result row per condition: MAJ and RRMaj accuracy as the run decided each question at
-    M = M* (estimator "decisions", the numbers of the report's paired table and the Arena's
-    result line), with Wilson 95% intervals over its finished questions. Agents are named by
-    their weights (`rrdemo.report.models.result_model`: a served agent by its hub_id).
-    `provenance` names what made the rows (default: the log's file name); `superseded`, when
-    given, marks every row with that reason. Raises `SubmissionRejected` when the run cannot be
-    one (a task that is not a benchmark, a served agent that does not name its weights,
-    conditions of one row that differ in prompt style or end-of-sequence policy).
-    """
-    from rrdemo.report.paired import paired_by_condition
-
-    log = read_log(log_path)
-    _refuse_adaptive_turns(log.conditions.values())
-    seen: dict[tuple[Any, ...], dict[str, Any]] = {}
-    for c in log.conditions.values():
-        key = (c["ensemble"], c["task"], c["strength"], c["k"], c["max_tokens"], c["n"], c["c"])
-        first = seen.setdefault(key + (c["adversary"],), c)
-        if _run_settings(first) != _run_settings(c):
-            raise SubmissionRejected(
-                [
-                    f"{c['ensemble']} ({c['task']}, {c['strength']}, K = {c['k']}, c = {c['c']}) "
-                    "ran under several prompt styles or end-of-sequence policies; a row names one "
-                    "of each, so this log cannot be one submission"
-                ]
-            )
-    decided = paired_by_condition(log)
-    order = sorted(
-        decided,
-        key=lambda key: tuple(
-            log.conditions[key][name]
-            for name in ("ensemble", "task", "strength", "k", "max_tokens", "n", "adversary", "c")
-        ),
-    )
-    results = []
-    for key in order:
-        cond, row = log.conditions[key], decided[key]
-        agents = cond["config"]["agents"]
-        try:
-            models = [result_model(a) for a in agents]
-        except UnnamedWeights as exc:
-            raise SubmissionRejected([f"{cond['ensemble']} ({cond['task']}): {exc}"]) from None
-        n = row.questions
-        maj, rrmaj = round(row.maj * n), round(row.rrmaj * n)
-        results.append(
-            {
-                "model": models[0],
-                "model_revision": agents[0].get("revision"),
-                "agent_models": models,
-                "corrupted_agents": [i for i, a in enumerate(agents) if a["corrupted"]],
-                "dataset": cond["task"],
-                "strength": cond["strength"],
-                "n_agents": cond["n"],
-                "n_corrupted": cond["c"],
-                "n_honest": cond["n"] - cond["c"],
-                "k": cond["k"],
-                "m": cond["m_star"],
-                "max_tokens": cond["max_tokens"],
-                "n_questions": n,
-                "maj_accuracy": _frac(maj / n),
-                "rrmaj_accuracy": _frac(rrmaj / n),
-                "maj_ci": [_frac(x) for x in wilson95(maj, n)],
-                "rrmaj_ci": [_frac(x) for x in wilson95(rrmaj, n)],
-                "config_hash": cond["config_hash"],
-                "adversary": cond["adversary"],
-                **_run_settings(cond),
-                "estimator": "decisions",
-                "superseded": superseded,
-            }
-        )
-    # Else when the run's log was last written: exporting one finished run twice gives one file.
-    # A checkout does not keep a file's time, so the project's own runs pass the day they finished.
-    if created is None:
-        created = datetime.fromtimestamp(Path(log_path).stat().st_mtime, timezone.utc)
-    elif created.tzinfo is None:
-        created = created.replace(tzinfo=timezone.utc)
-    data = {
-        "schema_version": SCHEMA_VERSION,
-        "submitter": submitter,
-        "notes": notes,
-        "source": source,
-        "provenance": provenance or Path(log_path).name,
-        "rrdemo_version": rrdemo.__version__,
-        "created": created.isoformat(timespec="seconds"),
-        "results": results,
-    }
-    return validate_submission(json.loads(json.dumps(data)), allow_reserved=True)
-
-
-def _refuse_adaptive_turns(conditions: Iterable[dict[str, Any]]) -> None:
-    """A board row is the paper's protocol, K tokens a turn: a log with another turn policy
-    (`rrdemo.turns`, beyond the paper) is refused, naming it, rather than half-exported."""
-    found = sorted({c.get("turn_policy") or "fixed" for c in conditions} - {"fixed"})
-    if found:
-        raise SubmissionRejected(
-            [
-                f"this log ran the turn policy {', '.join(found)}; a board row is the paper's "
-                "fixed turns of K tokens, so only a log of fixed turns can be submitted (its "
-                "report compares the policies: rrdemo report LOG)"
-            ]
-        )
-
-
-def _run_settings(condition: dict[str, Any]) -> dict[str, str]:
-    """The prompt style and end-of-sequence policy a logged condition ran with: its config's, or
-    the setting's default (`rrdemo.config.BEYOND_PAPER`) when the config does not name it."""
-    return {name: logged_setting(condition["config"], name) for name in STYLE_AND_POLICY}
-
-
-def _frac(x: float) -> float:
-    return float(min(1.0, max(0.0, round(x, 6))))

@@ -50,7 +50,7 @@ def test_cli_submit_list_and_moderate(lb_env: str, tmp_path: Path) -> None:
     assert lines[0] == "Rejected:"
     assert lines[1:] == [  # every problem, one per line
         "schema_version: version 2 is not supported (this server accepts 4)",
-        "results[0]: k (K) = 0 is out of range; allowed 1..4096",
+        "results[0]: k (K) = 0 is out of range; allowed 1..32768",
         "results[0]: c + t must equal N: 3 + 9 != 5",
     ]
     assert "Traceback" not in rejected.stderr

@@ -49,7 +49,7 @@ def _lose_database(folder: Path) -> None:
 
 @pytest.fixture
 def admin(monkeypatch: pytest.MonkeyPatch) -> str:
-    monkeypatch.setenv("LEADERBOARD_ADMINS", "Carol, @dave")
+    monkeypatch.setenv("LEADERBOARD_ADMINS", "carol, @dave")
     return "carol"
 
 
@@ -215,8 +215,12 @@ def test_admins_are_usernames_or_the_token(
     with pytest.raises(RRError, match="You are not signed in"):
         hub_sync.moderate_recorded(store, sub.submission_id, "approve", None, "")
     assert service.admins() == frozenset({"carol", "dave"})
+    # names match character for character: no case folding, no stripping
+    for near in ("Carol", "CAROL", "carol ", " carol", "Dave"):
+        with pytest.raises(RRError, match="is not a leaderboard admin"):
+            hub_sync.moderate_recorded(store, sub.submission_id, "approve", None, "", near)
     assert "approved" in hub_sync.moderate_recorded(
-        store, sub.submission_id, "approve", None, "", "CAROL"
+        store, sub.submission_id, "approve", None, "", "carol"
     )
     monkeypatch.setenv("LEADERBOARD_ADMIN_TOKEN", "sesame")
     assert "rejected" in hub_sync.moderate_recorded(store, sub.submission_id, "reject", "sesame")

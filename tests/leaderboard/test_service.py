@@ -214,7 +214,8 @@ def test_a_committed_sweep_published_again_replaces_its_earlier_version(
 def test_our_committed_sweeps_are_seeded_approved_and_cannot_be_submitted(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from rrdemo.report.submission import SubmissionRejected, build_submission
+    from rrdemo.report.submission import SubmissionRejected
+    from rrdemo.report.submission_builder import build_submission
 
     log = Path(__file__).resolve().parents[2] / "assets" / "experiment_small.jsonl"
     made = build_submission(log, "rrdemo", "a committed sweep", source="rrdemo")

@@ -250,7 +250,8 @@ def test_sweep_crosses_adversaries_and_the_header_names_each():
 
 
 def test_report_and_export_show_maj_and_rrmaj_per_strategy(tmp_path):
-    from rrdemo.report.submission import SCHEMA_VERSION, build_submission
+    from rrdemo.report.submission import SCHEMA_VERSION
+    from rrdemo.report.submission_builder import build_submission
     from rrdemo.report.write import build_report
     from rrdemo.runs.log import read_run
     from tests.support.fakes import QUESTIONS

@@ -192,7 +192,7 @@ def test_server_address_comes_from_the_environment(monkeypatch: pytest.MonkeyPat
 
 @pytest.mark.parametrize(
     ("name", "value"),
-    [("RRDEMO_QUEUE_POLL_MS", "abc"), ("RRDEMO_SESSIONS", "0"), ("RRDEMO_RUN_SECONDS", "-5")],
+    [("RRDEMO_MAX_BODY_MB", "abc"), ("RRDEMO_SESSIONS", "0"), ("RRDEMO_RUN_SECONDS", "-5")],
 )
 def test_a_bad_limit_in_the_environment_stops_the_start_with_one_line(
     monkeypatch: pytest.MonkeyPatch, capsys, name, value

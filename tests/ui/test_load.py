@@ -1,8 +1,9 @@
 """A bounded load test: rounds of a full model queue (8 clients x 2 small runs, through the raw
 API, half of them never reading their stream) against the real app on loopback. Memory must
-plateau: gradio's per-call sessions are dropped when their event ends (ui.queue_limits.
-RawSessions), so what the server holds does not grow with the number of calls. The measured
-numbers are in docs/security.md."""
+plateau: gradio keeps at most `RRDEMO_SESSIONS` sessions (here a pool of 24, filled by round 2),
+and a run nobody reads makes at most two frames before it ends (`ui.streams.paced`), so what the
+server holds does not grow with the number of calls. The measured numbers are in
+docs/security.md."""
 
 from __future__ import annotations
 
@@ -14,27 +15,23 @@ from collections.abc import Iterator
 import pytest
 
 from tests.support.fakes import fake_pool
+from tests.support.queue_probe import generation_events
 from tests.support.served import HTTP_TIMEOUT_S, ServedApp, rss_bytes, serve_app
-from ui import queue_limits
-from ui.queue_limits import GENERATION_PER_CLIENT, GENERATION_TOTAL, generation_events
+from ui import streams
+from ui.queue_limits import GENERATION_PER_CLIENT, GENERATION_TOTAL
 from ui.state import ARENA_FIELDS, ArenaRequest
 
 RUN = ArenaRequest(model="obey", n=3, c=1, k=8, m=0, max_tokens=32, task="logic3")
 ROUNDS = 8
-
-
-class _NoGrace(queue_limits.RawSessions):
-    """Unread frames of an ended raw call dropped at the next sweep, not 60 s later: what each
-    round leaves is then measured once it is all swept, not a share that depends on the pace."""
-
-    def __init__(self, blocks, grace: float = 0.0, clock=time.monotonic) -> None:
-        super().__init__(blocks, grace, clock)
+POOL = 24  # sessions gradio keeps here: 16 calls a round fill it in round 2
+UNREAD_FRAMES = 2  # the most frames a run nobody reads leaves behind
 
 
 @pytest.fixture(scope="module")
 def app(tmp_path_factory) -> Iterator[ServedApp]:
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(queue_limits, "RawSessions", _NoGrace)
+        mp.setenv("RRDEMO_SESSIONS", str(POOL))
+        mp.setattr(streams, "READ_WAIT_S", 2.0)  # an unread run ends 2 s after its first frame
         yield from serve_app(fake_pool(), tmp_path_factory.mktemp("load"))
 
 
@@ -74,19 +71,11 @@ def _full_queue(app: ServedApp, round_: int) -> list[int]:
     return codes
 
 
-def _held_after_the_sweeps(app: ServedApp) -> tuple[int, int]:
-    """(sessions, sessions with unread frames) the server holds once its sweeps (every 5 s) have
-    dropped what the round's ended calls left: polled up to 60 s, not one fixed wait, which a
-    loaded machine's event loop can outlast."""
-    queue = app.demo._queue
-
-    def held() -> tuple[int, int]:
-        return len(app.demo.state_holder.session_data), len(queue.pending_messages_per_session)
-
-    deadline = time.monotonic() + 60
-    while max(held()) > 2 and time.monotonic() < deadline:
-        time.sleep(0.2)
-    return held()
+def _held(app: ServedApp) -> tuple[int, int]:
+    """(sessions gradio keeps, the most unread frames one of them holds), read from gradio."""
+    pending = app.demo._queue.pending_messages_per_session.values()
+    frames = [sum(str(m.msg).endswith("process_generating") for m in q._queue) for q in pending]
+    return len(app.demo.state_holder.session_data), max(frames, default=0)
 
 
 @pytest.mark.slow
@@ -96,8 +85,9 @@ def test_memory_plateaus_over_rounds_of_a_full_queue(app: ServedApp, monkeypatch
     for round_ in range(ROUNDS):
         codes = _full_queue(app, round_)
         assert codes.count(200) == GENERATION_TOTAL, codes
-        sessions.append(_held_after_the_sweeps(app))
-        assert max(sessions[-1]) <= 2, sessions  # 16 calls, nothing kept past the sweeps
+        sessions.append(_held(app))
+        kept, unread = sessions[-1]
+        assert kept <= POOL and unread <= UNREAD_FRAMES, sessions
         gc.collect()  # what is held, not garbage not yet collected
         rss.append(rss_bytes())
     grown = (rss[-1] - rss[1]) / 2**20

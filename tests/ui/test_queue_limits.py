@@ -1,4 +1,4 @@
-"""How long the queue may grow and how long a run may take: the events counted, who a client is
+"""How long the queue may grow and how long a run may take: who a client is
 (signed-in user, else address; a forged X-Forwarded-For counts for nothing), why a new event may
 not join (its values; per client and in total for model runs and replays; any event per client),
 and a run stopped at its wall-time limit. The limits on a live app: test_security.py."""
@@ -21,33 +21,11 @@ from ui.queue_limits import (
     REPLAY_PER_CLIENT,
     REPLAY_TOTAL,
     client_key,
-    generation_events,
     payload_refusal,
     refusal,
     run_seconds,
     time_limited,
 )
-
-
-def _event(session: str, group: str = GENERATION) -> SimpleNamespace:
-    return SimpleNamespace(session_hash=session, concurrency_id=group)
-
-
-def _queue(waiting: list, active: list) -> SimpleNamespace:
-    groups = {
-        GENERATION: SimpleNamespace(queue=waiting),
-        "cheap": SimpleNamespace(queue=[_event("z", "cheap")]),
-    }
-    return SimpleNamespace(event_queue_per_concurrency_id=groups, active_jobs=active)
-
-
-def test_model_runs_waiting_and_running_are_counted_and_cheap_reads_are_not():
-    waiting = [_event("a"), _event("b")]
-    running = _event("c")
-    queue = _queue(waiting, [[running, _event("d", "cheap")], None])
-    assert generation_events(queue) == [*waiting, running]
-    empty = SimpleNamespace(event_queue_per_concurrency_id={}, active_jobs=[None])
-    assert generation_events(empty) == []
 
 
 def test_a_client_at_their_limit_is_told_to_wait_for_their_own_runs():
@@ -196,28 +174,3 @@ def test_a_file_value_is_one_this_app_received(tmp_path, monkeypatch):
     assert refused == {
         "run log: send a file uploaded to this app (the page's upload, or handle_file)."
     }
-
-
-@pytest.mark.parametrize(("setting", "seconds"), [(None, 0.02), ("37", 0.037), ("1", 0.001)])
-def test_the_queue_looks_for_work_at_the_set_pace(monkeypatch, setting, seconds):
-    """Gradio's queue polls every 1 ms when idle (7-8% of a core, bench/idle_cpu.py)."""
-    from ui.queue_limits import QUEUE_POLL_ENV, limit_queue
-
-    if setting is None:
-        monkeypatch.delenv(QUEUE_POLL_ENV, raising=False)
-    else:
-        monkeypatch.setenv(QUEUE_POLL_ENV, setting)
-    with gr.Blocks() as demo:
-        gr.Button().click(lambda: None)
-    demo.queue()
-    limit_queue(demo)
-    assert demo._queue.sleep_when_free == pytest.approx(seconds)
-    assert demo._queue.progress_update_sleep_when_free >= 0.05
-
-
-def test_a_bad_queue_pace_is_one_clear_message(monkeypatch):
-    from ui.queue_limits import QUEUE_POLL_ENV, queue_poll_seconds
-
-    monkeypatch.setenv(QUEUE_POLL_ENV, "0")
-    with pytest.raises(RRError, match="RRDEMO_QUEUE_POLL_MS must be a whole number of at least 1"):
-        queue_poll_seconds()

@@ -259,7 +259,7 @@ def slow_app(tmp_path_factory) -> Iterator[ServedApp]:
 
 
 def _waiting_or_running(app: ServedApp) -> int:
-    from ui.queue_limits import generation_events
+    from tests.support.queue_probe import generation_events
 
     return len(generation_events(app.demo._queue))
 

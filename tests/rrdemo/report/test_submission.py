@@ -17,9 +17,9 @@ from rrdemo.report.submission import (
     ResultRow,
     Submission,
     SubmissionRejected,
-    build_submission,
     parse_submission,
 )
+from rrdemo.report.submission_builder import build_submission
 from rrdemo.runs.runner import run_plan
 from rrdemo.runs.spec import Condition, Plan
 from rrdemo.seats import homogeneous_agents
