@@ -176,6 +176,9 @@ def _probabilities(rates: np.ndarray, compositions: np.ndarray, coef: np.ndarray
     return out
 
 
+CHUNK = 500  # resamples per block in `maj_accuracy` (each row's sum is the same in any block)
+
+
 def maj_accuracy(
     honest: np.ndarray, injected: np.ndarray, corrupted: int, spread: int | None
 ) -> np.ndarray:
@@ -186,8 +189,12 @@ def maj_accuracy(
     a, coef_a, b, coef_b, wins = _vote_table(N_AGENTS - corrupted, corrupted, spread)
     pa = _probabilities(_spread(honest, spread), a, coef_a)
     pb = _probabilities(_spread(injected, spread), b, coef_b)
-    joint = pa[:, :, None] * wins[None, :, :] * pb[:, None, :]  # resample x honest x injected
-    return joint.reshape(len(joint), -1).sum(axis=1)  # numpy's pairwise sum: plain C, any CPU
+    out = np.empty(len(pa))
+    for start in range(0, len(pa), CHUNK):  # a block of resamples at a time bounds the memory
+        rows = slice(start, start + CHUNK)
+        joint = pa[rows, :, None] * wins[None, :, :] * pb[rows, None, :]  # resample x h x i
+        out[rows] = joint.reshape(len(joint), -1).sum(axis=1)  # numpy's pairwise sum, per row
+    return out
 
 
 # -- a calibration's cells ---------------------------------------------------------------------

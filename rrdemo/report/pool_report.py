@@ -81,10 +81,15 @@ def run_decisions(paths: Sequence[Path], label: str) -> list[RunDecisions]:
     return out
 
 
+def pool_seed(label: str, names: Sequence[str]) -> int:
+    """The seed of a pool's interval: from its config and the runs it was given, in order."""
+    return derive_seed(0, "pool", label, *names)
+
+
 def pool_logs(paths: Sequence[Path], label: str) -> Pool:
-    """`pool_runs` of the logs' decisions at `label`, seeded by the pooled runs' names."""
+    """`pool_runs` of the logs' decisions at `label` (seeded by `pool_seed`)."""
     runs = run_decisions(paths, label)
-    return pool_runs(runs, derive_seed(0, "pool", label, *(r.name for r in runs)))
+    return pool_runs(runs, pool_seed(label, [r.name for r in runs]))
 
 
 def _cells(name: str, task: str, detail: str, e: PairedEstimate, pooled: str) -> list[object]:
