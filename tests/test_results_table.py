@@ -100,7 +100,7 @@ def test_each_row_is_what_its_run_measured_or_says_it_is_running() -> None:
             continue
         finished += 1
         assert cells[5:] == expected_cells(row), run
-    reports = {p.parent.name for p in (ROOT / "assets").glob("evidence*/report")}
+    reports = {p.parent.name for p in (ROOT / "assets").glob("evidence*/report")} - {POOL.name}
     assert finished == len(reports) >= 3, "every committed evidence report has its row"
 
 
