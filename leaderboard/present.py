@@ -186,8 +186,9 @@ def write_csv(rows: Iterable[BoardRow], path: Path) -> Path:
 
 
 def write_ranking_csv(scores: Sequence[ModelScore], path: Path) -> Path:
-    """Write the ranking table as CSV (percent, as the board shows it; formulas defused)."""
-    frame = ranking_frame(scores)
+    """Write the ranking table as CSV (percent, as the board shows it, "-" where it gives no
+    number; formulas defused)."""
+    frame = readable(ranking_frame(scores))
     frame["model"] = frame["model"].map(_defuse)
     frame.to_csv(path, index=False)
     return path
