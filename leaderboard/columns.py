@@ -101,6 +101,9 @@ COLUMNS: tuple[Column, ...] = (
     Column("submission_id", int, "submissions.id", "submission", cli=True),
     Column("status", str, "submissions.status", cli=True),
     Column("config_hash", str, "results.config_hash", default=""),
+    # the paired counts of a row of the run's decisions (what the ranking's intervals resample)
+    Column("maj_only", int | None, "results.maj_only", default=None),
+    Column("rrmaj_only", int | None, "results.rrmaj_only", default=None),
 )  # fmt: skip
 STORED_COLUMNS = tuple(c for c in COLUMNS if c.stored is not None)
 BOARD_COLUMNS = tuple(c for c in COLUMNS if c.label is not None)

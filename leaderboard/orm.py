@@ -108,6 +108,9 @@ class ResultRecord(Base):
     estimator: Mapped[str | None] = mapped_column(String(16))
     # why the row is no longer current (its study's or an admin's word); NULL: current
     superseded: Mapped[str | None] = mapped_column(Text)
+    # the run's decisions paired: questions only MAJ / only RRMaj got right; NULL: not known
+    maj_only: Mapped[int | None] = mapped_column(Integer)
+    rrmaj_only: Mapped[int | None] = mapped_column(Integer)
 
     submission: Mapped[SubmissionRecord] = relationship(back_populates="rows")
 

@@ -20,14 +20,21 @@ import plotly.graph_objects as go
 
 from leaderboard.columns import BOARD_COLUMNS, CSV_COLUMNS, BoardRow, Column
 from leaderboard.orm import SubmissionRecord
-from leaderboard.ranking import TASK_FAMILIES, Interval, ModelScore, accuracy_by_rho, rank_labels
+from leaderboard.ranking import (
+    INTERVALS,
+    TASK_FAMILIES,
+    Interval,
+    ModelScore,
+    accuracy_by_rho,
+    rank_labels,
+)
 from rrdemo.report.figures import PALETTE, RhoLine, accuracy_rho_figure
 from rrdemo.report.submission import ESTIMATORS
 
 RANKING_COLUMNS = [
     "rank", "model", "source", "tasks", "RRMaj % (rho>=0.6)", "RRMaj 95% CI", "MAJ % (rho>=0.6)",
     "mean gain %", "gain 95% CI", "robustness tax %", "asymmetric yield %", "yield 95% CI",
-    "rows", "fewest questions", "estimator", "prompt styles", "EOS policies",
+    "rows", "fewest questions", "estimator", "prompt styles", "EOS policies", "intervals",
 ]  # fmt: skip
 PENDING_COLUMNS = ["submission", "status", "source", "submitter", "notes", "rows", "models"]
 UNSTATED = "-"  # the cell of a run setting a row does not state
@@ -43,8 +50,10 @@ def _pct(value: float | None) -> float | None:
 
 
 def _settings(values: Sequence[str | None]) -> str:
-    """A score's values of one run setting, "-" for rows that do not state it."""
-    return ", ".join(UNSTATED if v is None else v for v in values)
+    """A score's values of one run setting, "-" for rows that do not state it; a line that
+    averages rows of several says so."""
+    text = ", ".join(UNSTATED if v is None else v for v in values)
+    return f"{text} (averaged into one line)" if len(values) > 1 else text
 
 
 def _ci(interval: Interval | None) -> str:
@@ -99,6 +108,7 @@ def ranking_frame(scores: Sequence[ModelScore], tasks: str | None = None) -> pd.
             _estimators(s.estimators),
             _settings(s.prompt_styles),
             _settings(s.eos_policies),
+            INTERVALS.get(s.intervals, "none"),
         ]  # fmt: skip
         for rank, s in zip(ranks, scores, strict=True)
         if tasks is None or s.tasks == tasks
@@ -176,8 +186,9 @@ def write_csv(rows: Iterable[BoardRow], path: Path) -> Path:
 
 
 def write_ranking_csv(scores: Sequence[ModelScore], path: Path) -> Path:
-    """Write the ranking table as CSV (percent, as the board shows it; formulas defused)."""
-    frame = ranking_frame(scores)
+    """Write the ranking table as CSV (percent, as the board shows it, "-" where it gives no
+    number; formulas defused)."""
+    frame = readable(ranking_frame(scores))
     frame["model"] = frame["model"].map(_defuse)
     frame.to_csv(path, index=False)
     return path

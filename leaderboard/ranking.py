@@ -13,8 +13,15 @@ are `rrdemo.config.Composition.band`):
   compromised regime are weighed equally ("comparing the average Delta when the system is
   inherently safe against the average Delta when it is compromised ... the net benefit is
   positive", appendix C).
-Intervals are percentile bootstrap intervals over the rows (resampled with replacement), given
-only when every set involved has at least two rows.
+Intervals carry the sampling of the questions behind each row, never a resampling of the rows
+(which would read the spread between datasets as uncertainty): where every averaged row carries
+its paired counts (`maj_only`, `rrmaj_only`: a row of the run's decisions), each row's questions
+are resampled on their own, paired, by `rrdemo.report.pooled.resampled` (the stratified paired
+bootstrap of the evidence pool, `BOOT` resamples, seeded), and a score is computed in every
+resample; where a row lacks them (the paper's tables print accuracies only), the board gives
+RRMaj's accuracy the interval its stated number of questions allows (a binomial over them) and
+the Delta-based scores none. `ModelScore.intervals` says which. `pooled_line` pools rows'
+counts question by question, as the README's pooled row does.
 
 Only current rows are ranked (`BoardRow.ranked`): a superseded row, a row on fewer than
 `MIN_QUESTIONS` questions and a row that does not state its estimator are shown, labelled, and
@@ -36,8 +43,10 @@ from statistics import fmean
 import numpy as np
 
 from leaderboard.columns import BoardRow
-from rrdemo.report.stats import interval95, resample, resampled_means
+from rrdemo.report.pooled import PairCounts, PairedEstimate, paired_counts_estimate, resampled
+from rrdemo.report.stats import BOOT, interval95
 from rrdemo.tasks.generated import BEYOND_THE_PAPER
+from rrdemo.voting import derive_seed
 
 # The two task families a ranking keeps apart (`ModelScore.tasks`), the paper's first
 TASK_FAMILIES = ("the paper's tasks", BEYOND_THE_PAPER)
@@ -115,6 +124,14 @@ class ModelScore:
     sources: tuple[str, ...] = ()  # where the averaged rows come from: paper, rrdemo, ...
     estimators: tuple[str | None, ...] = ()  # how their accuracies were computed
     questions: int = 0  # the fewest questions one averaged row stands on
+    intervals: str = ""  # what the intervals resample (`INTERVALS`); "" when there are none
+
+
+# What a score's intervals carry (`ModelScore.intervals`)
+INTERVALS = {
+    "paired": f"each row's questions resampled, paired ({BOOT:,} resamples)",
+    "stated n": "RRMaj: a binomial over each row's stated questions; Delta: none (no paired counts)",
+}
 
 
 def task_family(row: BoardRow) -> str:
@@ -131,17 +148,55 @@ def _mean(values: Sequence[float]) -> float | None:
     return fmean(values) if values else None
 
 
-def bootstrap_interval(*sets: Sequence[float], boot: int = 2000, seed: int = 0) -> Interval | None:
-    """Percentile bootstrap 95% interval of the sum of the sets' means, each set resampled on its
-    own (one set: the interval of its mean); None when a set has fewer than two values."""
-    if any(len(values) < 2 for values in sets):
+def row_counts(row: BoardRow) -> PairCounts | None:
+    """A row's questions by outcome pair, from its accuracies and paired counts; None without."""
+    b, c = row.maj_only, row.rrmaj_only
+    if b is None or c is None or row.maj_accuracy is None or row.rrmaj_accuracy is None:
         return None
+    n = row.n_questions
+    both = round(row.maj_accuracy * n) - b
+    return PairCounts(both, b, c, n - both - b - c)
+
+
+def pooled_line(rows: Sequence[BoardRow], seed: int = 0) -> PairedEstimate | None:
+    """RRMaj - MAJ over the rows' questions, each counted once, the questions of each row
+    resampled on their own (`rrdemo.report.pooled.paired_counts_estimate`); None when a row
+    lacks its paired counts. Rows that share questions are not independent: pool rows of
+    different runs only."""
+    counts = [row_counts(r) for r in rows]
+    if not counts or any(c is None for c in counts):
+        return None
+    return paired_counts_estimate([c for c in counts if c is not None], seed)
+
+
+def _interval(samples: list[np.ndarray]) -> Interval | None:
+    return Interval(*interval95(sum(samples) / len(samples))) if samples else None
+
+
+def _intervals(
+    majority: list[BoardRow], minority: list[BoardRow], seed: int
+) -> tuple[str, dict[str, Interval | None]]:
+    """The four intervals of a score and what they carry (`INTERVALS`)."""
+    rows = majority + minority
+    counts = [row_counts(r) for r in rows]
+    none: dict[str, Interval | None] = dict.fromkeys(("rrmaj", "gain", "tax", "yield"))
+    if rows and all(c is not None for c in counts):
+        draws = resampled([c for c in counts if c is not None], seed)
+        n = [r.n_questions for r in rows]
+        lead = [(d[:, 2] - d[:, 1]) / q for d, q in zip(draws, n, strict=True)]
+        right = [(d[:, 0] + d[:, 2]) / q for d, q in zip(draws, n, strict=True)]
+        k = len(majority)
+        gain, tax = _interval(lead[:k]), _interval(lead[k:])
+        both = None
+        if gain is not None and tax is not None:
+            both = Interval(*interval95(sum(lead[:k]) / k + sum(lead[k:]) / (len(rows) - k)))
+        return "paired", {"rrmaj": _interval(right[:k]), "gain": gain, "tax": tax, "yield": both}
+    stated = [r for r in majority if r.rrmaj_accuracy is not None]
+    if not stated:
+        return "", none
     rng = np.random.default_rng(seed)
-    sums = sum(
-        resampled_means(np.asarray(values, dtype=float), resample(rng, len(values), boot), rng)
-        for values in sets
-    )
-    return Interval(*interval95(sums))
+    right = [rng.binomial(r.n_questions, r.rrmaj_accuracy, BOOT) / r.n_questions for r in stated]
+    return "stated n", {**none, "rrmaj": _interval(right)}
 
 
 def score_model(model: str, rows: Iterable[BoardRow], *, seed: int = 0) -> ModelScore:
@@ -155,6 +210,7 @@ def score_model(model: str, rows: Iterable[BoardRow], *, seed: int = 0) -> Model
     rr_major = [r.rrmaj_accuracy for r in majority if r.rrmaj_accuracy is not None]
     maj_major = [r.maj_accuracy for r in majority if r.maj_accuracy is not None]
     gain, tax = _mean(gains), _mean(taxes)
+    basis, ci = _intervals(majority, minority, derive_seed(seed, "board", model))
     return ModelScore(
         model=model,
         n_majority_rows=len(majority),
@@ -164,15 +220,16 @@ def score_model(model: str, rows: Iterable[BoardRow], *, seed: int = 0) -> Model
         mean_gain=gain,
         robustness_tax=tax,
         asymmetric_yield=None if gain is None or tax is None else gain + tax,
-        rrmaj_majority_ci=bootstrap_interval(rr_major, seed=seed),
-        mean_gain_ci=bootstrap_interval(gains, seed=seed),
-        robustness_tax_ci=bootstrap_interval(taxes, seed=seed),
-        asymmetric_yield_ci=bootstrap_interval(gains, taxes, seed=seed),
+        rrmaj_majority_ci=ci["rrmaj"],
+        mean_gain_ci=ci["gain"],
+        robustness_tax_ci=ci["tax"],
+        asymmetric_yield_ci=ci["yield"],
         prompt_styles=_stated(majority + minority, "prompt_style"),
         eos_policies=_stated(majority + minority, "eos_policy"),
         sources=tuple(sorted({r.source for r in majority + minority})),
         estimators=_stated(majority + minority, "estimator"),
         questions=min((r.n_questions for r in majority + minority), default=0),
+        intervals=basis,
     )
 
 

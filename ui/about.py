@@ -12,6 +12,12 @@ from rrdemo.backends.hardware import describe_hardware, on_space
 from rrdemo.report.paper.tables import models_text
 from rrdemo.tasks.data import DATASETS, benchmark_source
 
+# where the forest plot of the pooled evidence stands in the About text, and the plot
+FOREST_MARK = "<!-- forest plot -->"
+FOREST_PNG = (
+    Path(__file__).resolve().parents[1] / "assets" / "evidence_pool" / "report" / "forest.png"
+)
+
 
 def about_markdown() -> str:
     """The About text (ui/about.md), with the paper's model list filled in."""
@@ -36,8 +42,19 @@ def runtime_markdown(pool: ModelSource | None) -> str:
 
 
 def build_about_tab(pool: ModelSource | None = None) -> None:
-    """Add the about text and the runtime panel (refreshed on page load) to the enclosing Tab."""
-    gr.Markdown(about_markdown())
+    """Add the about text, the forest plot of the pooled evidence (the committed PNG of
+    `assets/evidence_pool`) and the runtime panel (refreshed on page load) to the enclosing Tab."""
+    before, _, after = about_markdown().partition(FOREST_MARK)
+    gr.Markdown(before)
+    if after and FOREST_PNG.is_file():
+        gr.Image(
+            str(FOREST_PNG),
+            label="RRMaj - MAJ at 3c2t: each evidence run and the pool (95% intervals), beside "
+            "the paper's models (open points)",
+            interactive=False,
+            elem_id="rr-forest",
+        )
+    gr.Markdown(after)
     runtime = gr.Markdown(elem_id="rr-runtime")
     refresh = gr.Button("Refresh", size="sm")
     refresh.click(lambda: runtime_markdown(pool), None, runtime, api_name="runtime", queue=False)

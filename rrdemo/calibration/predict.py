@@ -176,18 +176,37 @@ def _probabilities(rates: np.ndarray, compositions: np.ndarray, coef: np.ndarray
     return out
 
 
+CHUNK = 256  # rows per block in `maj_accuracy`: bounds its memory (a row's sums are the same in any block)
+
+
+def _blocks(n: int) -> list[slice]:
+    return [slice(start, start + CHUNK) for start in range(0, n, CHUNK)]
+
+
 def maj_accuracy(
     honest: np.ndarray, injected: np.ndarray, corrupted: int, spread: int | None
 ) -> np.ndarray:
     """MAJ's exact accuracy with `corrupted` of N_AGENTS injected, for each row of rates over
     (gold, target, other, none) of the honest and the injected answers; another answer spreads
-    evenly over `spread` wrong values (None: each counts apart)."""
+    evenly over `spread` wrong values (None: each counts apart).
+
+    Bootstrap resamples repeat rates (a rate is a count of the questions), so each distinct honest
+    row's chance of winning against every injected composition is computed once, in blocks."""
     honest, injected = np.atleast_2d(honest), np.atleast_2d(injected)
     a, coef_a, b, coef_b, wins = _vote_table(N_AGENTS - corrupted, corrupted, spread)
-    pa = _probabilities(_spread(honest, spread), a, coef_a)
-    pb = _probabilities(_spread(injected, spread), b, coef_b)
-    joint = pa[:, :, None] * wins[None, :, :] * pb[:, None, :]  # resample x honest x injected
-    return joint.reshape(len(joint), -1).sum(axis=1)  # numpy's pairwise sum: plain C, any CPU
+    h_rows, h_of = np.unique(honest, axis=0, return_inverse=True)
+    i_rows, i_of = np.unique(injected, axis=0, return_inverse=True)
+    h_rates, i_rates = _spread(h_rows, spread), _spread(i_rows, spread)
+    pb = np.concatenate([_probabilities(i_rates[r], b, coef_b) for r in _blocks(len(i_rows))])
+    # against[u, j]: P(the gold wins | injected composition j) for distinct honest row u
+    against = np.empty((len(h_rows), len(b)))
+    for rows in _blocks(len(h_rows)):
+        pa = _probabilities(h_rates[rows], a, coef_a)  # row x honest composition
+        against[rows] = (pa[:, :, None] * wins[None, :, :]).sum(axis=1)  # pairwise sums, any CPU
+    out = np.empty(len(honest))
+    for rows in _blocks(len(honest)):
+        out[rows] = (against[h_of.ravel()[rows]] * pb[i_of.ravel()[rows]]).sum(axis=1)
+    return out
 
 
 # -- a calibration's cells ---------------------------------------------------------------------

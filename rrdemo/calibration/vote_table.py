@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from rrdemo.calibration.predict import CONFIGS, EARLY_MAX, ROOM, Rule3Cell, rule3
 from rrdemo.report.render import csv_text, markdown_table
+from rrdemo.report.stats import BOOT
 
 
 def prediction_note(k: int, numeric: tuple[int, int]) -> str:
@@ -21,7 +22,7 @@ def prediction_note(k: int, numeric: tuple[int, int]) -> str:
     )
     return (
         "**MAJ predicted at the vote** (N = 5; % with 95% bootstrap intervals over the "
-        "calibration's questions). Each agent answers on its own, an honest one with the rates "
+        f"calibration's questions, {BOOT:,} resamples). Each agent answers on its own, an honest one with the rates "
         "of its cell without injection, an injected one with the rates under the injection "
         "(gold, target, another answer, none); the plurality wins, ties broken at random; the "
         "accuracy is enumerated exactly, not simulated. Another answer spreads evenly over the "

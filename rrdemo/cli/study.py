@@ -72,6 +72,8 @@ def handler(args: argparse.Namespace) -> int:
         return _status(study, args.tokens_per_second)
     if args.verb == "build":
         return _build(study, args.dry_run)
+    if study.kind == "pool":
+        raise RRError(f"{study.path} pools other runs' logs and runs nothing; build it")
     out = study.log
     if args.shard:
         from rrdemo.cli.experiment import parse_shard
@@ -150,6 +152,10 @@ def _run_calibration(study, out: Path, flags: list[str], rate: float | None) -> 
 
 
 def _status(study, rate: float | None = None) -> int:
+    if study.kind == "pool":
+        for path in study.pooled:
+            print(f"log: {path} ({'present' if path.is_file() else 'missing'})")
+        return 0
     logs = study.logs()
     if not logs:
         print(f"{study.name}: nothing run yet (no {study.log.name} and no shard log)")

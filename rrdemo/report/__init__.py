@@ -6,6 +6,8 @@ submission. Pure functions up to `write.py` and `submission.py`, which write fil
     speakers.py    who spoke last (the final-speaker test) and who wrote the trajectories
     lengths.py     answer lengths per condition
     adversary.py   MAJ vs RRMaj per adversary strategy
+    pooled.py      MAJ vs RRMaj paired per question, runs pooled stratified by run, power
+    pool_report.py several logs pooled at one config: the table and the forest plot (forest.py)
     render.py      markdown and CSV for every table
     figures.py     the plots (plotly, PNG)
     paper/         the paper's tables as data, and the same numbers of a run beside them

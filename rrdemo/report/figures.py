@@ -11,11 +11,15 @@ import shutil
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import plotly.graph_objects as go
 
 from rrdemo.events import METHODS
 from rrdemo.report.tables import KPoint, RhoPoint, ScalingPoint
+
+if TYPE_CHECKING:
+    from rrdemo.report.forest import ForestRow, PaperPoint
 
 METHOD_COLOURS = {"MAJ": "#636EFA", "RRMaj": "#EF553B"}
 METHOD_DASHES = {"MAJ": "dash", "RRMaj": "solid"}
@@ -190,6 +194,55 @@ def k_figure(points: Sequence[KPoint]) -> go.Figure:
             [p.rrmaj for p in ps],
             "solid" if key[3] == "all" else "dot",
         )
+    return fig
+
+
+# -- the forest plot -------------------------------------------------------------------------------
+PAPER_SYMBOLS = ("circle-open", "square-open", "diamond-open", "triangle-up-open", "x-thin-open")
+
+
+def forest_figure(
+    rows: Sequence[ForestRow], paper: Sequence[PaperPoint], label: str = "3c2t"
+) -> go.Figure:
+    """Each run's RRMaj - MAJ (points) with its 95% interval, the pool's last (a filled diamond),
+    and beside a run the paper's Delta per paper model (open markers, no interval), top to bottom
+    in the order given."""
+    fig = go.Figure()
+    y = {i: len(rows) - 1 - i for i in range(len(rows))}  # the first row on top
+    for i, row in enumerate(rows):
+        colour = "#000000" if row.pooled else (PALETTE[0] if row.counted else "#7f7f7f")
+        fig.add_trace(
+            go.Scatter(
+                x=[row.delta], y=[y[i]], mode="markers", showlegend=False,
+                marker={"symbol": "diamond" if row.pooled else "circle", "color": colour,
+                        "size": 13 if row.pooled else 10},
+                error_x={"type": "data", "symmetric": False, "array": [row.hi - row.delta],
+                         "arrayminus": [row.delta - row.lo], "color": colour, "thickness": 2},
+                hovertemplate=f"{row.label}<br>%{{x:+.1f}} [{row.lo:+.1f}, {row.hi:+.1f}]"
+                "<extra></extra>",
+            )
+        )  # fmt: skip
+    models = sorted({p.model for p in paper})
+    for j, model in enumerate(models):
+        mine = [p for p in paper if p.model == model]
+        fig.add_trace(
+            go.Scatter(
+                x=[p.delta for p in mine], y=[y[p.row] - 0.28 for p in mine], mode="markers",
+                name=f"paper: {model}", marker={"symbol": PAPER_SYMBOLS[j % len(PAPER_SYMBOLS)],
+                "size": 9, "color": PALETTE[(j + 1) % len(PALETTE)]},
+                hovertemplate=f"paper, {model}: %{{x:+.1f}}<extra></extra>",
+            )
+        )  # fmt: skip
+    fig.add_vline(x=0, line_dash="dot", line_color="gray")
+    fig.update_layout(
+        title=f"RRMaj - MAJ at {label}: the runs here (95% interval) beside the paper's models",
+        xaxis_title="RRMaj - MAJ (points); the paper's Delta: open markers, no interval",
+        yaxis={"tickvals": list(y.values()), "ticktext": [r.label for r in rows],
+               "range": [-0.8, len(rows) - 0.4]},
+        legend_title="the paper, same task and injection",
+        template="plotly_white", width=1100, height=140 + 70 * len(rows),
+        margin={"l": 20, "r": 20, "t": 50, "b": 50},
+    )  # fmt: skip
     return fig
 
 

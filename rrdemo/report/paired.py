@@ -9,25 +9,13 @@ answer. Pure functions over a parsed log.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
+from rrdemo.report.pooled import paired_estimate, verdict
 from rrdemo.report.render import csv_text, markdown_table, pct
-from rrdemo.report.stats import BOOT, interval95, resample
 from rrdemo.runs.log import RunLog
 from rrdemo.voting import derive_seed
-
-
-def mcnemar_exact(b: int, c: int) -> float:
-    """Two-sided exact McNemar p: 2 x P(X <= min(b, c)), X ~ Binomial(b + c, 1/2), capped at 1."""
-    n = b + c
-    if n == 0:
-        return 1.0
-    tail = sum(math.comb(n, i) for i in range(min(b, c) + 1)) / 2**n
-    return min(1.0, 2 * tail)
 
 
 @dataclass(frozen=True)
@@ -45,6 +33,14 @@ class PairedRow:
     maj_only: int  # b: questions MAJ got right and RRMaj wrong
     rrmaj_only: int  # c
     p_mcnemar: float
+    # the smallest lead McNemar's exact test finds with 80% power at this row's discordance
+    # (`rrdemo.report.pooled.smallest_rescue`); None: none can
+    detectable: float | None = None
+
+    @property
+    def verdict(self) -> str:
+        """The interval in words (`rrdemo.report.pooled.verdict`)."""
+        return verdict(self.delta_lo, self.delta_hi)
 
     @property
     def both_right(self) -> int:
@@ -68,7 +64,7 @@ class AnswerRates:
     none: float  # no answer could be read (cut at L, or no final statement)
 
 
-def _seed(condition: dict[str, Any]) -> int:
+def condition_seed(condition: dict[str, Any]) -> int:
     """Seeded by the condition's name in the tables, like every draw of the report."""
     parts = ("paired", condition["task"], condition["label"], condition["strength"])
     return derive_seed(0, *parts, condition["ensemble"])
@@ -90,17 +86,11 @@ def paired_by_condition(log: RunLog) -> dict[str, PairedRow]:
     rows = {}
     for key, pairs in by_condition.items():
         cond = log.conditions[key]
-        maj = np.array([m for m, _ in pairs], dtype=float)
-        rr = np.array([r for _, r in pairs], dtype=float)
-        diff = rr - maj
-        rng = np.random.default_rng(_seed(cond))
-        lo, hi = interval95(diff[resample(rng, len(diff), BOOT)].mean(axis=1))
-        b = int(sum(m and not r for m, r in pairs))
-        c = int(sum(r and not m for m, r in pairs))
+        e = paired_estimate([([m for m, _ in pairs], [r for _, r in pairs])], condition_seed(cond))
         rows[key] = PairedRow(
-            cond["task"], cond["label"], cond["strength"], cond["ensemble"], len(pairs),
-            float(maj.mean()), float(rr.mean()), float(diff.mean()), lo, hi, b, c,
-            mcnemar_exact(b, c),
+            cond["task"], cond["label"], cond["strength"], cond["ensemble"], e.questions,
+            e.maj, e.rrmaj, e.delta, e.lo, e.hi, e.maj_only, e.rrmaj_only, e.p_mcnemar,
+            e.detectable,
         )  # fmt: skip
     return rows
 
@@ -130,16 +120,22 @@ def answer_rates(log: RunLog) -> list[AnswerRates]:
     return rows
 
 
+def detectable_text(value: float | None) -> str:
+    """`PairedRow.detectable` as the tables write it (points)."""
+    return "none at this discordance" if value is None else pct(value, True)
+
+
 def paired_tables(log: RunLog) -> tuple[str, str, str, str]:
     """(paired.md, paired.csv, answer_rates.md, answer_rates.csv)."""
     rows = paired_rows(log)
     md = markdown_table(
         ["task", "config", "strength", "questions", "MAJ", "RRMaj", "Δ RRMaj - MAJ [95%]",
-         "MAJ right only (b)", "RRMaj right only (c)", "McNemar exact p"],
+         "MAJ right only (b)", "RRMaj right only (c)", "McNemar exact p",
+         "smallest lead detectable (80% power)"],
         [
             [r.task, r.label, r.strength, r.questions, pct(r.maj), pct(r.rrmaj),
              f"{pct(r.delta, True)} [{pct(r.delta_lo, True)}, {pct(r.delta_hi, True)}]",
-             r.maj_only, r.rrmaj_only, f"{r.p_mcnemar:.3g}"]
+             r.maj_only, r.rrmaj_only, f"{r.p_mcnemar:.3g}", detectable_text(r.detectable)]
             for r in rows
         ],
     )  # fmt: skip

@@ -17,9 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from rrdemo.report.paired import mcnemar_exact
+from rrdemo.report.pooled import paired_estimate, verdict
 from rrdemo.report.render import csv_text, markdown_table, pct
-from rrdemo.report.stats import BOOT, interval95, resample
 from rrdemo.runs.log import RunLog
 from rrdemo.voting import derive_seed
 
@@ -34,9 +33,15 @@ class Difference:
     first_only: int  # questions only the first (subtracted) method got right
     second_only: int
     p_mcnemar: float
+    detectable: float | None  # the smallest lead found with 80% power (`pooled.smallest_rescue`)
 
     def text(self) -> str:
         return f"{pct(self.delta, True)} [{pct(self.lo, True)}, {pct(self.hi, True)}]"
+
+    @property
+    def verdict(self) -> str:
+        """The interval in words (`rrdemo.report.pooled.verdict`)."""
+        return verdict(self.lo, self.hi)
 
 
 @dataclass(frozen=True)
@@ -56,42 +61,43 @@ class PolicyRow:
     other_vs_rr: Difference
 
 
-def _match_key(cond: dict[str, Any]) -> tuple:
+def match_key(cond: dict[str, Any]) -> tuple:
     return cond["task"], cond["label"], cond["strength"], cond["ensemble"], cond["k"]
 
 
-def _decisions(log: RunLog, method: str) -> dict[tuple, dict[str, bool]]:
+def decisions_by_condition(log: RunLog, method: str) -> dict[tuple, dict[str, bool]]:
     """(condition match key) -> question -> whether `method`'s decision was right."""
     out: dict[tuple, dict[str, bool]] = {}
     for record in log.finished_units():
         vote = record.get("votes", {}).get(method)
         if vote is None:
             continue
-        key = _match_key(log.conditions[record["condition"]])
+        key = match_key(log.conditions[record["condition"]])
         out.setdefault(key, {})[record["question_id"]] = bool(vote.get("correct"))
     return out
 
 
 def _policy(log: RunLog, key: tuple) -> str:
     for cond in log.conditions.values():
-        if _match_key(cond) == key:
+        if match_key(cond) == key:
             return str(cond.get("config", {}).get("eos_policy", "end"))
     return "?"
 
 
 def _difference(first: np.ndarray, second: np.ndarray, seed: int) -> Difference:
-    diff = second - first
-    rng = np.random.default_rng(seed)
-    lo, hi = interval95(diff[resample(rng, len(diff), BOOT)].mean(axis=1))
-    b = int(np.sum((first == 1) & (second == 0)))
-    c = int(np.sum((second == 1) & (first == 0)))
-    return Difference(float(diff.mean()), lo, hi, b, c, mcnemar_exact(b, c))
+    e = paired_estimate([(first == 1, second == 1)], seed)
+    return Difference(e.delta, e.lo, e.hi, e.maj_only, e.rrmaj_only, e.p_mcnemar, e.detectable)
+
+
+def pair_seed(key: tuple) -> int:
+    """The seed of a condition's three differences (+0, +1, +2 in the order of `PolicyRow`)."""
+    return derive_seed(0, "policies", *map(str, key))
 
 
 def policy_rows(base: RunLog, other: RunLog) -> list[PolicyRow]:
     """One row per condition of `other` that `base` also ran, on the questions both finished."""
-    maj, rr = _decisions(base, "MAJ"), _decisions(base, "RRMaj")
-    rr_other = _decisions(other, "RRMaj")
+    maj, rr = decisions_by_condition(base, "MAJ"), decisions_by_condition(base, "RRMaj")
+    rr_other = decisions_by_condition(other, "RRMaj")
     rows = []
     for key, decided in rr_other.items():
         if key not in maj or key not in rr:
@@ -102,7 +108,7 @@ def policy_rows(base: RunLog, other: RunLog) -> list[PolicyRow]:
         a = np.array([maj[key][q] for q in qids], dtype=float)
         b = np.array([rr[key][q] for q in qids], dtype=float)
         c = np.array([decided[q] for q in qids], dtype=float)
-        seed = derive_seed(0, "policies", *map(str, key))
+        seed = pair_seed(key)
         task, label, strength, ensemble, _ = key
         rows.append(
             PolicyRow(
@@ -137,7 +143,8 @@ def policy_tables(base: RunLog, other: RunLog) -> tuple[str, str]:
             **{f"{name}_{field}": getattr(d, field)
                for name, d in (("rr_vs_maj", r.rr_vs_maj), ("other_vs_maj", r.other_vs_maj),
                                ("other_vs_rr", r.other_vs_rr))
-               for field in ("delta", "lo", "hi", "first_only", "second_only", "p_mcnemar")},
+               for field in ("delta", "lo", "hi", "first_only", "second_only", "p_mcnemar",
+                             "detectable")},
         }
         for r in rows
     ]  # fmt: skip

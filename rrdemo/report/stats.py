@@ -13,7 +13,7 @@ At M = 1 no draw is made: RRMaj is the mean accuracy of one trajectory, p_rr, an
 expectation c/(c+t) P(corrupted correct) + t/(c+t) P(honest correct).
 
 Intervals: `std` is the spread over the pool-sampling trials (the paper's "±"); `lo`/`hi` is a 95%
-percentile bootstrap over questions (1000 resamples, each question with a random trial), so it
+percentile bootstrap over questions (`BOOT` = 10,000 resamples, each question with a random trial), so it
 covers both the question sample and the pool draws. Delta = RRMaj - MAJ is bootstrapped paired on
 the same resampled questions. Each condition's draws are seeded from its name in the tables
 (`draw_seed`), so the same log gives the same numbers.
@@ -31,7 +31,9 @@ from rrdemo.runs.log import Outcome
 from rrdemo.voting import derive_seed
 
 TRIALS = 50  # pool-sampling trials (the paper's 50 bootstrap trials)
-BOOT = 1000  # bootstrap resamples for the 95% intervals
+# bootstrap resamples for every 95% interval a table or a verdict reads: with 1,000 a bound on the
+# grid of 1/n moved by a step between seeds; 10,000 holds it (the resamples are vectorised)
+BOOT = 10_000
 
 
 @dataclass(frozen=True)

@@ -177,6 +177,10 @@ class ResultRow(AgentCounts, BaseModel):
     estimator: Literal[tuple(ESTIMATORS)]  # how the accuracies were computed (`ESTIMATORS`)
     # why the row is no longer current (an old prompt, too few questions); null: current
     superseded: str | None = None
+    # estimator "decisions": the questions only MAJ / only RRMaj got right (the paired counts the
+    # board's intervals resample); null when not known
+    maj_only: int | None = None
+    rrmaj_only: int | None = None
 
     @field_validator("superseded")
     @classmethod
@@ -237,7 +241,7 @@ class ResultRow(AgentCounts, BaseModel):
                 "maj_accuracy and rrmaj_accuracy are both required unless the row is a "
                 "ceiling (0cNt) or floor (Nc0t) bound"
             )
-        problems += self._possible()
+        problems += self._possible() + self._paired()
         if problems:
             raise ValueError("\n".join(problems))
         return self
@@ -282,6 +286,24 @@ class ResultRow(AgentCounts, BaseModel):
                     f"(at least {100 * _narrowest(value, n):.1f} points at this accuracy)"
                 )
         return problems
+
+    def _paired(self) -> list[str]:
+        """Paired counts that no run's decisions can give (or given without them)."""
+        b, c, n = self.maj_only, self.rrmaj_only, self.n_questions
+        if b is None and c is None:
+            return []
+        if b is None or c is None or self.estimator != "decisions":
+            return ["maj_only and rrmaj_only go together, on a row of estimator decisions"]
+        if self.maj_accuracy is None or self.rrmaj_accuracy is None:
+            return ["maj_only and rrmaj_only need both maj_accuracy and rrmaj_accuracy"]
+        maj, rr = round(self.maj_accuracy * n), round(self.rrmaj_accuracy * n)
+        if min(b, c) < 0 or b > maj or c > rr or maj - b != rr - c or b + c > n:
+            return [
+                f"maj_only = {_short(b)} and rrmaj_only = {_short(c)} are no split of the "
+                f"{_short(n)} questions (MAJ right on {maj}, RRMaj on {rr}: both right on "
+                "MAJ's minus maj_only and on RRMaj's minus rrmaj_only, the same count)"
+            ]
+        return []
 
     def config_key(self) -> tuple[Any, ...]:
         """What makes two rows the same configuration (used to reject repeats in one file)."""
@@ -384,12 +406,12 @@ class Submission(BaseModel):
     def canonical_json(self) -> str:
         """A stable JSON text of the validated content (sorted keys, no whitespace).
 
-        A row's `prompt_style` or `eos_policy` left null is left out, so a file that does not
-        state them keeps the hash the journal and the audit log know it by.
+        A row's `prompt_style`, `eos_policy` or paired counts left null are left out, so a file
+        that does not state them keeps the hash the journal and the audit log know it by.
         """
         data = self.model_dump(mode="json")
         for row in data["results"]:
-            for name in STYLE_AND_POLICY:
+            for name in (*STYLE_AND_POLICY, "maj_only", "rrmaj_only"):
                 if row[name] is None:
                     del row[name]
         return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=True)

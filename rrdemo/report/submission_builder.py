@@ -107,6 +107,8 @@ def build_submission(
                 **_run_settings(cond),
                 "estimator": "decisions",
                 "superseded": superseded,
+                "maj_only": row.maj_only,
+                "rrmaj_only": row.rrmaj_only,
             }
         )
     # Else when the run's log was last written: exporting one finished run twice gives one file.

@@ -136,27 +136,24 @@ class Fit:
         return stability_bound(gamma.value, max(alpha.value, 0.0), self.k).rho_max
 
 
-def _ratio(steps: Sequence[Step], field: str, index: np.ndarray) -> float:
-    num = sum(getattr(steps[i], field) for i in index)
-    den = sum(steps[i].tokens for i in index)
-    return num / den if den else math.nan
-
-
 def _rates(steps: Sequence[Step], seed: int, boot: int) -> RoleFit:
-    """Ratio estimators of the three changes, bootstrapped over units (trajectories)."""
+    """Ratio estimators of the three changes, bootstrapped over units (trajectories): a resample's
+    ratio is the sum of its drawn units' changes over the sum of their tokens."""
     units: dict[tuple, list[int]] = defaultdict(list)
     for i, step in enumerate(steps):
         units[step.unit].append(i)
     clusters = list(units.values())
     draws = resample(np.random.default_rng(seed), len(clusters), boot)
-    every = np.arange(len(steps))
+    # per unit, its steps' sums in step order (plain Python floats: the same bits on any CPU)
+    tokens = np.array([float(sum(steps[i].tokens for i in c)) for c in clusters])
+    den = tokens[draws].sum(axis=1)
+    total = float(tokens.sum())
     rates = {}
     for field in ("dz", "dv", "dlogv"):
-        point = _ratio(steps, field, every)
-        values = []
-        for draw in draws:
-            index = np.concatenate([clusters[c] for c in draw])
-            values.append(_ratio(steps, field, index))
+        changes = np.array([float(sum(getattr(steps[i], field) for i in c)) for c in clusters])
+        point = float(sum(getattr(s, field) for s in steps)) / total if total else math.nan
+        with np.errstate(invalid="ignore", divide="ignore"):
+            values = np.where(den > 0, changes[draws].sum(axis=1) / den, math.nan)
         rates[field] = Rate(point, *interval95(values, skip_nan=True))
     return RoleFit(len(steps), sum(s.tokens for s in steps), **rates)
 
@@ -230,7 +227,7 @@ def theory_fit_md(fits: Sequence[Fit], rows: Iterable[MainRow]) -> str:
         return "No metered runs in this log (run the sweep with `meter: true`)."
     lines = [
         "Per-token changes of the truth meter (docs/theory.md), 95% bootstrap intervals over "
-        "trajectories. z = logit(p_gold) - logit(p_target); V = ln(1 + exp(-z)). The paper "
+        f"trajectories ({BOOT:,} resamples). z = logit(p_gold) - logit(p_target); V = ln(1 + exp(-z)). The paper "
         "expects honest tokens to lower V (gamma_H > 0) and corrupted ones to raise it "
         "(alpha >= 0).",
         "",

@@ -40,6 +40,7 @@ from rrdemo.report.render import (
     yield_tables,
 )
 from rrdemo.report.speakers import FinalSpeakerRow, final_speaker, openers, speaker_mix
+from rrdemo.report.stats import BOOT
 from rrdemo.report.tables import (
     KPoint,
     MainRow,
@@ -55,7 +56,8 @@ from rrdemo.runs.log import Run, read_log, read_run
 
 PAIRED_TITLE = (
     "## MAJ and RRMaj as the run decided them (estimator: run's decisions, M = M*: accuracies, "
-    "paired difference with a bootstrap 95% interval, McNemar's exact test)\n\n"
+    f"paired difference with a bootstrap 95% interval over questions ({BOOT:,} resamples, seeded), "
+    "McNemar's exact test, the smallest lead it detects with 80% power)\n\n"
 )
 
 
@@ -119,7 +121,8 @@ def _both_methods_report(run: Run, seed: int) -> Report:
         "(each question's MAJ and RRMaj vote as the run cast it, at M = M*: the headline, the "
         "numbers of the leaderboard and the Arena) and the pool-draw estimate (the mean over 50 "
         "draws of M members from each question's pool, the paper's appendix D; [95% bootstrap "
-        "interval over questions and pool draws], ± the spread over the draws).",
+        f"interval over questions and pool draws, {BOOT:,} resamples], ± the spread over the "
+        "draws).",
         "",
         PAIRED_TITLE + files["paired.md"],
         "## Main table, pool-draw estimate (Ceiling | MAJ, RRMaj, Δ per config | Floor)\n\n"
@@ -291,8 +294,8 @@ def write_report(
         report.files["policies.md"], report.files["policies.csv"] = md, csv
         report.files["report.md"] += (
             f"\n## Paired with `{Path(paired_with).name}` (this run's RRMaj against that run's "
-            "MAJ and RRMaj on the same questions; bootstrap 95% interval, McNemar's exact p)\n\n"
-            + md
+            f"MAJ and RRMaj on the same questions; bootstrap 95% interval, {BOOT:,} resamples, "
+            "McNemar's exact p)\n\n" + md
         )
     out = Path(out_dir) if out_dir else run.path.with_name(run.path.stem + "_report")
     if out.exists() and not out.is_dir():

@@ -17,6 +17,9 @@ from rrdemo.study.file import BOARD_SUBMITTER, Study
 
 def build_steps(study: Study) -> list[str]:
     """What `build` does, one line a step (the dry run shows them)."""
+    if study.kind == "pool":
+        names = ", ".join(p.name if p.stem != "log" else p.parent.name for p in study.pooled)
+        return [f"pool {names} at {study.settings['config']} -> {study.report}/"]
     logs = study.logs()
     shards = [p for p in logs if p != study.log]
     steps = []
@@ -43,6 +46,9 @@ def build(study: Study, say: Callable[[str], None] = lambda line: None, png: boo
     if not logs:
         names = ", ".join(str(p) for p in [study.log, *study.shard_logs()])
         raise RRError(f"{study.path}: no log to build from yet ({names}); run the study first")
+    if study.kind == "pool":
+        _pool(study, say, png)
+        return
     experiment = study.kind == "experiment"
     if len(logs) > 1 or logs[0] != study.log:
         # The merged log first: it keeps its units and order, a shard adds the units only it holds.
@@ -105,6 +111,19 @@ def _board(study: Study, say: Callable[[str], None]) -> None:
         superseded=board.superseded,
     )
     say(f"board rows -> {board.out}")
+
+
+def _pool(study: Study, say: Callable[[str], None], png: bool) -> None:
+    """A pool's report from the logs it names (each must exist: a pool of part of them would
+    publish another claim)."""
+    from rrdemo.report.pool_report import write_pool_report
+
+    missing = [str(p) for p in study.pooled if not p.is_file()]
+    if missing:
+        raise RRError(f"{study.path}: no log at {', '.join(missing)}; build those studies first")
+    assert study.report is not None
+    write_pool_report(study.pooled, study.settings["config"], study.report, png=png)
+    say(f"pool -> {study.report}")
 
 
 def _reextract(log: Path, experiment: bool) -> None:

@@ -13,6 +13,12 @@
     throughput: {tokens_per_s: 2500, gpus: 4, note: "..."}   # a served model's decode rate: the
                                   # dry run's time and GPU hours when no --rate is given
 
+A study of kind `pool` runs nothing: its settings name other runs' logs and one config
+(`settings: {config: 3c2t, logs: [../evidence_aqua/log.jsonl, ...]}`, paths relative to its
+folder, in the order the pool keeps a question: a log sharing one with a log listed before it is
+shown, not pooled), and its build writes their pooled estimate and forest plot into its report
+folder (`rrdemo.report.pool_report`).
+
 Paths in the file are relative to its folder; paths inside `settings` (a sweep's calibration
 logs) are as a sweep file has them, relative to where the command runs (the repository root).
 A file named `study.yaml` is the study of its folder; `NAME.study.yaml` is study NAME, for a
@@ -30,7 +36,7 @@ from typing import Any
 from rrdemo.errors import RRError
 from rrdemo.files import read_settings_file
 
-KINDS = ("experiment", "calibration")
+KINDS = ("experiment", "calibration", "pool")
 _KEYS = ("kind", "log", "shards", "batch", "settings", "publish", "throughput")
 _PUBLISH = ("reextract", "report", "paired_with", "board", "gallery")
 _BOARD = ("out", "created", "notes", "superseded")
@@ -85,6 +91,7 @@ class Study:
     board: Board | None = None
     gallery: GalleryPick | None = None
     throughput: Throughput | None = None
+    pooled: tuple[Path, ...] = ()  # kind pool: the logs it pools, in order
 
     @property
     def name(self) -> str:
@@ -106,13 +113,16 @@ class Study:
         return [self.shard_log(i) for i in range(1, self.shards + 1)] if self.shards > 1 else []
 
     def logs(self) -> list[Path]:
-        """The logs that exist now, the merged log first: what a build merges, in that order."""
+        """The logs that exist now, the merged log first: what a build merges, in that order
+        (a pool's: the logs it reads)."""
+        if self.kind == "pool":
+            return [p for p in self.pooled if p.is_file()]
         return [p for p in [self.log, *self.shard_logs()] if p.is_file()]
 
     def published(self) -> list[Path]:
         """What a build writes: the log (merged, re-extracted), the report folder, the board
         file, the gallery manifest."""
-        found = [self.log]
+        found = [] if self.kind == "pool" else [self.log]
         found += [self.report] if self.report else []
         found += [self.board.out] if self.board else []
         found += [self.gallery.manifest] if self.gallery else []
@@ -188,6 +198,8 @@ def load_study(path: Path | str) -> Study:
             f"{path}: settings must be a mapping (a sweep file's, or calibrate's options)"
         )
     publish = _keys(data.get("publish") or {}, _PUBLISH, f"{path}: publish")
+    if kind == "pool":
+        return _pool(path, settings, publish)
     if kind == "calibration" and ({"board", "gallery"} & set(publish)):
         raise RRError(f"{path}: a calibration publishes a report only (no board rows, no gallery)")
     board = gallery = None
@@ -233,6 +245,24 @@ def load_study(path: Path | str) -> Study:
         gallery=gallery,
         throughput=_throughput(data.get("throughput"), f"{path}: throughput"),
     )
+
+
+def _pool(path: Path, settings: dict[str, Any], publish: dict[str, Any]) -> Study:
+    """A study of kind pool: its config, the logs it reads, its report folder."""
+    _keys(settings, ("config", "logs"), f"{path}: settings")
+    config, logs = settings.get("config"), settings.get("logs")
+    if not isinstance(config, str) or not re.fullmatch(r"\d+c\d+t", config):
+        raise RRError(f"{path}: settings.config must be a config like 3c2t, got {config!r}")
+    if not isinstance(logs, list) or len(logs) < 2:
+        raise RRError(f"{path}: settings.logs must list at least two run logs to pool")
+    if set(publish) != {"report"}:
+        raise RRError(f"{path}: a pool publishes a report only (publish: {{report: FOLDER}})")
+    paths = tuple(
+        _relative(p, f"{path}: settings.logs[{i}]", path.parent, ".jsonl")
+        for i, p in enumerate(logs)
+    )
+    report = _relative(publish["report"], f"{path}: publish.report", path.parent)
+    return Study(path, "pool", dict(settings), report / "pooled.csv", report=report, pooled=paths)
 
 
 def find_studies(root: Path | str) -> list[Path]:

@@ -7,17 +7,27 @@ import pytest
 from leaderboard.ranking import (
     RHO_BANDS,
     accuracy_by_rho,
-    bootstrap_interval,
     filter_rows,
+    pooled_line,
     rank_models,
+    row_counts,
     score_model,
 )
+from rrdemo.report.pooled import PairCounts, paired_counts_estimate
 from tests.support.samples import MODEL_A
 from tests.support.samples import board_row as row
 
 
+def _paired(r, b: int):
+    """`r` with paired counts: b questions only MAJ got right (and as many more only RRMaj)."""
+    n = r.n_questions
+    c = b + round(r.rrmaj_accuracy * n) - round(r.maj_accuracy * n)
+    return type(r)(**{**r.__dict__, "maj_only": b, "rrmaj_only": c})
+
+
 def test_score_of_a_model_by_hand() -> None:
-    score = score_model("org/a", MODEL_A + [row("org/b", 3, 2, 0.0, 1.0)])
+    rows = [_paired(r, b) for r, b in zip(MODEL_A, (0, 10, 5, 5, 5, 0), strict=True)]
+    score = score_model("org/a", rows + [row("org/b", 3, 2, 0.0, 1.0)])
     assert score.n_majority_rows == 2 and score.n_minority_rows == 2
     assert score.rrmaj_majority == pytest.approx((0.60 + 0.30) / 2)
     assert score.maj_majority == pytest.approx((0.20 + 0.10) / 2)
@@ -30,14 +40,29 @@ def test_score_of_a_model_by_hand() -> None:
         (score.rrmaj_majority_ci, 0.30, 0.60),
         (score.asymmetric_yield_ci, 0.10, 0.45),
     ):
-        assert interval is not None and lo - 1e-12 <= interval.lo <= interval.hi <= hi + 1e-12
+        # each row's questions resampled: the interval holds the estimate, wider than the rows
+        assert interval is not None and interval.lo < (lo + hi) / 2 < interval.hi
+    assert score.intervals == "paired"
+    assert score.mean_gain_ci.hi - score.mean_gain_ci.lo > 0.05
 
 
-def test_too_few_rows_give_no_interval_and_missing_bands_give_none() -> None:
-    score = score_model("org/b", [row("org/b", 3, 2, 0.3, 0.5)])
-    assert score.mean_gain == pytest.approx(0.2)
-    assert score.robustness_tax is None and score.asymmetric_yield is None
+def test_rows_without_paired_counts_give_no_delta_interval_and_a_stated_n_one() -> None:
+    score = score_model("org/a", MODEL_A)
+    assert score.intervals == "stated n"
     assert score.mean_gain_ci is None and score.asymmetric_yield_ci is None
+    ci = score.rrmaj_majority_ci  # a binomial over the rows' 100 questions each
+    assert ci is not None and ci.lo < 0.45 < ci.hi and 0.08 < ci.hi - ci.lo < 0.2
+
+
+def test_one_row_with_counts_has_its_questions_interval() -> None:
+    one = _paired(row("org/b", 3, 2, 0.3, 0.5), 10)
+    score = score_model("org/b", [one])
+    assert score.mean_gain == pytest.approx(0.2)
+    alone = paired_counts_estimate([row_counts(one)], seed=1)
+    width = score.mean_gain_ci.hi - score.mean_gain_ci.lo
+    assert width == pytest.approx(alone.hi - alone.lo, abs=0.021)  # one grid step of 100
+    assert score.robustness_tax is None and score.asymmetric_yield is None
+    assert score.robustness_tax_ci is None and score.asymmetric_yield_ci is None
     empty = score_model("org/z", MODEL_A)
     assert empty.rrmaj_majority is None and empty.n_majority_rows == 0
 
@@ -56,13 +81,17 @@ def test_ranking_orders_by_rrmaj_under_majority_corruption() -> None:
     assert [s.model for s in rank_models(rows)] == ["org/b", "org/a", "org/c"]
 
 
-def test_bootstrap_interval_is_deterministic_and_brackets_the_mean() -> None:
-    values = [0.1, 0.4, 0.35, 0.2, 0.9]
-    first = bootstrap_interval(values, seed=3)
-    assert first == bootstrap_interval(values, seed=3)
-    assert first is not None and min(values) <= first.lo < sum(values) / 5 < first.hi <= max(values)
-    assert bootstrap_interval([0.5]) is None
-    assert bootstrap_interval([0.5, 0.5]) is not None
+def test_row_counts_and_the_pooled_line() -> None:
+    a = _paired(row("org/a", 3, 2, 0.20, 0.60, n_questions=80), 4)
+    b = _paired(row("org/a", 3, 2, 0.50, 0.40, n_questions=40), 8)
+    assert row_counts(a) == PairCounts(12, 4, 36, 28)
+    assert row_counts(row("org/a", 3, 2, 0.2, 0.6)) is None
+    line = pooled_line([a, b], seed=3)
+    assert line == pooled_line([a, b], seed=3)  # seeded
+    assert (line.questions, line.maj_only, line.rrmaj_only) == (120, 12, 40)
+    assert line.delta == pytest.approx((36 - 4 + 4 - 8) / 120)
+    assert line.lo < line.delta < line.hi
+    assert pooled_line([a, row("org/a", 3, 2, 0.2, 0.6)]) is None
 
 
 def test_filters_and_chart_points() -> None:

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from rrdemo.report.paired import answer_rates, mcnemar_exact, paired_rows, paired_tables
+from rrdemo.report.paired import answer_rates, paired_rows, paired_tables
+from rrdemo.report.pooled import mcnemar_exact
 from rrdemo.runs.log import RunLog
 
 COND = {"task": "logic3", "label": "3c2t", "strength": "strong", "ensemble": "m"}
