@@ -115,12 +115,14 @@ def test_identical_uploads_have_paths_of_their_own(served: ServedApp) -> None:
 
 def test_a_prompt_is_sized_from_its_parts_before_any_tokenization(served: ServedApp) -> None:
     """The probe: a MATH-500 target of 19,990 digits in the 250 `{target}` slots of a custom
-    template, a 5M-token prompt tokenized before its refusal (4.7 s of CPU, +1 GB)."""
+    template, a 5M-token prompt tokenized before its refusal (4.7 s of CPU, +1 GB). A target that
+    long is now refused by the answer guard first, so this one stays under the guard (900 digits)
+    and only its 250 copies pass the prompt's size."""
     from gradio_client.exceptions import AppError
 
     request = ArenaRequest(
         model="obey", n=3, c=1, k=8, m=0, max_tokens=16, task="math500", question_index=0,
-        strength="custom", custom_template="{target}" * 250, target="9" * 19_990,
+        strength="custom", custom_template="{target}" * 250, target="9" * 900,
     )  # fmt: skip
     client = app_client(served.url, download_files=False)
     before = len(served.pool.backends["obey"].calls)
