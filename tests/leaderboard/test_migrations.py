@@ -47,7 +47,15 @@ def _old_row(row: dict[str, Any], columns: set[str]) -> dict[str, Any]:
         values[f"{name}_ci_lo"], values[f"{name}_ci_hi"] = lo, hi
     if "n_honest" not in columns:
         values["n_truthful"] = values.pop("n_honest")
-    for name in ("adversary", "prompt_style", "eos_policy", "estimator", "superseded"):
+    for name in (
+        "adversary",
+        "prompt_style",
+        "eos_policy",
+        "estimator",
+        "superseded",
+        "maj_only",
+        "rrmaj_only",
+    ):
         if name not in columns:
             values.pop(name, None)
     return values
@@ -260,9 +268,10 @@ def test_migration_0006_adds_estimator_superseded_and_provenance_and_reseeds_onc
     submitted = _submissions(engine)[user]
 
     upgrade(engine)
-    assert current_revision(engine) == "0006_row_estimator_provenance" == head_revision()
+    assert current_revision(engine) == head_revision()  # through 0006 and the paired counts
     after = _results(engine)
-    assert after == [{**r, "estimator": None, "superseded": None} for r in kept]  # seeds gone
+    new = {"estimator": None, "superseded": None, "maj_only": None, "rrmaj_only": None}
+    assert after == [{**r, **new} for r in kept]  # seeds gone
     assert _submissions(engine) == {user: {**submitted, "provenance": None}}
     factory = make_sessionmaker(engine)
     assert run_transaction(factory, service.seed_board) == len(TABLES)
