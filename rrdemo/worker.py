@@ -2,7 +2,7 @@
 
 A `WorkerPool` keeps a few worker processes (`python -m rrdemo.worker`), each under
 `resource.setrlimit` limits it cannot pass: address space (`RLIMIT_AS`) for its life, CPU
-seconds (`RLIMIT_CPU`) per call. The caller waits at most `Limits.wall_seconds` for an answer;
+seconds (`RLIMIT_CPU`) per call. The caller waits at most `WorkLimits.wall_seconds` for an answer;
 past that the worker is killed (SIGKILL) and the next call starts a fresh one. A call that
 breaks a limit raises `Refused`, whose message is one sentence meant to be shown; the caller
 gives its work a defined outcome (an answer counted as unparsed, a model refused).
@@ -40,7 +40,7 @@ _HEADER = struct.Struct(">I")
 
 
 @dataclass(frozen=True)
-class Limits:
+class WorkLimits:
     """What one worker process may spend."""
 
     cpu_seconds: int = 5  # CPU time one call may take (RLIMIT_CPU, whole seconds)
@@ -63,7 +63,7 @@ def in_worker() -> bool:
 class _Process:
     """One worker process, started on first use and replaced after it is killed."""
 
-    def __init__(self, preload: tuple[str, ...], limits: Limits) -> None:
+    def __init__(self, preload: tuple[str, ...], limits: WorkLimits) -> None:
         self.preload, self.limits = preload, limits
         self.proc: subprocess.Popen | None = None
 
@@ -156,9 +156,9 @@ class WorkerPool:
     call takes a free worker (waiting at most `limits.wait_seconds`)."""
 
     def __init__(
-        self, preload: tuple[str, ...] = (), limits: Limits | None = None, size: int = 1
+        self, preload: tuple[str, ...] = (), limits: WorkLimits | None = None, size: int = 1
     ) -> None:
-        self.limits = limits or Limits()
+        self.limits = limits or WorkLimits()
         self._idle: queue.Queue[_Process] = queue.Queue()
         self._all = [_Process(preload, self.limits) for _ in range(size)]
         for process in self._all:
@@ -200,7 +200,9 @@ _POOLS: dict[str, WorkerPool] = {}
 _POOLS_LOCK = threading.Lock()
 
 
-def shared_pool(name: str, preload: tuple[str, ...], limits: Limits | None = None) -> WorkerPool:
+def shared_pool(
+    name: str, preload: tuple[str, ...], limits: WorkLimits | None = None
+) -> WorkerPool:
     """The process's one pool called `name`, created on first use (`reset` closes them)."""
     with _POOLS_LOCK:
         pool = _POOLS.get(name)
@@ -257,7 +259,7 @@ def _cpu_used() -> float:
 def main(settings: str) -> None:
     """Serve calls on stdin/stdout until stdin closes (the worker's side of `WorkerPool`)."""
     config = json.loads(settings)
-    limits = Limits(**config["limits"])
+    limits = WorkLimits(**config["limits"])
     source, out = os.dup(0), os.dup(1)  # the protocol's pipes; library prints go to stderr
     os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
     os.dup2(2, 1)

@@ -16,10 +16,12 @@ from typing import Any
 
 from rrdemo.backends.shape import ModelShape
 from rrdemo.errors import RRError
-from rrdemo.worker import Limits, Refused, shared_pool
+from rrdemo.worker import Refused, WorkLimits, shared_pool
 
 # what one meta build may spend (importing torch and transformers comes before, in start_seconds)
-META_LIMITS = Limits(cpu_seconds=60, wall_seconds=120.0, memory_bytes=8 << 30, wait_seconds=120.0)
+META_LIMITS = WorkLimits(
+    cpu_seconds=60, wall_seconds=120.0, memory_bytes=8 << 30, wait_seconds=120.0
+)
 MAX_LAYERS = 1024  # configs with more layers are refused before anything is built
 MAX_EXPERTS = 1024
 _PRELOAD = ("torch", "transformers", "accelerate", "rrdemo.backends.meta_count")

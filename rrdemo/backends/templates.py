@@ -18,9 +18,9 @@ from functools import lru_cache
 from typing import Any
 
 from rrdemo.errors import RRError
-from rrdemo.worker import Limits, Refused, shared_pool
+from rrdemo.worker import Refused, WorkLimits, shared_pool
 
-TEMPLATE_LIMITS = Limits(cpu_seconds=5, wall_seconds=10.0, memory_bytes=1 << 30)
+TEMPLATE_LIMITS = WorkLimits(cpu_seconds=5, wall_seconds=10.0, memory_bytes=1 << 30)
 MAX_TEMPLATE_CHARS = 100_000  # the longest chat template read (common ones: 1-20 kB)
 MAX_LOOP_DEPTH = 5  # loops nested deeper than this are refused (common templates: 2-3)
 _PRELOAD = ("jinja2", "transformers.utils.chat_template_utils", "rrdemo.backends.templates")

@@ -9,8 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rrdemo.report.paper.main_tables import MAIN_CONFIGS, main_lines
-from rrdemo.report.pool_report import POOL_NAME
-from rrdemo.report.pooled import Pool
+from rrdemo.report.pooled import POOL_NAME, Pool
 
 
 @dataclass(frozen=True)

@@ -19,12 +19,10 @@ from rrdemo.config import logged_setting
 from rrdemo.errors import RRError
 from rrdemo.report.paired import condition_seed, detectable_text
 from rrdemo.report.policies import decisions_by_condition, match_key, pair_seed
-from rrdemo.report.pooled import PairedEstimate, Pool, RunDecisions, pool_runs
+from rrdemo.report.pooled import POOL_NAME, PairedEstimate, Pool, RunDecisions, pool_runs
 from rrdemo.report.render import csv_text, markdown_table, pct
 from rrdemo.runs.log import RunLog, read_log
 from rrdemo.voting import derive_seed
-
-POOL_NAME = "pooled"  # the pooled line's name in the tables and the plot
 
 
 def run_name(path: Path) -> str:

@@ -29,6 +29,8 @@ import numpy as np
 
 from rrdemo.report.stats import BOOT, interval95
 
+POOL_NAME = "pooled"  # the pooled line's name in the tables and the plot
+
 ALPHA = 0.05  # the two-sided level of McNemar's exact test
 POWER = 0.8  # the power `smallest_rescue` asks for
 

@@ -447,7 +447,9 @@ def validate_submission(data: dict[str, Any], *, allow_reserved: bool = False) -
     try:
         submission = Submission.model_validate(data)
     except ValidationError as error:
-        raise SubmissionRejected(readable_reasons(error)) from None
+        raise SubmissionRejected(
+            readable_reasons(error, ESTIMATOR_MEANINGS, STATED_SETTINGS, SUBMITTED_SOURCES)
+        ) from None
     if submission.source in RESERVED_SOURCES and not allow_reserved:
         raise SubmissionRejected(
             [

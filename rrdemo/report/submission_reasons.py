@@ -23,13 +23,15 @@ def _loc(loc: tuple[int | str, ...]) -> str:
     return out or "file"
 
 
-def readable_reasons(error: ValidationError) -> list[str]:
-    """Turn pydantic's errors into one readable line per problem, without echoing input."""
-    from rrdemo.report.submission import (
-        ESTIMATOR_MEANINGS,
-        STATED_SETTINGS,
-        SUBMITTED_SOURCES,
-    )
+def readable_reasons(
+    error: ValidationError,
+    estimators: dict[str, str],
+    settings: dict[str, tuple],
+    sources: tuple[str, ...] | list[str],
+) -> list[str]:
+    """Turn pydantic's errors into one readable line per problem, without echoing input; the
+    contract's vocabulary comes in as arguments (its estimators with their meanings, its stated
+    settings with their choices, its sources)."""
 
     lines: list[str] = []
     for err in error.errors(include_input=False, include_url=False):
@@ -38,7 +40,7 @@ def readable_reasons(error: ValidationError) -> list[str]:
         msg = str(err["msg"]).removeprefix("Value error, ")
         if kind == "missing" and where.endswith("estimator"):
             line = f"{where}: required field is missing; say how the accuracies were computed: " + (
-                ", ".join(f"{key} ({meaning})" for key, meaning in ESTIMATOR_MEANINGS.items())
+                ", ".join(f"{key} ({meaning})" for key, meaning in estimators.items())
             )
         elif kind == "missing":
             line = f"{where}: required field is missing"
@@ -51,14 +53,14 @@ def readable_reasons(error: ValidationError) -> list[str]:
             )
         elif kind == "literal_error" and where.endswith("strength"):
             line = f"{where}: unknown strength; allowed: {', '.join(STRENGTHS)}"
-        elif kind == "literal_error" and where.rpartition(".")[2] in STATED_SETTINGS:
-            allowed, what = STATED_SETTINGS[where.rpartition(".")[2]]
+        elif kind == "literal_error" and where.rpartition(".")[2] in settings:
+            allowed, what = settings[where.rpartition(".")[2]]
             line = f"{where}: unknown {what}; allowed: {', '.join(allowed)}"
         elif kind == "literal_error" and where == "source":
-            line = f"source: must be one of {', '.join(SUBMITTED_SOURCES)}"
+            line = f"source: must be one of {', '.join(sources)}"
         elif kind == "literal_error" and where.endswith("estimator"):
             line = f"{where}: unknown estimator; allowed: " + ", ".join(
-                f"{key} ({meaning})" for key, meaning in ESTIMATOR_MEANINGS.items()
+                f"{key} ({meaning})" for key, meaning in estimators.items()
             )
         elif kind in ("greater_than_equal", "less_than_equal", "finite_number"):
             line = f"{where}: must be a fraction between 0 and 1 ({msg}; 57.4% is 0.574)"

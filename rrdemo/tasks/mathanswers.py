@@ -36,13 +36,13 @@ from rrdemo.tasks.answers import (
     phrase_spans,
     phrase_tails,
 )
-from rrdemo.worker import Limits, Refused, shared_pool
+from rrdemo.worker import Refused, WorkLimits, shared_pool
 
 _SPACING = re.compile(r"\\[!,;:> ]|\\quad|\\qquad|~")
 _log = logging.getLogger(__name__)
 T = TypeVar("T")
 # what a worker that reads answers may spend on one call
-MATH_LIMITS = Limits(cpu_seconds=5, wall_seconds=10.0, memory_bytes=2 << 30)
+MATH_LIMITS = WorkLimits(cpu_seconds=5, wall_seconds=10.0, memory_bytes=2 << 30)
 _PRELOAD = ("rrdemo.tasks.mathanswers", "math_verify", "sympy")
 
 

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from rrdemo.worker import Limits, Refused, WorkerPool
+from rrdemo.worker import Refused, WorkerPool, WorkLimits
 
 
 def _spin(seconds: float) -> int:
@@ -27,7 +27,7 @@ def _allocate(size: int) -> int:
 
 @pytest.fixture
 def pool():
-    made = WorkerPool((), Limits(cpu_seconds=1, wall_seconds=3.0, memory_bytes=1 << 30))
+    made = WorkerPool((), WorkLimits(cpu_seconds=1, wall_seconds=3.0, memory_bytes=1 << 30))
     yield made
     made.close()
 
@@ -62,7 +62,7 @@ def test_a_failing_call_says_what_failed_without_a_traceback(pool) -> None:
 
 
 def test_a_call_with_no_free_worker_is_refused_after_its_wait() -> None:
-    limits = Limits(cpu_seconds=10, wall_seconds=20.0, wait_seconds=0.5)
+    limits = WorkLimits(cpu_seconds=10, wall_seconds=20.0, wait_seconds=0.5)
     busy = WorkerPool((), limits, size=1)
     try:
         busy.call(len, "")  # started
