@@ -36,6 +36,7 @@ from ui.about import build_about_tab
 from ui.arena import ARENA_CSS, build_arena_tab
 from ui.door import BodyLimit, body_limit
 from ui.experiments_tab import build_experiments_tab
+from ui.layout import PAGE_CSS
 from ui.leaderboard_tab import build_leaderboard_tab
 from ui.queue_door import QueueDoor, door_of
 from ui.queue_limits import run_seconds, session_capacity, session_window, sessions_per_client
@@ -102,11 +103,12 @@ def build_demo(pool: ModelSource | None = None, leaderboard: Store | None = None
 def serve(demo: gr.Blocks, host: str, port: int, **options) -> None:
     """Launch `demo` behind its door: the body limit of every request (`ui.door.BodyLimit`), the
     upload limits (per file, and per client: `ui.uploads`), the checks of every event and
-    session (`ui.queue_door.QueueDoor`), the session limit, the Arena's layout (`ui.arena.ARENA_CSS`) and the sweep of old uploads and
+    session (`ui.queue_door.QueueDoor`), the session limit, the page's layout
+    (`ui.arena.ARENA_CSS`, `ui.layout.PAGE_CSS`) and the sweep of old uploads and
     outputs (at start, then on `DELETE_CACHE`'s schedule: `ui.scratch`); `options` go to `launch`
     (tests: prevent_thread_lock)."""
     demo.launch(
-        css=ARENA_CSS,
+        css=ARENA_CSS + PAGE_CSS,
         server_name=host,
         server_port=port,
         max_file_size=MAX_UPLOAD,

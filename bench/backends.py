@@ -35,7 +35,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import statistics
 import sys
 import time
@@ -43,10 +42,12 @@ from dataclasses import replace
 from pathlib import Path
 
 from bench.ratios import at_least, at_most, ratio
+from bench.report import write_readme
 from rrdemo.errors import RRError
 from rrdemo.events import METHODS
 
 START, END = "<!-- bench:backends:start -->", "<!-- bench:backends:end -->"
+SECTION = "Backends: transformers vs llama.cpp (`make bench`)"  # its README section
 ENGINES = ("transformers", "llamacpp")
 
 
@@ -269,8 +270,10 @@ def _load() -> str:
 def machine() -> dict:
     import torch
 
+    from rrdemo.backends.hardware import cpu_name
+
     info = {
-        "cpu": platform.processor() or platform.machine(),
+        "cpu": cpu_name(),
         "cores": len(os.sched_getaffinity(0)),
         "torch": torch.__version__,
         "torch_threads": torch.get_num_threads(),
@@ -285,13 +288,6 @@ def machine() -> dict:
         info["llama_cpp"] = llama_cpp.__version__
     except ImportError:
         info["llama_cpp"] = None
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                info["cpu"] = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
     return info
 
 
@@ -346,20 +342,6 @@ def render_table(results: dict) -> str:
         "decode exactly L tokens per answer/trajectory).",
     ]
     return "\n".join(rows)
-
-
-def write_readme(path: Path, table: str) -> None:
-    """Replace the table between the markers of section "Backends" (add the section if missing)."""
-    text = path.read_text() if path.exists() else "# Benchmarks\n"
-    block = f"{START}\n{table}\n{END}"
-    if START in text and END in text:
-        head, rest = text.split(START, 1)
-        text = head + block + rest.split(END, 1)[1]
-    else:
-        text = text.rstrip() + "\n\n## Backends: transformers vs llama.cpp (`make bench`)\n\n"
-        text += "Written by `python -m bench.backends` (see its docstring for the method).\n\n"
-        text += block + "\n"
-    path.write_text(text)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -418,7 +400,7 @@ def main(argv: list[str] | None = None) -> int:
         os.environ["RRDEMO_LLAMA_THREADS"] = str(opts.threads)
     results = run_benchmark(opts)
     Path(opts.out).write_text(json.dumps(results, indent=2) + "\n")
-    write_readme(Path(opts.readme), render_table(results))
+    write_readme(Path(opts.readme), render_table(results), START, END, SECTION)
     print(render_table(results))
     return 0
 

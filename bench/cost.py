@@ -27,7 +27,7 @@ import os
 import platform
 import sys
 import time
-from dataclasses import asdict, replace
+from dataclasses import asdict, fields, replace
 from pathlib import Path
 
 from bench.measure import (
@@ -57,16 +57,10 @@ def machine_info(threads: int) -> dict:
     import torch
     import transformers
 
-    cpu = platform.processor() or "unknown"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
+    from rrdemo.backends.hardware import cpu_name
+
     return {
-        "cpu": cpu,
+        "cpu": cpu_name(),
         "cores": len(os.sched_getaffinity(0))
         if hasattr(os, "sched_getaffinity")
         else os.cpu_count(),
@@ -209,23 +203,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        opts = BenchOptions(
-            model=args.model,
-            n=args.n,
-            c=args.c,
-            k=args.k,
-            max_tokens=args.max_tokens,
-            m=args.m,
-            order=args.order,
-            repeats=args.repeats,
-            questions=args.questions,
-            task=args.task,
-            seed=args.seed,
-            threads=args.threads,
-            variants=not args.no_variants,
-            rss=not args.no_rss,
-            corrupted_only=not args.no_corrupted_only,
-        )
+        given = {f.name: getattr(args, f.name) for f in fields(BenchOptions) if f.name in args}
+        switched = {s: not getattr(args, f"no_{s}") for s in ("variants", "rss", "corrupted_only")}
+        opts = BenchOptions(**given, **switched)
         opts.validate()
         opts.config()  # K <= L, M >= 1 and the rest, checked before any model loads
         if args.rss_probe is not None:

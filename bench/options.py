@@ -29,9 +29,7 @@ class BenchOptions:
     threads: int = 2  # torch.set_num_threads
     variants: bool = True  # also run RRMaj without sharing / reuse / batching, and with EOS
     rss: bool = True  # also measure peak RSS of N agents vs 1 agent in fresh processes
-    corrupted_only: bool = (
-        True  # also time the corrupted-only setting (fixed order, K = 100, same L)
-    )
+    corrupted_only: bool = True  # also time the corrupted-only setting (fixed order, K = 100)
 
     def validate(self) -> None:
         for name, low in (("n", 1), ("k", 1), ("max_tokens", 1), ("repeats", 1)):

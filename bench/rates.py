@@ -16,7 +16,8 @@ import argparse
 import json
 from pathlib import Path
 
-from rrdemo.rates import Rates, UnitShape, duration, fit_rates, unit_estimate
+from rrdemo.rates import Rates, UnitShape, duration, unit_estimate
+from rrdemo.rates_fit import fit_rates
 from rrdemo.runs.log import read_log
 
 ROOT = Path(__file__).resolve().parent.parent

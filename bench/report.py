@@ -11,11 +11,11 @@ def _fmt(summary: dict) -> str:
     return f"{summary['median']:.3g} ({summary['min']:.3g}-{summary['max']:.3g})"
 
 
-def render_table(results: dict) -> str:
-    """The markdown table written into bench/README.md."""
-    s, m, t = results["settings"], results["machine"], results["targets"]
-    maj, rr, tp = results["maj"], results["rrmaj"], results["throughput"]
-    lines = [
+def _headline(results: dict) -> list[str]:
+    """The machine, the headline setting and its MAJ / RRMaj table."""
+    s, m = results["settings"], results["machine"]
+    maj, rr = results["maj"], results["rrmaj"]
+    return [
         f"Machine: {m['cpu']}, {m['cores']} cores, torch {m['torch']} ({m['torch_threads']} threads), "
         f"transformers {m['transformers']}, {m['device']}; load average {m['load_average_start']} "
         f"at start, {m['load_average_end']} at end.",
@@ -42,48 +42,64 @@ def render_table(results: dict) -> str:
         f"{rr.get('prompt_change_share')} ({rr.get('prompt_changes')} of "
         f"{rr.get('turns', 0) - rr.get('trajectories', 0)}) | |",
     ]
+
+
+def _corrupted_only(results: dict) -> list[str]:
+    """The headline setting beside the earlier one where only corrupted agents write."""
     old = results.get("corrupted_only")
-    if old:
-        o, orr = old["settings"], old["rrmaj"]
-        lines += [
-            "",
-            "| setting | K | L | order | writers / trajectory | prompt changes | "
-            "prefill MAJ / RRMaj | wall s MAJ / RRMaj | RRMaj / MAJ |",
-            "|---|---|---|---|---|---|---|---|---|",
-            f"| every agent speaks (headline) | {s['k']} | {s['max_tokens']} | "
-            f"{s.get('order', 'fixed')} | {rr.get('speakers_per_trajectory')} | "
-            f"{rr.get('prompt_change_share')} | {maj['prefill_tokens']} / {rr['prefill_tokens']} | "
-            f"{maj['wall_s']['median']:.3g} / {rr['wall_s']['median']:.3g} | "
-            f"{_fmt(results['wall_ratio_rrmaj_over_maj'])} |",
-            f"| corrupted only (earlier default: corrupted agents first, only they write) | "
-            f"{o['k']} | {o['max_tokens']} | {o['order']} | {orr['speakers_per_trajectory']} | "
-            f"{orr['prompt_change_share']} | {old['maj']['prefill_tokens']} / "
-            f"{orr['prefill_tokens']} | {old['maj']['wall_s']['median']:.3g} / "
-            f"{orr['wall_s']['median']:.3g} | {_fmt(old['wall_ratio_rrmaj_over_maj'])} |",
-        ]
-    variants = results["variants"]
-    if variants:
-        lines += [
-            "",
-            "| RRMaj engine variant (one pass) | wall s | prefill tokens | prefill ratio (speakers) | wall / RRMaj median |",
-            "|---|---|---|---|---|",
-            f"| all optimisations (median of the timed passes) | {rr['wall_s']['median']:.3g} | "
-            f"{rr['prefill_tokens']} | {rr['ratio_speakers']} | 1 |",
-        ]
-        for name in ("no_prefix_sharing", "no_kv_reuse", "no_batching"):
-            v = variants[name]
-            lines.append(
-                f"| {name.replace('_', ' ')} | {v['wall_s']['median']:.3g} | {v['prefill_tokens']} | "
-                f"{v['ratio_speakers']} | {v['wall_s']['median'] / rr['wall_s']['median']:.3g} |"
-            )
-        em, er = variants["eos_allowed_MAJ"], variants["eos_allowed_RRMaj"]
-        lines += [
-            "",
-            f"End-of-sequence allowed (one pass each): MAJ decoded {em['decode_tokens']} tokens in "
-            f"{em['wall_s']['median']:.3g} s, RRMaj {er['decode_tokens']} in {er['wall_s']['median']:.3g} s; "
-            f"RRMaj / MAJ wall per decoded token: {variants['eos_allowed_per_token_ratio']}.",
-        ]
-    lines += [
+    if not old:
+        return []
+    s, maj, rr = results["settings"], results["maj"], results["rrmaj"]
+    o, orr = old["settings"], old["rrmaj"]
+    return [
+        "",
+        "| setting | K | L | order | writers / trajectory | prompt changes | "
+        "prefill MAJ / RRMaj | wall s MAJ / RRMaj | RRMaj / MAJ |",
+        "|---|---|---|---|---|---|---|---|---|",
+        f"| every agent speaks (headline) | {s['k']} | {s['max_tokens']} | "
+        f"{s.get('order', 'fixed')} | {rr.get('speakers_per_trajectory')} | "
+        f"{rr.get('prompt_change_share')} | {maj['prefill_tokens']} / {rr['prefill_tokens']} | "
+        f"{maj['wall_s']['median']:.3g} / {rr['wall_s']['median']:.3g} | "
+        f"{_fmt(results['wall_ratio_rrmaj_over_maj'])} |",
+        f"| corrupted only (earlier default: corrupted agents first, only they write) | "
+        f"{o['k']} | {o['max_tokens']} | {o['order']} | {orr['speakers_per_trajectory']} | "
+        f"{orr['prompt_change_share']} | {old['maj']['prefill_tokens']} / "
+        f"{orr['prefill_tokens']} | {old['maj']['wall_s']['median']:.3g} / "
+        f"{orr['wall_s']['median']:.3g} | {_fmt(old['wall_ratio_rrmaj_over_maj'])} |",
+    ]
+
+
+def _variants(results: dict) -> list[str]:
+    """RRMaj with one optimisation off, and both methods with end-of-sequence allowed."""
+    variants, rr = results["variants"], results["rrmaj"]
+    if not variants:
+        return []
+    lines = [
+        "",
+        "| RRMaj engine variant (one pass) | wall s | prefill tokens | prefill ratio (speakers) | wall / RRMaj median |",
+        "|---|---|---|---|---|",
+        f"| all optimisations (median of the timed passes) | {rr['wall_s']['median']:.3g} | "
+        f"{rr['prefill_tokens']} | {rr['ratio_speakers']} | 1 |",
+    ]
+    for name in ("no_prefix_sharing", "no_kv_reuse", "no_batching"):
+        v = variants[name]
+        lines.append(
+            f"| {name.replace('_', ' ')} | {v['wall_s']['median']:.3g} | {v['prefill_tokens']} | "
+            f"{v['ratio_speakers']} | {v['wall_s']['median'] / rr['wall_s']['median']:.3g} |"
+        )
+    em, er = variants["eos_allowed_MAJ"], variants["eos_allowed_RRMaj"]
+    return lines + [
+        "",
+        f"End-of-sequence allowed (one pass each): MAJ decoded {em['decode_tokens']} tokens in "
+        f"{em['wall_s']['median']:.3g} s, RRMaj {er['decode_tokens']} in {er['wall_s']['median']:.3g} s; "
+        f"RRMaj / MAJ wall per decoded token: {variants['eos_allowed_per_token_ratio']}.",
+    ]
+
+
+def _throughput_and_memory(results: dict) -> list[str]:
+    """The engine's decode rate beside `model.generate`, and the peak memory of 1 and N agents."""
+    tp = results["throughput"]
+    lines = [
         "",
         f"Decode throughput, greedy, batch {tp['batch_size']} x {tp['new_tokens']} tokens, same prompts: "
         f"engine {_fmt(tp['decode_tokens_per_s_engine'])} tok/s, `model.generate` "
@@ -103,8 +119,15 @@ def render_table(results: dict) -> str:
             f"+{memory['extra_mb']} MB; weights {one['weights_mb']} MB; whole-process peaks incl. "
             f"loading {one['peak_rss_mb']} / {many['peak_rss_mb']} MB)."
         )
+    return lines
+
+
+def render_table(results: dict) -> str:
+    """The markdown table written into bench/README.md."""
+    lines = _headline(results) + _corrupted_only(results) + _variants(results)
+    lines += _throughput_and_memory(results)
     lines += ["", "| target | value | target | met |", "|---|---|---|---|"]
-    for key, row in t.items():
+    for key, row in results["targets"].items():
         lines.append(
             f"| {key} | {row['value']} | {row['target']} | {'yes' if row['met'] else 'NO'} |"
         )

@@ -126,7 +126,7 @@ def measure(
     }
 
 
-def main(argv: list[str] | None = None) -> int:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m bench.served", description=__doc__.split("\n")[0]
     )
@@ -145,7 +145,11 @@ def main(argv: list[str] | None = None) -> int:
         "--stream", action="store_true", help="stream tokens (slow on llama-cpp-python's server)"
     )
     parser.add_argument("--out", type=Path, default=RESULTS)
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
     if not 1 <= args.questions <= len(QUESTIONS) or args.repeats < 1:
         print(
             f"bench.served: --questions must be 1..{len(QUESTIONS)}, --repeats at least 1",

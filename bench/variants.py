@@ -19,7 +19,8 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 
-from rrdemo.backends.hf import TransformersBackend, _Reserved
+from rrdemo.backends.hf import TransformersBackend
+from rrdemo.backends.hf_memory import _Reserved
 from rrdemo.backends.llamacpp import LlamaCppBackend
 from rrdemo.backends.llamacpp_rows import assign
 

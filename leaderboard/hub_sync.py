@@ -1,13 +1,9 @@
-"""Keeping the leaderboard across restarts: an append-only journal, pushed to a hub dataset.
+"""Keeping the leaderboard across restarts, and its store: what the app and the CLI write through.
 
-Every accepted submission and every admin action is written once, as its own JSON file, in the
-journal folder of its database (`journal_dir`: beside a SQLite file, so the default
-`<data dir>/leaderboard.db` journals into `<data dir>/leaderboard-journal/{submissions,moderation}/`,
-or `LEADERBOARD_JOURNAL_DIR`); a rebuild reads only its own database's journal. Files are never
-rewritten, which is what `huggingface_hub.CommitScheduler` needs to upload a folder safely
-while it is written. At start the SQLite database is rebuilt from the journal (and from the
-hub's copy, downloaded first): submissions are found by content hash and admin actions by
-(time, action, hash), so a rebuild adds only what is missing and never doubles a row.
+A `Store` is an open leaderboard: its session factory, its journal (`leaderboard.journal`,
+append-only files beside the database), the guards on its doors (`leaderboard.guards`) and,
+when configured, the scheduler that pushes the journal to a hub dataset. `open_store` rebuilds
+the database from the journal (and from the hub's copy, downloaded first) before anything reads it.
 
 Where it lives: on a Space with persistent storage the data dir is /data (see
 `rrdemo.paths.data_dir`), so database and journal simply survive. Without it, set
@@ -18,191 +14,30 @@ Without the variable nothing touches the network; tests never set it.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
-import math
 import os
-import threading
-import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import URL, make_url, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from leaderboard import service
 from leaderboard.db import run_transaction
-from leaderboard.orm import ADMIN_ACTIONS, AuditRecord, SubmissionRecord
+from leaderboard.guards import SubmitRate, TokenGuard, check_admin
+from leaderboard.journal import Journal, journal_dir, rebuild, utc_now
+from leaderboard.orm import AuditRecord, SubmissionRecord
 from rrdemo.errors import RRError
 from rrdemo.paths import data_dir
-from rrdemo.report.submission import Submission, SubmissionRejected, parse_submission
+from rrdemo.report.submission import Submission
 
 log = logging.getLogger(__name__)
 
 REPO_ENV = "LEADERBOARD_HF_DATASET_REPO"
 EVERY_ENV = "LEADERBOARD_HF_SYNC_MINUTES"
-JOURNAL_ENV = "LEADERBOARD_JOURNAL_DIR"  # an explicit journal folder (default: beside the database)
 RESTORED_DIR = "leaderboard-hub-restore"  # the hub's copy, downloaded at start
 PATTERNS = ["submissions/*.json", "moderation/*.json"]
-
-
-def _now() -> datetime:
-    return datetime.now(timezone.utc).replace(tzinfo=None)
-
-
-def _stamp(moment: datetime) -> str:
-    return moment.strftime("%Y%m%dT%H%M%S%f")
-
-
-def journal_dir(url: str | URL) -> Path | None:
-    """The journal folder of the database at `url`: `LEADERBOARD_JOURNAL_DIR` when set; else
-    beside a SQLite file, named after it (`data/leaderboard.db` -> `data/leaderboard-journal`);
-    for a server database, a folder of the data dir named after its URL (password left out);
-    None for an in-memory database, which outlives no process and keeps no journal."""
-    configured = os.environ.get(JOURNAL_ENV, "").strip()
-    if configured:
-        return Path(configured)
-    url = make_url(url)
-    if url.get_backend_name() == "sqlite":
-        database = url.database or ""
-        if database in ("", ":memory:") or url.query.get("mode") == "memory":
-            return None
-        path = Path(database)
-        return path.with_name(f"{path.stem}-journal")
-    named = url.set(password=None).render_as_string(hide_password=False)
-    return data_dir() / f"leaderboard-journal-{hashlib.sha256(named.encode()).hexdigest()[:16]}"
-
-
-@dataclass
-class Journal:
-    """The append-only files of one leaderboard (`folder` None: none are kept); `lock` is the
-    scheduler's while it uploads."""
-
-    folder: Path | None
-    lock: Any = field(default_factory=threading.Lock)
-
-    def _write_once(self, relative: str, payload: dict[str, Any]) -> Path | None:
-        if self.folder is None:
-            return None
-        path = self.folder / relative
-        with self.lock:
-            if path.exists():  # append-only: a file is written once and never changed
-                return path
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-            tmp.write_text(json.dumps(payload, sort_keys=True, indent=1), encoding="utf-8")
-            tmp.replace(path)  # readers (and the uploader) never see half a file
-        return path
-
-    def submitted(self, submission: Submission, at: datetime | None = None) -> Path | None:
-        """Record an accepted submission (its canonical content) as submissions/<hash>.json."""
-        at = at or _now()
-        payload = {"at": at.isoformat(), "submission": json.loads(submission.canonical_json())}
-        return self._write_once(f"submissions/{submission.content_hash()}.json", payload)
-
-    def moderated(
-        self, content_hash: str, action: str, detail: str = "", at: datetime | None = None
-    ) -> Path | None:
-        """Record an admin action as moderation/<time>-<hash>-<action>.json."""
-        at = at or _now()
-        payload = {
-            "at": at.isoformat(),
-            "action": action,
-            "content_hash": content_hash,
-            "detail": detail,
-        }
-        return self._write_once(
-            f"moderation/{_stamp(at)}-{content_hash[:16]}-{action}.json", payload
-        )
-
-
-def _read_all(folders: list[Path], kind: str) -> list[dict[str, Any]]:
-    """Every journal file of `kind` in `folders` (same file name: read once), oldest first."""
-    seen: dict[str, dict[str, Any]] = {}
-    for folder in folders:
-        for path in sorted((folder / kind).glob("*.json")):
-            if path.name not in seen:
-                try:
-                    seen[path.name] = json.loads(path.read_text(encoding="utf-8"))
-                except (OSError, ValueError) as error:
-                    log.warning("skipping unreadable journal file %s: %s", path, error)
-    return sorted(seen.values(), key=lambda entry: entry["at"])
-
-
-@dataclass(frozen=True)
-class Rebuilt:
-    """What a rebuild added (0 and 0 when the database already had everything)."""
-
-    submissions: int
-    actions: int
-
-
-def _add_submission(session: Session, entry: dict[str, Any]) -> bool:
-    raw = json.dumps(entry["submission"]).encode("utf-8")
-    try:
-        submission = parse_submission(raw, max_bytes=len(raw) + 1)
-    except (
-        SubmissionRejected
-    ) as error:  # an older schema: its rows stay in a database that has them
-        log.warning("journal entry not replayed (%s)", "; ".join(error.reasons)[:300])
-        return False
-    deleted = session.scalar(
-        select(AuditRecord.id).where(
-            AuditRecord.action == "delete", AuditRecord.content_hash == submission.content_hash()
-        )
-    )
-    if deleted is not None:  # an admin deleted it: a rebuild must not bring it back
-        return False
-    return service.store_submission(session, submission, status="pending").created
-
-
-def _add_action(session: Session, entry: dict[str, Any]) -> bool:
-    at, action, digest = datetime.fromisoformat(entry["at"]), entry["action"], entry["content_hash"]
-    if action not in ADMIN_ACTIONS:
-        return False
-    done = session.scalar(
-        select(AuditRecord.id).where(
-            AuditRecord.at == at, AuditRecord.action == action, AuditRecord.content_hash == digest
-        )
-    )
-    if done is not None:
-        return False
-    record = session.scalar(select(SubmissionRecord).where(SubmissionRecord.content_hash == digest))
-    session.add(
-        AuditRecord(
-            at=at,
-            action=action,
-            submission_id=record.id if record else 0,
-            content_hash=digest,
-            detail=entry.get("detail", ""),
-        )
-    )
-    if record is not None:
-        if action == "delete":
-            session.delete(record)
-        elif action == "supersede":
-            service.supersede(record, entry.get("detail", ""))
-        else:
-            record.status = "approved" if action == "approve" else "rejected"
-    return True
-
-
-def rebuild(factory: sessionmaker[Session], *folders: Path) -> Rebuilt:
-    """Bring the database up to the journal(s): missing submissions, then missing admin actions."""
-    existing = [folder for folder in folders if folder is not None and folder.is_dir()]
-    added = sum(
-        run_transaction(factory, lambda s, e=entry: _add_submission(s, e))
-        for entry in _read_all(existing, "submissions")
-    )
-    actions = sum(
-        run_transaction(factory, lambda s, e=entry: _add_action(s, e))
-        for entry in _read_all(existing, "moderation")
-    )
-    return Rebuilt(int(added), int(actions))
 
 
 def _repo() -> str | None:
@@ -252,89 +87,6 @@ def start_hub_sync(journal: Journal, hf_api: Any = None):
 
 
 @dataclass
-class TokenGuard:
-    """Slows admin-token guessing, one client at a time: after `limit` wrong tokens from a client
-    within `window` seconds, that client's tokens are refused for `pause` seconds; other clients
-    (the admins among them) are not held up. Signed-in admins are never paused."""
-
-    limit: int = 5
-    window: float = 300.0
-    pause: float = 60.0
-    failures: dict[str, list[float]] = field(default_factory=dict)  # client -> times
-    paused_until: dict[str, float] = field(default_factory=dict)  # client -> end of pause
-    lock: Any = field(default_factory=threading.Lock)
-
-    def check(self, client: str = "") -> None:
-        """Refuse (RRError) while `client`'s tokens are paused."""
-        left = self.paused_until.get(client, 0.0) - time.monotonic()
-        if left > 0:
-            raise RRError(
-                f"Too many wrong admin tokens from you: your tokens are refused for "
-                f"{math.ceil(left)} more seconds. Sign in as a listed admin, or try again then."
-            )
-
-    def failed(self, client: str = "") -> None:
-        """Count one wrong token of `client`; the `limit`-th within `window` starts its pause."""
-        now = time.monotonic()
-        with self.lock:
-            for key, times in list(self.failures.items()):  # forget old failures: bounded
-                if not [t for t in times if now - t < self.window]:
-                    del self.failures[key]
-            for key, until in list(self.paused_until.items()):
-                if until <= now:
-                    del self.paused_until[key]
-            times = [t for t in self.failures.get(client, []) if now - t < self.window] + [now]
-            self.failures[client] = times
-            if len(times) >= self.limit:
-                self.paused_until[client] = now + self.pause
-                del self.failures[client]
-
-
-SUBMISSIONS_ENV = "LEADERBOARD_SUBMISSIONS_PER_HOUR"
-DEFAULT_SUBMISSIONS = 10
-
-
-def submissions_per_hour() -> int:
-    """`LEADERBOARD_SUBMISSIONS_PER_HOUR` (default 10), read when called."""
-    text = os.environ.get(SUBMISSIONS_ENV, "").strip()
-    if not text:
-        return DEFAULT_SUBMISSIONS
-    if not text.isdigit() or int(text) < 1:
-        raise RRError(f"{SUBMISSIONS_ENV} must be a whole number of at least 1, got {text!r}")
-    return int(text)
-
-
-@dataclass
-class SubmitRate:
-    """At most `per_hour()` new submissions per user (the signed-in login) in any hour."""
-
-    per_hour: Callable[[], int] = submissions_per_hour
-    clock: Callable[[], float] = time.monotonic
-    sent: dict[str, list[float]] = field(default_factory=dict)  # user -> times
-    lock: Any = field(default_factory=threading.Lock)
-
-    def check(self, user: str) -> None:
-        """Refuse (RRError) `user`'s next submission when their hour's are spent."""
-        limit, now = self.per_hour(), self.clock()
-        with self.lock:
-            for key, times in list(self.sent.items()):  # forget the past hour: bounded
-                self.sent[key] = [t for t in times if now - t < 3600]
-                if not self.sent[key]:
-                    del self.sent[key]
-            times = self.sent.get(user, [])
-        if len(times) >= limit:
-            wait = math.ceil((3600 - (now - times[0])) / 60)
-            raise RRError(
-                f"You have sent {len(times)} submissions in the last hour, the most this "
-                f"leaderboard takes from one user ({SUBMISSIONS_ENV}); try again in {wait} minutes."
-            )
-
-    def sent_one(self, user: str) -> None:
-        with self.lock:
-            self.sent.setdefault(user, []).append(self.clock())
-
-
-@dataclass
 class Store:
     """An open leaderboard: its session factory, its journal, the guard on admin tokens and
     (when configured) its hub scheduler."""
@@ -375,23 +127,11 @@ def submit_as(
     return outcome
 
 
-def check_admin(store: Store, token: str | None, username: str | None, client: str = "") -> None:
-    """Allow a signed-in listed admin or the admin token, counting the wrong tokens of `client`
-    (who sent them: `TokenGuard`)."""
-    if not service.is_admin_user(username):
-        store.guard.check(client)
-    try:
-        service.check_admin(token, username)
-    except service.WrongToken:
-        store.guard.failed(client)
-        raise
-
-
 def pending_for_admin(
     store: Store, token: str | None, username: str | None = None, client: str = ""
 ) -> list:
     """The submissions waiting for approval; admins only (their names and notes are not public)."""
-    check_admin(store, token, username, client)
+    check_admin(store.guard, token, username, client)
     return run_transaction(store.factory, lambda s: service.list_submissions(s, status="pending"))
 
 
@@ -405,9 +145,9 @@ def moderate_recorded(
     client: str = "",
 ) -> str:
     """An admin action, committed, then journalled with the same time as its audit record."""
-    check_admin(store, token, username, client)
+    check_admin(store.guard, token, username, client)
     service.check_submission_id(submission_id)
-    at = _now()
+    at = utc_now()
 
     def work(session: Session) -> tuple[str, str, str]:
         record = session.get(SubmissionRecord, submission_id)

@@ -236,7 +236,7 @@ def check_admin(token: str | None, username: str | None = None) -> None:
 
 
 class WrongToken(RRError):
-    """A wrong admin token: counted by `leaderboard.hub_sync.TokenGuard` to slow guessing."""
+    """A wrong admin token: counted by `leaderboard.guards.TokenGuard` to slow guessing."""
 
 
 MAX_SUBMISSION_ID = 2**62  # SQLite integers are 64-bit; larger numbers cannot name a row

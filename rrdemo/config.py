@@ -40,6 +40,10 @@ EOS_POLICIES: tuple[str, ...] = get_args(EosPolicy)
 PROMPT_STYLES: tuple[str, ...] = get_args(PromptStyle)
 ADVERSARIES: tuple[str, ...] = get_args(Adversary)
 BACKENDS: tuple[str, ...] = ("transformers", "llamacpp")  # engines that run a local model
+BACKEND_CHOICES: tuple[str, ...] = (
+    "auto",
+    *BACKENDS,
+)  # what a run asks for (rrdemo.backends.choice)
 ADAPTIVE: tuple[str, ...] = tuple(p for p in TURN_POLICIES if p != "fixed")  # read K_min
 SERVED = "openai"  # AgentSpec.backend of an agent an OpenAI-compatible server answers
 # What transformers may load a model's weights in (AgentSpec.dtype); None picks by hardware

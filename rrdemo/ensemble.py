@@ -47,7 +47,7 @@ AGENT_KINDS = ("local", "openai")
 PAPER_RUN_KEYS = ("strength", "custom_template", "k", "m", "max_tokens", "order", "sampling")
 SAMPLING_KEYS = ("temperature", "top_p", "seed")
 # a paper `run:` key (sampling's as "sampling.KEY") -> the sweep setting it is
-# (rrdemo.runs.spec.DEFAULTS); the settings beyond the paper come from their declarations
+# (rrdemo.runs.sweep.DEFAULTS); the settings beyond the paper come from their declarations
 PAPER_RUN_SETTINGS = {
     "strength": "strengths",
     "custom_template": "custom_template",

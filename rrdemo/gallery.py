@@ -3,7 +3,9 @@
 The manifest (`assets/gallery.json`, or the file env RRDEMO_GALLERY names) is data only: its rule
 for picking questions, when each log was recorded, and per *setting* (a condition such as
 `moderate 3c2t · AQuA`) the log, the condition and the question ids it shows, and optionally a
-`shelf`: why an older recording is kept aside (the Arena lists those behind a disclosure, labelled).
+`shelf`: why an older recording is kept aside (the Arena lists those behind a disclosure, labelled),
+and for a run that varies another (RRMaj alone under another end-of-sequence policy) `paired_with`,
+the log of the run it varies: its MAJ is that run's on the same question (rrdemo.report.policies).
 Pointing the Arena at another sweep means editing that file. Beside each setting the Arena shows
 what its whole run measured (`CellOutcome`: the paired difference of rrdemo.report.paired), so
 a setting is named by what it is and what its run found, never by what it was meant to show. The rule is one for all: the first k finished questions of the
@@ -23,6 +25,7 @@ from rrdemo.config import RunConfig
 from rrdemo.errors import RRError
 from rrdemo.replay import RecordedUnit, finished_units, read_unit
 from rrdemo.report.paired import PairedRow, paired_by_condition
+from rrdemo.report.policies import joined, other_outcomes
 from rrdemo.report.render import pct
 from rrdemo.runs.log import RunLog, read_log
 from rrdemo.tasks import get_task
@@ -79,20 +82,27 @@ class CellOutcome:
         )
 
 
-def cell_outcomes(log: RunLog) -> dict[str, CellOutcome]:
+def cell_outcomes(log: RunLog, base: RunLog | None = None) -> dict[str, CellOutcome]:
     """The paired result of each condition over the log's finished questions, by condition key
-    (a condition without a finished question has none)."""
+    (a condition without a finished question has none); for a run that varies `base`, its RRMaj
+    against the base run's MAJ on the same questions (`rrdemo.report.policies.other_outcomes`)."""
     outcomes = {}
-    for key, row in paired_by_condition(log).items():
+    rows = paired_by_condition(log) if base is None else other_outcomes(base, log)
+    for key, row in rows.items():
         config = RunConfig.from_dict(log.conditions[key]["config"])
         outcomes[key] = CellOutcome(row, config.c, config.n)
     return outcomes
 
 
-def cached_outcomes(path: Path) -> dict[str, CellOutcome]:
-    """`cell_outcomes` of a log file, computed once per version of the file."""
+def cached_outcomes(path: Path, base: Path | None = None) -> dict[str, CellOutcome]:
+    """`cell_outcomes` of a log file (paired with the `base` run it varies, when given),
+    computed once per version of the files."""
+    return _outcomes(_version(path), _version(base) if base is not None else None)
+
+
+def _version(path: Path) -> tuple[Path, int, int]:
     stat = path.stat()
-    return _outcomes(path, stat.st_mtime_ns, stat.st_size)
+    return path, stat.st_mtime_ns, stat.st_size
 
 
 CELLS = {
@@ -123,10 +133,17 @@ class GallerySetting:
     condition: str  # the condition key in the log's header
     questions: tuple[str, ...]
     shelf: str = ""  # "" for a current run; else why it is kept aside, e.g. "old prompt"
+    paired_with: Path | None = None  # the log of the run this one varies (its MAJ is that run's)
+
+    def run_log(self) -> RunLog:
+        """The log the setting plays: its own, or joined with the run it varies."""
+        if self.paired_with is None:
+            return cached_log(self.log)
+        return _joined(_version(self.paired_with), _version(self.log))
 
     def unit(self, question_id: str) -> RecordedUnit:
         return read_unit(
-            cached_log(self.log), question_id, self.condition, source=self.source,
+            self.run_log(), question_id, self.condition, source=self.source,
             recorded=self.recorded,
         )  # fmt: skip
 
@@ -140,7 +157,7 @@ class GallerySetting:
 
     def outcome(self) -> CellOutcome | None:
         """What the setting's whole run measured; None while no question of it is finished."""
-        return cached_outcomes(self.log).get(self.condition)
+        return cached_outcomes(self.log, self.paired_with).get(self.condition)
 
     @property
     def title(self) -> str:
@@ -211,6 +228,7 @@ def load_gallery(path: Path | str | None = None) -> Gallery:
                 condition=raw["condition"],
                 questions=tuple(raw["questions"]),
                 shelf=str(raw.get("shelf") or ""),
+                paired_with=path.parent / raw["paired_with"] if raw.get("paired_with") else None,
             )
         )
     if not settings:
@@ -239,5 +257,12 @@ def _parsed(path: Path, mtime_ns: int, size: int) -> RunLog:
 
 
 @lru_cache(maxsize=8)
-def _outcomes(path: Path, mtime_ns: int, size: int) -> dict[str, CellOutcome]:
-    return cell_outcomes(_parsed(path, mtime_ns, size))
+def _outcomes(
+    log: tuple[Path, int, int], base: tuple[Path, int, int] | None
+) -> dict[str, CellOutcome]:
+    return cell_outcomes(_parsed(*log), _parsed(*base) if base is not None else None)
+
+
+@lru_cache(maxsize=4)
+def _joined(base: tuple[Path, int, int], other: tuple[Path, int, int]) -> RunLog:
+    return joined(_parsed(*base), _parsed(*other))

@@ -239,7 +239,7 @@ def round_robin(
             break
         # The agent whose turn it is in each unfinished trajectory reads its own prompt followed by
         # the whole shared text, and appends K tokens of its own tokenizer (fewer once L is near;
-        # a few more when the K-th token ends inside a character, never past L).
+        # a character the K-th token started is finished: rrdemo.backends.row_decoder).
         chunks = []
         for tr in active:
             agent = agents[tr.order[turn % n]]

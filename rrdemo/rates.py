@@ -3,9 +3,9 @@
 A unit (one question of one condition) runs MAJ and RRMaj; each method's wall time in a log is
 close to a straight line in the tokens it decoded: `seconds = per_token * decoded + per_unit`
 (`per_unit` holds what does not grow with the answer: prompts, the truth meter's reads, the
-vote). `fit_rates` fits that line per model, engine, method, meter and EOS policy from the
-logs' "done" records, and keeps how long the answers were per model, task, prompt style,
-injection strength, config and method (their quantiles). `expected_time` then gives a plan's
+vote). `fit_rates` (`rrdemo.rates_fit`) fits that line per model, engine, method, meter and EOS
+policy from the logs' "done" records, and keeps how long the answers were per model, task,
+prompt style, injection strength, config and method (their quantiles). `expected_time` then gives a plan's
 units: each method's expected decoded tokens (M answers or trajectories of the logged lengths,
 cut at the plan's L) through the fitted line. Where the logs hold no speed for a unit's model,
 the time comes from a decode rate the caller gives (`rate`, tokens per second: another machine,
@@ -20,19 +20,15 @@ from __future__ import annotations
 
 import functools
 import json
-import platform
-from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from rrdemo.rates_fit import answer_key, condition_group, fit_rates, length_key, speed_key
 from rrdemo.runs.estimate import _duration as duration  # one way to say a time
 
 RATES_FILE = Path(__file__).resolve().parents[1] / "assets" / "rates.json"
-QUANTILES = 41  # lengths kept per group: enough for a mean of min(length, L) within a token or so
-MIN_UNITS = 8  # fewer finished units than this fit no speed line in the committed rates
 OWN_UNITS = 2  # a run's own log: its pace under today's load counts from two units on
 
 
@@ -87,14 +83,14 @@ class Rates:
     def __init__(self, document: dict[str, Any]) -> None:
         self.document = document
         self.speeds = {
-            _speed_key(**entry["key"]): Speed(entry["per_token"], entry["per_unit"], entry["units"])
+            speed_key(**entry["key"]): Speed(entry["per_token"], entry["per_unit"], entry["units"])
             for entry in document.get("speeds", [])
         }
         self.lengths = {
-            _length_key(**entry["key"]): entry["quantiles"] for entry in document.get("lengths", [])
+            length_key(**entry["key"]): entry["quantiles"] for entry in document.get("lengths", [])
         }
         self.answers = {  # calibration: one agent's answer lengths per model, task, style, injection
-            _answer_key(**entry["key"]): entry["quantiles"] for entry in document.get("answers", [])
+            answer_key(**entry["key"]): entry["quantiles"] for entry in document.get("answers", [])
         }
         self.before: Rates | None = None  # consulted when this one has nothing (`over`)
 
@@ -114,7 +110,7 @@ class Rates:
 
     def speed(self, model: str, engine: str, method: str, meter: bool, eos: str) -> Speed | None:
         for key_engine in _engines(engine):
-            found = self.speeds.get(_speed_key(model, key_engine, method, meter, eos))
+            found = self.speeds.get(speed_key(model, key_engine, method, meter, eos))
             if found:
                 return found
         return self.before.speed(model, engine, method, meter, eos) if self.before else None
@@ -137,7 +133,7 @@ class Rates:
         return self.before.expected_length(group, method, cap) if self.before else None
 
     def _logged(self, group: tuple, method: str) -> list[tuple[float, float]]:
-        return [(q, 1.0) for q in self.lengths.get(_length_key(*group, method), [])]
+        return [(q, 1.0) for q in self.lengths.get(length_key(*group, method), [])]
 
     def _calibrated(self, group: tuple) -> list[tuple[float, float]]:
         model, task, style, strength, label = group
@@ -147,7 +143,7 @@ class Rates:
         seats = {strength: int(c), "none": int(t[:-1])}
         found = []
         for injection, count in seats.items():
-            quantiles = self.answers.get(_answer_key(model, task, style, injection))
+            quantiles = self.answers.get(answer_key(model, task, style, injection))
             if count and not quantiles:
                 return []
             found += [(q, count / len(quantiles)) for q in quantiles or []]
@@ -163,166 +159,12 @@ def _engines(engine: str) -> tuple[str, ...]:
     return ("llamacpp",) if importlib.util.find_spec("llama_cpp") else ("transformers",)
 
 
-def _speed_key(model: str, engine: str, method: str, meter: bool, eos_policy: str) -> tuple:
-    return (model, engine, method, bool(meter), eos_policy)
-
-
-def _length_key(
-    model: str, task: str, prompt_style: str, strength: str, label: str, method: str
-) -> tuple:
-    return (model, task, prompt_style, strength, label, method)
-
-
-def _answer_key(model: str, task: str, style: str, injection: str) -> tuple:
-    return (model, task, style, injection)
-
-
 def load_rates(path: Path | str = RATES_FILE) -> Rates | None:
     """The rates file, or None when there is none (a pip install without the repository)."""
     path = Path(path)
     if not path.is_file():
         return None
     return Rates(json.loads(path.read_text()))
-
-
-# -- fitting ----------------------------------------------------------------------------------
-def _fit_line(points: Sequence[tuple[float, float]]) -> tuple[float, float]:
-    """Least squares seconds = a * decoded + b; a plain ratio (b = 0) when the line would have a
-    negative part (too few or too alike units to separate them)."""
-    n = len(points)
-    mean_d = sum(d for d, _ in points) / n
-    mean_w = sum(w for _, w in points) / n
-    var = sum((d - mean_d) ** 2 for d, _ in points)
-    if var > 0:
-        a = sum((d - mean_d) * (w - mean_w) for d, w in points) / var
-        b = mean_w - a * mean_d
-        if a > 0 and b >= 0:
-            return a, b
-    total_d = sum(d for d, _ in points)
-    return (sum(w for _, w in points) / total_d if total_d else 0.0), 0.0
-
-
-def _quantiles(values: list[int]) -> list[int]:
-    ordered = sorted(values)
-    if len(ordered) <= QUANTILES:
-        return ordered
-    step = (len(ordered) - 1) / (QUANTILES - 1)
-    return [ordered[round(i * step)] for i in range(QUANTILES)]
-
-
-def condition_group(cond: dict[str, Any]) -> tuple[str, str, str, str, str]:
-    """(model, task, prompt style, strength, config label) of a log header's condition."""
-    config = cond["config"]
-    return (
-        config["agents"][0]["model"],
-        cond["task"],
-        config.get("prompt_style") or "direct",
-        cond["strength"],
-        cond.get("label") or f"{cond['c']}c{int(cond['n']) - int(cond['c'])}t",
-    )
-
-
-def fit_rates(
-    logs: Iterable[Path | str],
-    calibrations: Iterable[Path | str] = (),
-    *,
-    conditions: str = "",
-    machine: str | None = None,
-    min_units: int = MIN_UNITS,
-    lengths_only: Iterable[Path | str] = (),
-) -> dict[str, Any]:
-    """The rates document of experiment logs and calibration logs (answer lengths only: they
-    log no times); see the module's docstring. `conditions` says how the logs ran (threads,
-    shards side by side, other load); `machine` defaults to this one. Logs in `lengths_only`
-    give answer lengths but no speeds (they ran otherwise than the studies run now)."""
-    from rrdemo.calibration.log import read_calibration
-    from rrdemo.runs.log import read_log
-
-    points: dict[tuple, list[tuple[float, float]]] = defaultdict(list)
-    lengths: dict[tuple, list[int]] = defaultdict(list)
-    paths = [Path(p) for p in logs]
-    untimed = {Path(p) for p in lengths_only}
-    for path in paths:
-        log = read_log(path)
-        timed = path not in untimed
-        for done, trajectories in log.units():
-            if done is None or done["condition"] not in log.conditions:
-                continue
-            cond = log.conditions[done["condition"]]
-            config = cond["config"]
-            group = condition_group(cond)
-            engine = config["agents"][0].get("backend") or "transformers"
-            meter, eos = bool(config.get("meter")), config.get("eos_policy") or "end"
-            for method, compute in (done.get("compute") or {}).items() if timed else ():
-                decoded, wall = compute.get("decode_tokens"), compute.get("wall_s")
-                if decoded is None or not wall:
-                    continue
-                points[_speed_key(group[0], engine, method, meter, eos)].append((decoded, wall))
-            for trajectory in trajectories:
-                method, n = trajectory.get("method"), trajectory.get("n_tokens")
-                if method and n is not None:
-                    lengths[_length_key(*group, method)].append(int(n))
-                    lengths[_length_key(*group[:4], "*", method)].append(int(n))
-    speeds = []
-    for key, found in sorted(points.items()):
-        if len(found) < min_units:
-            continue
-        a, b = _fit_line(found)
-        model, engine, method, meter, eos = key
-        speeds.append(
-            {
-                "key": {"model": model, "engine": engine, "method": method, "meter": meter,
-                        "eos_policy": eos},
-                "per_token": round(a, 5),
-                "per_unit": round(b, 3),
-                "units": len(found),
-                "decode_tokens_per_s": round(sum(d for d, _ in found) / sum(w for _, w in found), 3),
-            }
-        )  # fmt: skip
-    answers: dict[tuple, list[int]] = defaultdict(list)
-    calibration_paths = [Path(p) for p in calibrations]
-    for path in calibration_paths:
-        for answer in read_calibration(path).answers:
-            key = _answer_key(answer["model"], answer["task"], answer["style"], answer["injection"])
-            answers[key].append(int(answer["n_tokens"]))
-    names = ("model", "task", "prompt_style", "strength", "label", "method")
-    return {
-        "what": "rrdemo.rates: wall seconds per unit and method = per_token * decoded + per_unit, "
-        "fitted on the logs' finished units; answer lengths per group as quantiles",
-        "machine": machine or this_machine(),
-        "conditions": conditions,
-        "fitted": datetime.now(UTC).strftime("%Y-%m-%d"),
-        "logs": [str(p) for p in paths],
-        "lengths_only": [str(p) for p in paths if p in untimed],
-        "speeds": speeds,
-        "lengths": [
-            {"key": dict(zip(names, key, strict=True)), "quantiles": _quantiles(values)}
-            for key, values in sorted(lengths.items())
-        ],
-        "calibrations": [str(p) for p in calibration_paths],
-        "answers": [
-            {
-                "key": dict(zip(("model", "task", "style", "injection"), key, strict=True)),
-                "quantiles": _quantiles(values),
-            }
-            for key, values in sorted(answers.items())
-        ],  # fmt: skip
-    }
-
-
-def this_machine() -> str:
-    """The CPU model and core count (Linux), or the platform's name."""
-    import os
-
-    model = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return f"{model}, {os.cpu_count()} cores"
 
 
 # -- estimating -------------------------------------------------------------------------------
@@ -513,19 +355,30 @@ def calibration_estimate(
     if out.is_file():
         rates = Rates(fit_rates([], [out])).over(rates)
     cap = int(plan.settings["max_tokens"])
-    tokens, bounded = 0.0, 0
+    tokens, bounded, seconds = 0.0, 0, 0.0
+    engine = str(plan.settings.get("backend") or "auto")
     for row in left:
         cell = row.cell
-        key = _answer_key(cell.model, cell.task, cell.style, cell.injection)
+        key = answer_key(cell.model, cell.task, cell.style, cell.injection)
         quantiles = _answers(rates, key)
         bounded += not quantiles
-        tokens += sum(min(q, cap) for q in quantiles) / len(quantiles) if quantiles else cap
+        decoded = sum(min(q, cap) for q in quantiles) / len(quantiles) if quantiles else cap
+        tokens += decoded
+        speed = rates.speed(cell.model, engine, "MAJ", False, "end") if rates else None
+        seconds = seconds + speed.per_token * decoded if speed and seconds is not None else None
     text = f"{len(left):,} answers left, about {round(tokens):,} tokens to decode"
     if bounded:
         text += f" ({bounded} with no logged lengths counted at L = {cap})"
     if rate:
         return f"{text}; expected time at {rate:g} decoded tokens/s: {duration(tokens / rate)}"
-    return f"{text}; calibration logs record no times: give --rate TOKENS_PER_S for a time"
+    if seconds is not None:  # calibration logs record no times; the experiment logs' MAJ does
+        return (
+            f"{text}; expected time: about {duration(seconds)} at the MAJ decode speed the "
+            "committed experiment logs measured for the model (N = 5 answers decoded together, "
+            "one pinned thread beside another; a busier machine is slower; --rate TOKENS_PER_S "
+            "gives another machine's)"
+        )
+    return f"{text}; no decode speed is measured for its model: give --rate TOKENS_PER_S for a time"
 
 
 def _answers(rates: Rates | None, key: tuple) -> list[int]:

@@ -14,8 +14,8 @@ question. A `TurnPolicy` answers, after each token a writer adds, "is this turn 
   K_min tokens were written, and at K_max at the latest: the uncertain token is left to the next
   writer, so an honest agent is brought in where a corrupted one wavers.
 
-A turn still never ends inside a character (the backends' UTF-8 rule); cost accounting is
-unchanged: every trajectory decodes at most L tokens.
+A turn still never ends inside a character (the K-th-token rule, `rrdemo.backends.row_decoder`);
+cost accounting is unchanged: every trajectory decodes at most L tokens.
 """
 
 from __future__ import annotations

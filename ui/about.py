@@ -45,7 +45,7 @@ def build_about_tab(pool: ModelSource | None = None) -> None:
     """Add the about text, the forest plot of the pooled evidence (the committed PNG of
     `assets/evidence_pool`) and the runtime panel (refreshed on page load) to the enclosing Tab."""
     before, _, after = about_markdown().partition(FOREST_MARK)
-    gr.Markdown(before)
+    gr.Markdown(before, elem_id="rr-about")
     if after and FOREST_PNG.is_file():
         gr.Image(
             str(FOREST_PNG),

@@ -31,7 +31,7 @@ from rrdemo.report.paper.tables import models_text
 from rrdemo.seats import parse_agents
 from ui import render
 from ui.arena_controls import build_controls, question_preview, wire_controls
-from ui.errors import user_error
+from ui.errors import plain, user_error
 from ui.owners import current_session, owned
 from ui.queue_limits import for_this_client
 from ui.render import UPDATE_INTERVAL_S, Throttle
@@ -82,8 +82,14 @@ ARENA_CSS = """
 #rr-intro { font-size: 13px; }
 #rr-intro-phone { display: none; }
 #rr-question .rr-stem { max-height: 4.6em !important; }
-#rr-maj, #rr-rrmaj { max-height: 50vh; overflow-y: auto !important; }
+#rr-maj, #rr-rrmaj { max-height: 38vh; overflow-y: auto !important; }
 @media (max-width: 640px) {
+  .rr-panel .rr-recorded { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+  .rr-panel .rr-legend, .rr-panel .rr-zline, .rr-panel .rr-meter-legend,
+  .rr-panel .rr-speakers > div:last-child {
+    display: none !important;
+  }
+  .rr-panel h3 { font-size: 14px !important; }
   #rr-title h2 { font-size: 1.05rem; margin: 0; }
   #rr-intro, #rr-verdict .rr-compute, #rr-verdict .rr-honest-writers, #rr-result .rr-source,
   .rr-panel .rr-subtitle {
@@ -120,12 +126,16 @@ def stream_run(
     check_memory([prepared.config], pool, public=True)  # N x M x L, before anything loads
     state = ArenaState.for_run(request, prepared)
     # Load each distinct model first, saying so: a first load converts the GGUF (20-60 s).
-    for name in pool.ensure(prepared.config.agents):
-        state.status = "loading"
-        yield render.frame(
-            state,
-            f"**Loading** model **{name}** (the first load of an offline model takes 20-60 s)…",
-        )
+    try:
+        for name in pool.ensure(prepared.config.agents):
+            state.status = "loading"
+            yield render.frame(
+                state,
+                f"**Loading** model **{name}** (the first load of an offline model takes 20-60 s)…",
+            )
+    except RRError as exc:  # kept for the status line the failure listener draws
+        state.status, state.error = "failed", str(exc)
+        raise
     cfg = prepared.config
     setting = render.setting_text(cfg)
     sources = pool.sources()
@@ -220,6 +230,19 @@ def _panels(gallery: Gallery | None) -> Panels:
     return Panels(question, result, status, verdict, maj, rrmaj, record, gr.State(None))
 
 
+def failed_frame(state: ArenaState | None) -> tuple:
+    """After a run that could not start (a model that could not be loaded): the status line
+    says so in the error's own sentence, where it said "Loading", and the panels are empty; a
+    run that failed before its first frame left the panels as they were."""
+    if not isinstance(state, ArenaState) or state.status != "failed":
+        return tuple(gr.update() for _ in range(7))
+    status = f"**Not run**: {plain(state.error or 'the run could not start')} Pick another model or a recording."
+    return (
+        status, "", render.placeholder("MAJ"), render.placeholder("RRMaj"), state.summary(), state,
+        render.live_result_line(state),
+    )  # fmt: skip
+
+
 def stopped_frame(state: ArenaState | None) -> tuple:
     """What Stop shows at once: the run's panels with every unfinished answer saying "stopped"
     and a status line that ends (a finished run or a recording already played stays as it is)."""
@@ -278,12 +301,15 @@ def _wire_runs(
     run_button.click(running, question, shown, js=SHOW_PANELS_JS, **quick)
     ran = run_button.click(run, controls, panels.outputs, api_name="run", **once)
     ran.success(outcome, panels.state, panels.result, **quick)
+    failed = [*panels.outputs, panels.result]
+    ran.failure(failed_frame, panels.state, failed, **quick)
     cancellable = [ran]
     replays, live_run = recordings(run)
     cancellable += replays
     if replay is not None and live_run is not None:  # Run live: the recording's question
         replay.run_live.click(lambda: render.live_result_line(), None, panels.result, **quick)
         live_run.success(outcome, panels.state, panels.result, **quick)
+        live_run.failure(failed_frame, panels.state, failed, **quick)
 
     def stopped_again(state: ArenaState | None) -> tuple:
         """The same once more, after the cancel: a frame the run sent as Stop was pressed

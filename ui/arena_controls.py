@@ -111,6 +111,7 @@ def _ensemble(default: ArenaRequest, c: Components, models: list[str]) -> gr.Mar
         models,
         value=default.model,
         label="Model (all agents)",
+        elem_id="rr-model",
         allow_custom_value=True,
         info="offline: smollm2, gemma3-270m, qwen2.5-coder-0.5b/1.5b (these reason step by "
         "step: picking one sets its prompt style, K and L); others need the hub",

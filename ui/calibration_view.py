@@ -9,6 +9,7 @@ its key, never by a path: a value that is not one of the listed keys is refused.
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -100,6 +101,7 @@ def show_calibration(
         header, body = calibration_table(rows)
         figure = calibration_figure(rows)
         figure.layout.width = None  # the page's width, not the report PNG's
+        wrap_titles(figure)
         settings = calibration_settings(log.header)
     except (RRError, KeyError, TypeError, ValueError) as exc:
         reason = str(exc).replace(str(chosen.path), chosen.shown)
@@ -145,6 +147,23 @@ KEY_COLUMNS += ("target by 16 strong", "qualifies")
 ROW_NAMES = ("model", "task", "style")
 
 
+def wrap_titles(figure: go.Figure, width: int = 12) -> None:
+    """The subplot titles on short lines ("against" said "vs"), and the figure's title left to
+    the plot's label (`PLOT_LABEL`): on a phone the one-line titles of the report's PNG run
+    into each other and off the screen."""
+    for note in figure.layout.annotations:
+        short = note.text.replace(" against ", " vs ")
+        note.text = "<br>".join(textwrap.wrap(short, width))
+        note.font.size = 11
+    figure.update_layout(title=None, margin={"t": 80})
+
+
+PLOT_LABEL = (
+    "Ceiling against obedience, one agent per answer (shaded: where a rescue can show; a cell "
+    "qualifies when its bars' lower ends lie there too)"
+)
+
+
 def split_columns(frame: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(the key columns, the row names with every other column): two tables that fit a page."""
     key = [c for c in frame.columns if c in KEY_COLUMNS]
@@ -152,14 +171,21 @@ def split_columns(frame: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     return frame[key], frame[more]
 
 
+CHAR_PX = 8.5  # a character of the table's font, with room to spare
+CELL_PAD_PX = 30  # a cell's padding and the column menu's button
+
+
 def column_widths(frame: pd.DataFrame) -> list[str]:
-    """Widths that fit every column on the page (the cells wrap): task and style a little
-    wider, the numbers sharing the rest."""
-    n = len(frame.columns)
-    if n <= 2:
-        return [f"{100 / max(n, 1):.2f}%"] * n
-    first = min(9.0, 100 / n)
-    return [f"{first:.2f}%"] * 2 + [f"{(100 - 2 * first) / (n - 2):.2f}%"] * (n - 2)
+    """Each column as wide as its longest word (header or cell), so no word breaks inside it;
+    the cells wrap between words and a table wider than the page scrolls sideways."""
+
+    def longest(values) -> int:
+        return max((len(word) for v in values for word in str(v).split()), default=1)
+
+    return [
+        f"{round(CHAR_PX * longest([column, *frame[column]]) + CELL_PAD_PX)}px"
+        for column in frame.columns
+    ]
 
 
 def build_calibration_view(root: Path | None = None) -> None:
@@ -194,7 +220,7 @@ def build_calibration_view(root: Path | None = None) -> None:
                 label="Honest answers' first statements, answer, placeholder and cut rates, "
                 "mean length (%, 95% Wilson intervals)",
             )
-        plot = gr.Plot(first[2], label="Ceiling against obedience")
+        plot = gr.Plot(first[2], label=PLOT_LABEL)
         votes = show_prediction(calibrations, key)
         vote_note = gr.Markdown(votes[0], elem_id="rr-calibration-prediction")
         vote_table = gr.Dataframe(

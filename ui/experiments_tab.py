@@ -42,6 +42,7 @@ from rrdemo.runs.spec import plan_sweep
 from ui.calibration_view import build_calibration_view
 from ui.choices import SWEEP_TASK_CHOICES
 from ui.errors import user_error
+from ui.layout import header_widths, legend_below
 from ui.queue_limits import for_this_client
 from ui.scratch import publish_file
 from ui.streams import limited_run
@@ -83,6 +84,26 @@ def _result_row(r: VoteRates) -> list:
         round(r.fooled["MAJ"], 3),
         round(r.fooled["RRMaj"], 3),
     ]
+
+
+# The table as shown: accuracies, fooled rates and their difference in % (as everywhere else
+# in the app), rho as the ratio it is.
+PERCENT = {
+    "MAJ acc": "MAJ %",
+    "RRMaj acc": "RRMaj %",
+    "Δ (RRMaj − MAJ)": "Δ (RRMaj − MAJ), points",
+    "MAJ fooled": "MAJ fooled %",
+    "RRMaj fooled": "RRMaj fooled %",
+}
+SHOWN_COLUMNS = [PERCENT.get(c, c) for c in COLUMNS]
+
+
+def shown_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """`results_frame` as the tab shows it: rates in % with one decimal."""
+    shown = frame.copy()
+    for column in PERCENT:
+        shown[column] = [round(100 * float(v), 1) for v in shown[column]]
+    return shown.rename(columns=PERCENT)
 
 
 def results_frame(path: Path) -> pd.DataFrame:
@@ -134,7 +155,7 @@ def rho_figure(frame: pd.DataFrame) -> go.Figure:
                     group=f"{task} {strength}{named} K={k}",
                 )
             )
-    return accuracy_rho_figure(lines, height=420)
+    return legend_below(accuracy_rho_figure(lines, height=420), rows=len(lines) + 1)
 
 
 PAPER_COLUMNS = ["dataset", "config", "strength", "source", "who", "MAJ %", "RRMaj %", "Δ"]
@@ -169,8 +190,7 @@ def paper_beside(frame: pd.DataFrame) -> tuple[pd.DataFrame, str]:
         [*r.key, r.source, r.who, *(cell_text(v, 1, i == 2) for i, v in enumerate(r.values))]
         for r in table.rows
     ]
-    labels = ", ".join(f"`{x}`" for x in table.labels)
-    note = f"{INTRO} Paper: {labels}; {table.about}.\n\n{table.note}"
+    note = f"{INTRO} Paper: {table.about}.\n\n{table.note}"
     return pd.DataFrame(lines, columns=PAPER_COLUMNS), note
 
 
@@ -250,7 +270,13 @@ def _paper_components() -> tuple[gr.Markdown, gr.Dataframe]:
     """Where the paper's numbers for the sweep's settings are shown, under the sweep's own."""
     gr.Markdown("### The paper beside this sweep")
     note = gr.Markdown("Run a sweep: the paper's numbers for its settings appear here.")
-    table = gr.Dataframe(headers=PAPER_COLUMNS, interactive=False, label="paper / this run")
+    table = gr.Dataframe(
+        headers=PAPER_COLUMNS,
+        interactive=False,
+        wrap=True,
+        column_widths=header_widths(PAPER_COLUMNS, {"who": 200, "source": 90, "dataset": 80}),
+        label="paper / this run",
+    )
     return note, table
 
 
@@ -281,6 +307,32 @@ def _sweep_controls() -> list[gr.components.Component]:
 SWEEP_OUTPUTS = 8  # what `_sweep_view` returns
 
 
+def finished_runs(path: str | Path | None) -> tuple[int, int] | None:
+    """(question runs finished, question runs planned) of a sweep log; None before its header."""
+    from rrdemo.runs.status import log_status
+
+    try:
+        statuses = log_status(read_log(Path(path))) if path else None
+    except (RRError, OSError):
+        return None
+    if statuses is None:
+        return None
+    return sum(s.done for s in statuses), sum(s.planned for s in statuses)
+
+
+def stopped_status(path: str | None) -> Any:
+    """The status line Stop shows at once: stopped, with how many question runs finished (the one
+    under way is abandoned); a sweep that had already ended, or none, keeps its line."""
+    counted = finished_runs(path)
+    if counted is None or counted[0] >= counted[1]:
+        return gr.update()
+    done, total = counted
+    return (
+        f"**Stopped** · {done} of {total} question runs finished (the table and the log hold "
+        f"them) · log `{Path(str(path)).name}`"
+    )
+
+
 def _sweep_view(done: int, total: int, path: Path) -> tuple:
     """What the tab shows after `done` of `total` question runs: status, table, plot, log file,
     the paper's note and table, MAJ vs RRMaj per adversary, and the log's path (kept server-side
@@ -289,7 +341,7 @@ def _sweep_view(done: int, total: int, path: Path) -> tuple:
     frame = results_frame(path)
     return (
         f"{done} / {total} question runs done · log `{path.name}`",
-        frame,
+        shown_table(frame),
         rho_figure(frame),
         publish_file(path) if done else None,
         *paper_beside(frame)[::-1],
@@ -350,9 +402,15 @@ def build_experiments_tab(pool: ModelSource, leaderboard: Store | None = None) -
     inputs = _sweep_controls()
     with gr.Row():
         start = gr.Button("Run sweep", variant="primary", elem_id="rr-sweep-run")
-        stop_button = gr.Button("Stop", variant="stop")
-    status = gr.Markdown("")
-    table = gr.Dataframe(headers=COLUMNS, interactive=False, label="Accuracy by setting")
+        stop_button = gr.Button("Stop", variant="stop", elem_id="rr-sweep-stop")
+    status = gr.Markdown("", elem_id="rr-sweep-status")
+    table = gr.Dataframe(
+        headers=SHOWN_COLUMNS,
+        interactive=False,
+        wrap=True,
+        column_widths=header_widths(SHOWN_COLUMNS, {"ensemble": 170, "task": 80}),
+        label="Accuracy by setting (%)",
+    )
     by_adversary = gr.Markdown(ADVERSARY_WAITING)
     plot = gr.Plot(label="Accuracy vs rho")
     log_file = gr.File(label="Sweep log (JSONL)")
@@ -368,6 +426,9 @@ def build_experiments_tab(pool: ModelSource, leaderboard: Store | None = None) -
         api_name="sweep",
         preprocess=False,  # the values as sent: the runner checks each one and says what is wrong
     )
-    stop_button.click(None, None, None, cancels=[event], api_visibility="private")
+    quick = {"queue": False, "api_visibility": "private"}
+    stopped = stop_button.click(stopped_status, sweep_log, status, cancels=[event], **quick)
+    # once more after the cancel: a frame the sweep sent as Stop was pressed is not the last word
+    stopped.then(stopped_status, sweep_log, status, **quick)
 
     build_submit_row(leaderboard, sweep_log)

@@ -36,6 +36,7 @@ from rrdemo.report.submission import (
 from rrdemo.settings import whole_number
 from rrdemo.tasks import GENERATED_TASKS
 from rrdemo.tasks.generated import BEYOND_THE_PAPER
+from ui.layout import legend_below
 from ui.queue_limits import client_key
 from ui.scratch import publish
 from ui.uploads import discard
@@ -124,6 +125,12 @@ def board_table(rows: list) -> Any:
     return frame
 
 
+def _chart(rows: list) -> Any:
+    """The accuracy chart, its legend under it (one line per entry on a phone)."""
+    figure = present.accuracy_figure(rows)
+    return legend_below(figure, rows=len(figure.data) + 1)
+
+
 def refresh(store: hub_sync.Store, *filters: Any) -> tuple:
     """The ranking on the paper's tasks, the row table and the chart for the rows under
     `filters` (as `_rows` takes them), then the ranking on the generated tasks."""
@@ -133,7 +140,7 @@ def refresh(store: hub_sync.Store, *filters: Any) -> tuple:
     return (
         present.readable(paper),
         board_table(rows),
-        present.accuracy_figure(rows),
+        _chart(rows),
         present.readable(generated),
     )
 
@@ -166,6 +173,11 @@ def pending(
     return f"{len(subs)} submissions wait for approval.", present.pending_frame(subs)
 
 
+SUBMISSION_NUMBER = (
+    "Enter a submission number: a whole number, 1 or more, as the pending list shows it."
+)
+
+
 def _submission_number(value: float | str | None) -> int:
     """The submission number typed in the admin panel; RRError says what is allowed."""
     top = service.MAX_SUBMISSION_ID
@@ -174,7 +186,7 @@ def _submission_number(value: float | str | None) -> int:
     except RRError:
         number = 0
     if not 1 <= number <= top:
-        raise RRError(f"Enter a submission number: a whole number from 1 to {top}.")
+        raise RRError(SUBMISSION_NUMBER)
     return number
 
 
@@ -274,6 +286,7 @@ def _board() -> _Board:
     board = gr.Dataframe(
         label="Result rows (by submission; the source study or log in its own column)",
         interactive=False,
+        wrap=True,  # a long model name wraps on its words instead of ending in "..."
         max_height=600,
         datatype=[_datatype(c) for c in BOARD_COLUMNS],
         headers=[str(c.label) for c in BOARD_COLUMNS],
@@ -307,12 +320,16 @@ WIDE = {
 }  # fmt: skip
 
 
+MIN_WIDTH = 72  # px: "100.0" or "6,400" and the column menu's button, never "1..."
+
+
 def _width(label: str | None) -> str:
     """A column at least as wide as its header's longest word, so a header never breaks into a
     letter a line when the filtered rows leave its column short (or empty)."""
     longest = max(len(word) for word in str(label).split())
     whole = min(9 * len(str(label)) + 28, 130)  # on one line up to 130 px, else on words
-    return f"{WIDE.get(str(label), max(9 * longest + 28, whole))}px"
+    # at least room for a number of 5 digits beside the header's menu button
+    return f"{WIDE.get(str(label), max(9 * longest + 28, whole, MIN_WIDTH))}px"
 
 
 def _widths(labels: list[str]) -> list[str]:
@@ -384,9 +401,12 @@ def build_leaderboard_tab(store: hub_sync.Store) -> None:
         show_generated, filters, board.generated, **private
     )
     board.csv_button.click(csv_file, filters, board.csv_file, api_name="leaderboard_csv")
-    submit_button.click(
+    submitted = submit_button.click(
         _submitter(store, space), upload, submit_status, api_name="leaderboard_submit"
-    ).then(show, filters, views, **private).then(
+    )
+    # the file was read and deleted: the form lets go of it, so a second Submit asks for a file
+    submitted.then(lambda: None, None, upload, queue=False, **private)
+    submitted.then(show, filters, views, **private).then(
         show_generated, filters, board.generated, **private
     )
     for action in ("pending", *ACTIONS):

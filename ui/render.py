@@ -228,9 +228,31 @@ def z_line(measures: list[TurnMeasured], agents: list[dict]) -> str:
     return (
         f'<div class="rr-zline" style="font-size:11px;color:#52525b;margin:0 0 4px 0">'
         f'<svg width="{_Z_WIDTH}" height="{_Z_HEIGHT}" style="display:block;background:#f4f4f5;'
-        f'border-radius:3px">{"".join(parts)}</svg>'
-        f"truth meter z = logit p(gold) - logit p(target): {escape(', '.join(words))} "
-        "(solid honest, dashed corrupted reader; each step in its writer's colour)</div>"
+        f'border-radius:3px">{"".join(parts)}</svg>z: {escape(", ".join(words))}</div>'
+    )
+
+
+METER_LEGEND = (
+    "<b>Truth meter</b> (the small chart in each answer): z = logit p(gold) - logit p(target) "
+    "after each turn, read by an honest reader (solid line) and a corrupted one (dashed); above "
+    "the grey line the gold answer is the likelier; each step in the colour of the agent who "
+    "wrote that turn."
+)
+
+
+def meter_legend(state: ArenaState) -> str:
+    """The truth meter explained once, under the panels' answers (each chart shows only its
+    values); empty when no answer has readings to draw."""
+    drawn = any(
+        len([m for m in tr.measures if m.readers]) >= 2
+        for view in state.methods.values()
+        for tr in view.trajectories.values()
+    )
+    if not drawn:
+        return ""
+    return (
+        f'<div class="rr-meter-legend" style="font-size:11.5px;color:#52525b;margin-top:8px">'
+        f"{METER_LEGEND}</div>"
     )
 
 
@@ -313,7 +335,8 @@ def render_rrmaj(state: ArenaState) -> str:
         + _header("RRMaj · token-level round-robin", view, subtitle, state.stopped)
         + legend(agents)
         + stack
-        + _vote_and_decision(view, gold),
+        + _vote_and_decision(view, gold)
+        + meter_legend(state),
     )
 
 
@@ -325,11 +348,18 @@ def setting_text(cfg: RunConfig) -> str:
         f"M = {cfg.resolved_m}, L = {cfg.max_tokens}, {cfg.order} order"
     )
     beyond = [
-        f"{s.name.replace('_', ' ')} {getattr(cfg, s.name)}"
+        _named(s.name, s.what, getattr(cfg, s.name))
         for s in beyond_paper()
         if getattr(cfg, s.name) != s.default
     ]
     return text + "".join(f", {item}" for item in beyond)
+
+
+def _named(name: str, what: str, value: object) -> str:
+    """A setting in words: "prompt style step-by-step", "truth meter on" (never "meter True")."""
+    if isinstance(value, bool):
+        return f"{what} {'on' if value else 'off'}"
+    return f"{name.replace('_', ' ')} {value}"
 
 
 def recorded_badge(state: ArenaState) -> str:
@@ -551,6 +581,8 @@ def live_result_line(state: ArenaState | None = None) -> str:
             "running one question live. It samples anew: even a recording's own config and seed "
             "can end otherwise than the recording did"
         )
+    elif state.status == "failed":
+        words = "not run, the run could not start (the status line says why)"
     elif state.stopped:
         words = "stopped before both methods decided"
     else:

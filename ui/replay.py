@@ -327,7 +327,7 @@ def question_html(unit: RecordedUnit) -> str:
 def build_replay(gallery: Gallery, opening: ArenaRequest | None) -> ReplayControls:
     """The chooser row (model · task, setting, question, Run live, Stop), the recordings kept
     aside and the upload; `opening` is what Run live runs before any pick."""
-    with gr.Row(equal_height=True, elem_id="rr-chooser"):
+    with gr.Row(equal_height=False, elem_id="rr-chooser"):
         chooser = build_chooser(gallery)
         with gr.Column(scale=0, min_width=120):
             run_live = gr.Button("Run live", variant="primary", elem_id="rr-run-live")

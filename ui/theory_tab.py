@@ -24,6 +24,7 @@ from rrdemo.theory import (
     stability_bound,
 )
 from ui.errors import user_error
+from ui.layout import legend_below
 
 EXPLAINER = r"""
 **Stability bound (appendix B).** Over one RR turn of K tokens an honest agent removes at least
@@ -77,9 +78,9 @@ def bound_figure(gamma_h: float, drift: float, k: int, k_max: int) -> go.Figure:
     fig.add_hline(y=0.6, line_dash="dot", line_color="#c2410c", annotation_text="3c2t (rho = 0.6)")
     fig.update_layout(
         xaxis_title="K (tokens per turn)",
-        yaxis_title="rho_max: largest ratio the sufficient bound covers",
-        yaxis={"range": [0, 1.02]},
-        margin={"l": 60, "r": 20, "t": 30, "b": 50},
+        yaxis_title="rho_max (share the bound covers)",
+        yaxis={"range": [0, 1.02], "automargin": True},
+        margin={"l": 70, "r": 20, "t": 30, "b": 50},
         height=420,
         legend={"orientation": "h", "y": -0.2},
     )
@@ -98,9 +99,9 @@ def bound_text(gamma_h: float, drift: float, k: int) -> str:
     )
     lines = [
         f"At **K = {b.k}**: restoration R_H(K) = **{b.restoration:.3f}**, adversarial drift "
-        f"Delta V_C(K) = **{b.adversarial:.3f}**, so **rho_max = {b.rho_max:.1%}**: the bound "
-        f"guarantees RR stays stable while fewer than {b.rho_max:.1%} of the agents are "
-        f"corrupted, and {verdict}.",
+        f"Delta V_C(K) = **{b.adversarial:.3f}**, so **rho_max = {_share(b.rho_max)}**: "
+        + _covered(b.rho_max)
+        + f", and {verdict}.",
         "Longest turn with rho_max > 0.5: "
         + (f"K = {k_major}" if k_major else "none (even K = 1 fails)")
         + "; with rho_max > 0.6 (survives 3c2t): "
@@ -108,6 +109,24 @@ def bound_text(gamma_h: float, drift: float, k: int) -> str:
         + ".",
     ]
     return "\n\n".join(lines)
+
+
+def _share(rho: float) -> str:
+    """A share as the text can say it: 66.0%, or "below 0.1%" where one decimal would read 0.0%."""
+    return f"{rho:.1%}" if rho >= 0.001 else "below 0.1%"
+
+
+def _covered(rho: float) -> str:
+    """What rho_max guarantees, in words that hold at every K."""
+    if rho < 0.001:  # the drift compounds past anything the honest agents restore
+        return (
+            "the bound guarantees nothing here: even a single corrupted agent among a thousand is "
+            "more than it covers, so at this K it says nothing about whether RR stays stable"
+        )
+    return (
+        f"the bound guarantees RR stays stable while fewer than {rho:.1%} of the agents are "
+        "corrupted"
+    )
 
 
 def _update(gamma_h: float, drift_percent: float, k: float, k_max: float):
@@ -135,8 +154,11 @@ def committed_fits(root: Path | None = None) -> list[str]:
 def fit_figure(record: dict, k_max: int = 1000) -> go.Figure:
     """Left: rho_max(K) with the fitted gamma_H and alpha; right: the observed MAJ and RRMaj
     accuracy against rho, with the predicted rho_max at the run's K as a vertical line."""
-    fig = make_subplots(
-        rows=1, cols=2, subplot_titles=("predicted rho_max(K)", "observed accuracy against rho")
+    fig = make_subplots(  # one above the other: side by side, a phone's titles overlap
+        rows=2,
+        cols=1,
+        subplot_titles=("predicted rho_max(K)", "observed accuracy against rho"),
+        vertical_spacing=0.18,
     )
     gamma, alpha, bound = record["gamma_h"], record["alpha"], record["rho_max"]
     if bound is not None:
@@ -151,7 +173,7 @@ def fit_figure(record: dict, k_max: int = 1000) -> go.Figure:
             row=1,
             col=1,
         )
-        fig.add_vline(x=bound, line_dash="dash", row=1, col=2, annotation_text="rho_max")
+        fig.add_vline(x=bound, line_dash="dash", row=2, col=1, annotation_text="rho_max")
     points = sorted(record["observed"], key=lambda p: p["rho"])
     for method in ("rrmaj", "maj"):
         fig.add_trace(
@@ -161,12 +183,12 @@ def fit_figure(record: dict, k_max: int = 1000) -> go.Figure:
                 mode="lines+markers",
                 name="RRMaj" if method == "rrmaj" else "MAJ",
             ),
-            row=1,
-            col=2,
+            row=2,
+            col=1,
         )
-    fig.update_yaxes(range=[0, 1.02])
-    fig.update_layout(height=380, margin={"l": 50, "r": 20, "t": 40, "b": 40})
-    return fig
+    fig.update_yaxes(range=[0, 1.02], automargin=True)
+    fig.update_layout(height=560, margin={"l": 50, "r": 20, "t": 40, "b": 40})
+    return legend_below(fig, rows=2)
 
 
 def fit_text(record: dict) -> str:

@@ -26,10 +26,9 @@ class GenerationRequest:
     max_new_tokens: int  # K for an RR turn, L for a MAJ answer (fewer only at the end)
     sampling: Sampling
     seed: int  # seeds this request's own random generator: results do not depend on batching
-    # Hard cap on new tokens. A backend may run past `max_new_tokens`, up to this cap and by a few
-    # tokens at most, only to finish a character whose bytes the K-th token left incomplete
-    # (RR passes what is left of the trajectory's L). None: never past `max_new_tokens`.
-    # `rrdemo.backends.row_stop` is the rule every engine applies.
+    # Hard cap on new tokens (RR passes what is left of the trajectory's L): a backend may run a
+    # few tokens past `max_new_tokens`, within it, by the K-th-token rule
+    # (`rrdemo.backends.row_decoder`). None: never past `max_new_tokens`.
     room: int | None = None
     # RR turn policy (rrdemo.turns): a backend may end the turn before `max_new_tokens` (= K_max)
     # when the policy says so, per row. None: exactly `max_new_tokens` (the fixed rule; MAJ).
@@ -56,8 +55,7 @@ class Delta:
 class Finished:
     """Request `index` is done: `text` holds its `n_tokens` new tokens (end-of-sequence excluded).
 
-    `text` never ends inside a character: when the cap left the last character's bytes incomplete
-    (no room to finish it), they count in `n_tokens` but are dropped from `text`."""
+    `text` never ends inside a character (the K-th-token rule, `rrdemo.backends.row_decoder`)."""
 
     index: int
     text: str

@@ -8,11 +8,10 @@ from functools import cache
 
 from rrdemo.backends.llamacpp_native import available
 from rrdemo.backends.registry import REGISTRY, gguf_available, resolve
-from rrdemo.config import BACKENDS, SERVED, RunConfig, check_choice
+from rrdemo.config import BACKEND_CHOICES, SERVED, RunConfig, check_choice
 from rrdemo.errors import RRError
 
 log = logging.getLogger(__name__)
-BACKEND_CHOICES: tuple[str, ...] = ("auto", *BACKENDS)
 DEFAULT_BACKEND = "auto"  # llama.cpp for GGUF models when it is installed, else transformers
 
 

@@ -9,6 +9,7 @@ arguments as the function). Elsewhere it returns the function unchanged and neve
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import math
 import os
@@ -25,6 +26,18 @@ GPU_START_S = 15.0  # attaching the GPU, moving a small model, first CUDA kernel
 GPU_STEP_S = 0.05  # one batched decode step (all MAJ answers or all RR trajectories at once)
 GPU_TURN_S = 0.1  # one RR turn: the next agent prefills the text written since its last turn
 GPU_MIN_S, GPU_MAX_S = 30, 300
+
+
+def cpu_name() -> str:
+    """The CPU's model name (Linux's /proc/cpuinfo), or what the platform calls it."""
+    import platform
+    from pathlib import Path
+
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    return platform.processor() or platform.machine()
 
 
 def _truthy(value: str | None) -> bool:

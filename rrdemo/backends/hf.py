@@ -12,10 +12,9 @@ prefilled together, in slices of at most `PREFILL_TOKENS` tokens that a caller m
 (a row whose prompt another row of the batch is about to read waits for a second pass and starts
 from it), the rows are decoded step by step, and each row's cache is split back out when it
 finishes. Before a batch is prefilled its memory, counted in the model's own tokens, is checked
-against the run's budget (`memory_need`). When a row stops (its K tokens, a character the K-th
-token left incomplete, the request's `room`, a turn policy's early end) is decided by
-`rrdemo.backends.row_stop`, which the decoding loop feeds after every token; a token left to the
-next writer (uncertainty policy) is not written, and the cache keeps everything fed.
+against the run's budget (`memory_need`). Each row's text and stop come from its
+`rrdemo.backends.row_decoder.RowDecoder` (the K-th-token rule), fed every token with the bytes
+it adds (`hf_pieces.TokenBytes`); the cache keeps everything fed.
 """
 
 from __future__ import annotations
@@ -23,7 +22,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import weakref
-from collections.abc import Callable, Generator, Hashable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import torch
@@ -40,19 +39,12 @@ from rrdemo.backends.base import (
     keys_with_prefix,
     render_prompt_text,
 )
+from rrdemo.backends.hf_memory import MemoryAccounting, _Reserved, _return_freed_memory
+from rrdemo.backends.hf_pieces import TokenBytes
 from rrdemo.backends.hf_tensors import merge, sample_tokens, split, view
-from rrdemo.backends.row_stop import RowState, row_stop
-from rrdemo.backends.shape import ModelShape
+from rrdemo.backends.row_decoder import RowDecoder
 from rrdemo.backends.tokens import by_length, common_prefix
-from rrdemo.errors import RRError
-from rrdemo.memory_ledger import MemoryLedger, Reservation
-from rrdemo.turns import entropy_nats
-
-
-class _Reserved(contextlib.ExitStack):
-    """A batch's memory reservation (`MemoryLedger.reserve`), given back when the stack closes."""
-
-    reservation: Reservation | None = None
+from rrdemo.memory_ledger import MemoryLedger
 
 
 @dataclass
@@ -73,36 +65,10 @@ class _Row:
     ids: list[int]
     rng: torch.Generator
     prefill_tokens: int
-    new: list[int] = field(default_factory=list)
-    shown: str = ""  # text already streamed as deltas
-    window: tuple[int, int] = (0, 0)  # new tokens decoded as context, and up to where was shown
-    partial: bool = False  # the decoded new tokens end inside a character
-    text: str = ""  # the decoded new tokens (kept only under a turn policy)
+    decoder: RowDecoder = field(init=False)  # the tokens written, the text, the stop
 
-
-def cache_bytes(caches: Iterable[DynamicCache]) -> int:
-    """Bytes the keys and values of `caches` hold, each storage once (caches share prefixes)."""
-    seen, total = set(), 0
-    for cache in caches:
-        for layer in getattr(cache, "layers", ()):
-            for tensor in (getattr(layer, "keys", None), getattr(layer, "values", None)):
-                if isinstance(tensor, torch.Tensor) and tensor.numel():
-                    storage = tensor.untyped_storage()
-                    if storage.data_ptr() not in seen:
-                        seen.add(storage.data_ptr())
-                        total += storage.nbytes()
-    return total
-
-
-def _return_freed_memory() -> None:
-    """Hand the memory freed caches leave in the C allocator's free lists back to the system
-    (glibc's `malloc_trim`): otherwise a finished or cancelled run's KV caches stay in the
-    process's resident size until later allocations reuse them. A no-op elsewhere."""
-    import ctypes
-    import ctypes.util
-
-    with contextlib.suppress(OSError, AttributeError, TypeError):  # not glibc: nothing to do
-        ctypes.CDLL(ctypes.util.find_library("c")).malloc_trim(0)
+    def __post_init__(self) -> None:
+        self.decoder = RowDecoder(self.request)
 
 
 # A prefill's empty deltas, then its rows, their batched cache and mask, and each row's logits.
@@ -115,7 +81,7 @@ PREFILL_TOKENS = 512  # tokens of one prefill pass, over all its rows, on a CPU
 PREFILL_TOKENS_GPU = 8192
 
 
-class TransformersBackend(Backend):
+class TransformersBackend(MemoryAccounting, Backend):
     """A causal LM from transformers.
 
     Its optimisations (cache reuse `_take`/`_keep`, prefix sharing `_donor`/`_waits_for`, batching
@@ -139,6 +105,7 @@ class TransformersBackend(Backend):
         self.tokenizer = tokenizer
         self.chat = bool(tokenizer.chat_template) if chat is None else chat
         self.eos_token_ids = frozenset(self._eos_ids(eos_token_ids))
+        self.piece = TokenBytes(tokenizer)  # the bytes a token adds to the text
         self._caches: dict[Hashable, _Cached] = {}
         # batches being decoded, with the groups (run ids) of their requests
         self._batches: weakref.WeakKeyDictionary[Iterator, frozenset] = weakref.WeakKeyDictionary()
@@ -287,20 +254,13 @@ class TransformersBackend(Backend):
         while rows:
             keep = []
             for b, (row, token) in enumerate(zip(rows, next_tokens, strict=True)):
-                entropy = self._entropy(row, logits[b])
-                if entropy is not None and row_stop(self._state(row, entropy=entropy)):
-                    # leave this token to the next writer
-                    yield self._finish(row, split(cache, mask, b), "length", fed_all=True)
-                    continue
-                row.new.append(token)
+                decoder = row.decoder
                 eos = token in self.eos_token_ids
-                if not eos:
-                    delta = self._delta(row)
-                    if delta:
-                        yield Delta(row.index, delta)
-                stop = row_stop(self._state(row, eos=eos))
-                if stop is not None:
-                    yield self._finish(row, split(cache, mask, b), stop)
+                delta = decoder.step(token, self.piece(token), eos, decoder.entropy_of(logits[b]))
+                if delta:
+                    yield Delta(row.index, delta)
+                if decoder.stop is not None:
+                    yield self._finish(row, split(cache, mask, b))
                 else:
                     keep.append(b)
             if not keep:
@@ -310,7 +270,7 @@ class TransformersBackend(Backend):
                 index = torch.tensor(keep, device=self.model.device)
                 cache.batch_select_indices(index)
                 mask, positions = mask[index], positions[index]
-            fed = torch.tensor([[r.new[-1]] for r in rows], device=self.model.device)
+            fed = torch.tensor([[r.decoder.tokens[-1]] for r in rows], device=self.model.device)
             mask = torch.cat([mask, mask.new_ones((len(rows), 1))], dim=1)
             out = self.model(
                 input_ids=fed,
@@ -324,27 +284,6 @@ class TransformersBackend(Backend):
             next_tokens = sample_tokens(
                 logits, [r.request.sampling for r in rows], [r.rng for r in rows]
             )
-
-    @staticmethod
-    def _entropy(row: _Row, logits: torch.Tensor) -> float | None:
-        """The writer's entropy over the token drawn from `logits`, when its turn policy reads it."""
-        policy = row.request.turn
-        return entropy_nats(logits) if policy is not None and policy.needs_entropy else None
-
-    @staticmethod
-    def _state(row: _Row, eos: bool = False, entropy: float | None = None) -> RowState:
-        """What `row_stop` reads of `row` (rrdemo.backends.row_stop)."""
-        request = row.request
-        return RowState(
-            len(row.new),
-            request.max_new_tokens,
-            request.room,
-            eos,
-            row.partial,
-            request.turn,
-            row.text,
-            entropy,
-        )
 
     def _allowed(self, logits: torch.Tensor) -> torch.Tensor:
         """The logits the next tokens are drawn from: all of the model's."""
@@ -401,83 +340,6 @@ class TransformersBackend(Backend):
         rows = [row for p in passes for row in p[0]]
         cache, mask = merge([row.cache for row in rows], self.model.device)
         return rows, cache, mask, torch.cat([p[3] for p in passes])
-
-    def _reserve_memory(
-        self, ids: list[list[int]], requests: Sequence[GenerationRequest]
-    ) -> contextlib.AbstractContextManager:
-        """Refuse (RRError) a batch whose memory (`memory_need`), counted in this model's own
-        tokens, would take the process past its budget (`memory_budget`) by itself; else
-        reserve what the batch adds (its caches and activations) in the ledger, which counts
-        every other batch and kept model too. The estimate made before the run
-        (`rrdemo.memory`) allows a fixed prompt length; this one knows it."""
-        if self.memory_budget is None:
-            return contextlib.nullcontext()
-        from rrdemo.memory import MEMORY_ENV, gb
-
-        budget = self.memory_budget()
-        total, weights, kv = self.memory_need(ids, requests)
-        if total > budget:
-            longest = max(len(row) for row in ids)
-            raise RRError(
-                f"this run would take about {gb(total)} of memory with {self.name} (weights "
-                f"{gb(weights)}, KV caches {gb(kv)}: {len(ids)} new sequences, the longest "
-                f"prompt {longest:,} tokens as its tokenizer counts them), over the limit of "
-                f"{gb(budget)} ({MEMORY_ENV}); shorten the question, or use fewer agents, a "
-                "smaller M or L"
-            )
-        if self.ledger is None:
-            return contextlib.nullcontext()
-        held = self._hold_caches()
-        longest = max(len(row) for row in ids)
-        what = (
-            f"KV caches and activations of {len(ids)} sequences of {self.name}, the longest "
-            f"prompt {longest:,} tokens"
-        )
-        return self.ledger.reserve(requests[0].group, total - weights - held, what, budget)
-
-    def _hold_caches(self) -> int:
-        """Count the caches this model keeps between turns in the ledger; their bytes."""
-        with self._lock:
-            held = cache_bytes(c.cache for c in self._caches.values())
-        if self.ledger is not None:
-            self.ledger.hold(("caches", id(self)), held, f"{self.name}'s kept KV caches")
-        return held
-
-    def memory_need(
-        self, ids: list[list[int]], requests: Sequence[GenerationRequest]
-    ) -> tuple[int, int, int]:
-        """(total, weights, KV caches) in bytes at the peak of a batch of prompts `ids`: the
-        weights, the caches kept now, each row's prompt plus its new tokens counted twice (a
-        batch's caches exist twice for a moment: merged into one padded cache at its start,
-        split back out per row at its end) and one prefill pass's activations."""
-        weights, per_token, activations = self._sizes()
-        with self._lock:
-            held = cache_bytes(c.cache for c in self._caches.values())
-        tokens = [
-            len(row) + max(r.max_new_tokens, r.room or 0)
-            for row, r in zip(ids, requests, strict=True)
-        ]
-        kv = held + 2 * sum(tokens) * per_token
-        return weights + kv + activations(max(tokens)), weights, kv
-
-    def _sizes(self) -> tuple[int, int, Callable[[int], int]]:
-        """The weights' bytes, a token's KV cache bytes, and the activations of one prefill pass
-        reading a context of n tokens (attention scores of every head, the MLP's widest layer)."""
-        if self._measured is None:
-            config = self.model.config.get_text_config()
-            shape = ModelShape.from_config(config.to_dict())
-            size = self.model.dtype.itemsize
-            weights = sum(p.numel() * p.element_size() for p in self.model.parameters())
-            heads, hidden = config.num_attention_heads, config.hidden_size
-            wide = max(hidden, getattr(config, "intermediate_size", 0) or 0)
-            self._measured = (weights, shape.kv_bytes_per_token(size), heads, wide, size)
-        weights, per_token, heads, wide, size = self._measured
-        tokens = self.prefill_tokens
-
-        def activations(n: int) -> int:
-            return tokens * (heads * n + 4 * wide) * max(size, 4)
-
-        return weights, per_token, activations
 
     def _plan(
         self, ids: list[int], owned: _Cached | None, done: Sequence[_Row], group: Hashable | None
@@ -564,39 +426,7 @@ class TransformersBackend(Backend):
                 best, keep = cache, n
         return None if best is None else (best, keep)
 
-    def _delta(self, row: _Row) -> str:
-        """The text the new token adds. Only the tokens since the last text given out are
-        decoded, with those of the step before as context (decoding all of a 600-token answer at
-        every step costs more than the GPU's step); a turn policy reads the whole text."""
-        if row.request.turn is not None:
-            row.text = self.tokenizer.decode(row.new, skip_special_tokens=True)
-        start, read = row.window
-        before = self.tokenizer.decode(row.new[start:read], skip_special_tokens=True)
-        after = self.tokenizer.decode(row.new[start:], skip_special_tokens=True)
-        row.partial = after.endswith("\ufffd")  # the last character's bytes are incomplete
-        if row.partial or not after.startswith(before):
-            return ""  # half a character, or a re-segmentation: wait for more tokens
-        row.window = (read, len(row.new))
-        delta = after[len(before) :]
-        row.shown += delta
-        return delta
-
-    def _finish(
-        self, row: _Row, cache: DynamicCache, reason: str, fed_all: bool = False
-    ) -> Finished:
-        generated = row.new[:-1] if reason == "eos" else row.new
-        # Everything but the last sampled token has been fed through the model (all of them when
-        # the turn ended before sampling another one: `fed_all`).
-        fed = row.new if fed_all else row.new[:-1]
-        self._keep(row.request.key, _Cached(cache, row.ids + fed, row.request.group))
-        text = self.tokenizer.decode(generated, skip_special_tokens=True)
-        if row.partial:  # stopped inside a character: drop its bytes
-            text = text.rstrip("\ufffd")
-        return Finished(
-            index=row.index,
-            text=text,
-            n_tokens=len(generated),
-            finish_reason=reason,
-            prefill_tokens=row.prefill_tokens,
-            decode_tokens=len(row.new),
-        )
+    def _finish(self, row: _Row, cache: DynamicCache) -> Finished:
+        """The row's output; its cache is kept under its key with every token fed through it."""
+        self._keep(row.request.key, _Cached(cache, row.ids + row.decoder.fed, row.request.group))
+        return row.decoder.finished(row.index, row.prefill_tokens)

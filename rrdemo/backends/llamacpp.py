@@ -34,10 +34,8 @@ from scratch. A row's text can still depend on the rows it was batched with: the
 kernels round a token's sums differently with the batch shape, which flips a greedy token at a
 near-tie now and then (tests/rrdemo/backends/test_llamacpp_batching.py measures how often).
 
-When a row stops (its `max_new_tokens`, a UTF-8 character the last of them left incomplete,
-the request's `room`, a turn policy's early end) is decided by `rrdemo.backends.row_stop`, which
-the decoding loop feeds after every token; bytes of a character cut by the cap are dropped from
-the text, so no U+FFFD ever comes from a split.
+Each row's text and stop come from its `rrdemo.backends.row_decoder.RowDecoder` (the K-th-token
+rule), fed every token with the bytes it adds (`piece`).
 """
 
 from __future__ import annotations
@@ -72,10 +70,9 @@ from rrdemo.backends.llamacpp_native import (
 from rrdemo.backends.llamacpp_rows import HEADS, Row, assign, padded_lengths, unique_keys
 from rrdemo.backends.llamacpp_score import Scoring
 from rrdemo.backends.llamacpp_sequences import Sequences
-from rrdemo.backends.row_stop import RowState, hard_cap, row_stop
-from rrdemo.backends.tokens import common_prefix, incomplete_tail
+from rrdemo.backends.row_decoder import hard_cap
+from rrdemo.backends.tokens import common_prefix
 from rrdemo.errors import RRError
-from rrdemo.turns import entropy_nats
 
 N_CTX_SEQ = 2048  # KV cells per sequence: the longest prompt + new tokens one request can have
 N_SEQ_MAX = 32  # sequences (cached keys) per model; the least recently used is evicted beyond
@@ -384,20 +381,12 @@ class LlamaCppBackend(Scoring, Backend):
     def _advance(self, row: Row, token: int) -> tuple[list[GenerationOutput], bool]:
         """Give `row` its next sampled token: what it streams (new text, its end) and whether it
         decodes on. The one rule for every decoding loop (this call's, `llamacpp_flow.Flow`'s)."""
-        if row.entropy is not None and row_stop(self._state(row, entropy=row.entropy)):
-            return [self._finish(row, "length", fed_all=True)], False  # the next writer's token
-        row.new.append(token)
-        eos = token in self.eos_token_ids
-        outputs: list[GenerationOutput] = []
-        if not eos:
-            row.pieces.append(self.piece(token))
-            delta = self._delta(row)
-            if delta:
-                outputs.append(Delta(row.index, delta))
-        stop = row_stop(self._state(row, eos=eos))
-        if stop is not None:
-            outputs.append(self._finish(row, stop))
-        return outputs, stop is None
+        decoder = row.decoder
+        delta = decoder.step(token, self.piece(token), token in self.eos_token_ids, row.entropy)
+        outputs: list[GenerationOutput] = [Delta(row.index, delta)] if delta else []
+        if decoder.stop is not None:
+            outputs.append(self._finish(row))
+        return outputs, decoder.stop is None
 
     def _step(self, rows: list[Row]) -> list[int]:
         """One llama_decode of every row's last token, and each row's next token. In sequence-id
@@ -406,7 +395,7 @@ class LlamaCppBackend(Scoring, Backend):
             order = sorted(range(len(rows)), key=lambda b: rows[b].seq.sid)
             self._decode(
                 [
-                    (r.new[-1], len(r.ids) + len(r.new) - 1, r.seq.sid, True)
+                    (r.decoder.tokens[-1], len(r.ids) + len(r.decoder.tokens) - 1, r.seq.sid, True)
                     for r in (rows[b] for b in order)
                 ]
             )
@@ -416,53 +405,15 @@ class LlamaCppBackend(Scoring, Backend):
     @staticmethod
     def _sample(row: Row, logits: np.ndarray) -> int:
         """The row's next token; under the `uncertainty` turn policy also its entropy."""
-        if row.request.turn is not None and row.request.turn.needs_entropy:
-            row.entropy = entropy_nats(logits)
+        row.entropy = row.decoder.entropy_of(logits)
         return sample_token(logits, row.request.sampling, row.rng)
 
-    @staticmethod
-    def _state(row: Row, eos: bool = False, entropy: float | None = None) -> RowState:
-        """What `row_stop` reads of `row` (rrdemo.backends.row_stop)."""
-        request, data = row.request, b"".join(row.pieces)
-        policy = request.turn
-        sentence = policy is not None and policy.kind == "sentence"
-        return RowState(
-            len(row.new),
-            request.max_new_tokens,
-            request.room,
-            eos,
-            incomplete_tail(data) > 0,
-            policy,
-            data.decode("utf-8", "replace") if sentence else "",
-            entropy,
-        )
-
-    def _delta(self, row: Row) -> str:
-        data = b"".join(row.pieces)
-        end = len(data) - incomplete_tail(data)
-        if end <= row.shown:
-            return ""
-        delta = data[row.shown : end].decode("utf-8", "replace")
-        row.shown = end
-        return delta
-
-    def _finish(self, row: Row, reason: str, fed_all: bool = False) -> Finished:
-        generated = row.new[:-1] if reason == "eos" else row.new
-        data = b"".join(row.pieces)
-        data = data[: len(data) - incomplete_tail(data)]  # stopped inside a character: drop it
+    def _finish(self, row: Row) -> Finished:
+        """The row's output; its sequence is cached under its key with every token fed."""
         with self._lock:
-            # Everything but the last sampled token has been fed through the model (all of them
-            # when the turn ended before writing another one: `fed_all`).
-            row.seq.ids = row.ids + (row.new if fed_all else row.new[:-1])
+            row.seq.ids = row.ids + row.decoder.fed
             row.seq.used = time.monotonic()
             row.seq.group = row.request.group
             row.done = True
             self._seqs.keep(row.request.key, row.seq)
-        return Finished(
-            index=row.index,
-            text=data.decode("utf-8", "replace"),
-            n_tokens=len(generated),
-            finish_reason=reason,
-            prefill_tokens=row.prefill_tokens,
-            decode_tokens=len(row.new),
-        )
+        return row.decoder.finished(row.index, row.prefill_tokens)

@@ -13,6 +13,7 @@ import numpy as np
 from rrdemo.backends.base import GenerationRequest, ScoreRequest
 from rrdemo.backends.llamacpp_native import N_UBATCH
 from rrdemo.backends.llamacpp_sequences import Seq, Sequences
+from rrdemo.backends.row_decoder import RowDecoder
 from rrdemo.backends.tokens import common_prefix
 
 # A cached donor holding at most this many tokens beyond what its copy took (a re-tokenized turn
@@ -40,11 +41,12 @@ class Row:
     wave: int = 0  # prefill wave: a row copying an earlier row's prefix runs after it
     source: Row | None = None  # that earlier row
     prefill_tokens: int = 0
-    new: list[int] = field(default_factory=list)
-    pieces: list[bytes] = field(default_factory=list)
-    shown: int = 0  # bytes already streamed as deltas
     done: bool = False  # finished: its sequence belongs to the cache now
     entropy: float | None = None  # of the logits the next token was drawn from (uncertainty policy)
+    decoder: RowDecoder = field(init=False)  # the tokens written, the text, the stop
+
+    def __post_init__(self) -> None:
+        self.decoder = RowDecoder(self.request)
 
 
 def unique_keys(requests: Sequence[GenerationRequest | ScoreRequest]) -> set[Hashable]:
@@ -117,7 +119,9 @@ def donor_for(
     best, key = None, None
     candidates = [(s, s.ids, k) for k, s in seqs.cached.items() if s.group in (group, HEADS)]
     candidates += [
-        (r.seq, r.ids + r.new[:-1], None) for r in live if not r.done and r.request.group == group
+        (r.seq, r.ids + r.decoder.fed, None)
+        for r in live
+        if not r.done and r.request.group == group
     ]
     candidates += [(r, r.ids, None) for r in rows if r.request.group == group]
     for source, source_ids, source_key in candidates:

@@ -94,15 +94,36 @@ def _hub_snapshot(info: ModelInfo, revision: str | None) -> str:
     try:
         return snapshot_download(info.hub_id, revision=revision, allow_patterns=HUB_FILES)
     except Exception as exc:  # not on the hub, gated, offline and not cached, bad revision
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
-        hint = (
-            "HF_HUB_OFFLINE=1 forbids downloading it and it is not cached; "
-            if hub_offline()
-            else ""
-        )
-        raise RRError(
-            f"could not load model {info.name!r} from the Hugging Face hub: {hint}{first}"
-        ) from None
+        log.info("the hub gave no %r: %s", info.hub_id, exc)  # its text names settings: log only
+        raise RRError(hub_failure(info.name, exc)) from None
+
+
+# Why the hub gave no model, by the hub library's exception (its own text names environment
+# settings and cache paths, so a visitor reads one of these instead).
+_HUB_FAILURES = {
+    "RepositoryNotFoundError": "is not a model on the Hugging Face hub (or it is private)",
+    "GatedRepoError": "is gated on the Hugging Face hub (its licence must be accepted)",
+    "RevisionNotFoundError": "has no such revision on the Hugging Face hub",
+}
+UNREACHABLE = "is not on this machine, and the Hugging Face hub cannot be reached from here"
+
+
+def hub_failure(name: str, exc: BaseException) -> str:
+    """One sentence on why the hub gave no model `name`, with the models this machine has."""
+    why = _HUB_FAILURES.get(type(exc).__name__)
+    if why is None and (hub_offline() or _unreachable(exc)):
+        why = UNREACHABLE
+    why = why or "could not be fetched from the Hugging Face hub"
+    here = ", ".join(n for n, i in REGISTRY.items() if i.offline)
+    return f"The model {name!r} {why}; the models this machine has are {here}."
+
+
+def _unreachable(exc: BaseException) -> bool:
+    """The hub could not be asked (no network, offline mode, nothing cached)."""
+    names = {type(e).__name__ for e in (exc, exc.__cause__, exc.__context__) if e is not None}
+    return bool(names & {"LocalEntryNotFoundError", "OfflineModeIsEnabled", "ConnectError"}) or (
+        isinstance(exc, (ConnectionError, TimeoutError))
+    )
 
 
 def _load_pretrained(

@@ -1,4 +1,4 @@
-"""Token-id helpers both local backends use: common prefixes, length groups, UTF-8 tails."""
+"""Token-id helpers both local backends use: common prefixes and length groups."""
 
 from __future__ import annotations
 
@@ -34,22 +34,3 @@ def by_length(lengths: list[int], waste: float = 0.25) -> list[list[int]]:
                 continue
         groups.append([i])
     return groups
-
-
-def incomplete_tail(data: bytes) -> int:
-    """How many bytes at the end of `data` start a UTF-8 character that is not complete yet."""
-    for i in range(1, min(4, len(data)) + 1):
-        byte = data[-i]
-        if byte & 0xC0 == 0x80:  # a continuation byte: look further back for the lead byte
-            continue
-        need = (
-            2
-            if byte & 0xE0 == 0xC0
-            else 3
-            if byte & 0xF0 == 0xE0
-            else 4
-            if byte & 0xF8 == 0xF0
-            else 1
-        )
-        return i if need > i else 0
-    return 0

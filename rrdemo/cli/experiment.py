@@ -16,7 +16,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from rrdemo.config import DTYPES, ORDERS, beyond_paper
+from rrdemo.config import BACKEND_CHOICES, DTYPES, ORDERS, beyond_paper
 from rrdemo.defaults import EXPERIMENT_DEFAULTS
 from rrdemo.errors import RRError
 from rrdemo.settings import add_flags
@@ -105,7 +105,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--source", choices=("auto", "offline", "hub"), help="question data source")
     parser.add_argument(
         "--backend",
-        choices=("auto", "llamacpp", "transformers"),
+        choices=BACKEND_CHOICES,
         help="engine of the offline GGUF models (default auto: llama.cpp when installed, else "
         "transformers; hub models always use transformers); part of each logged config",
     )
@@ -201,7 +201,7 @@ FLAG = "flag"  # where a setting given on the command line came from
 def sweep_from_args(args: argparse.Namespace, origin: dict[str, str] | None = None) -> dict:
     """The sweep file's settings overridden by the options given on the command line; `origin`,
     when given, gets where each setting came from ("flag", "FILE")."""
-    from rrdemo.runs.spec import load_sweep_file
+    from rrdemo.runs.sweep import load_sweep_file
 
     origin = {} if origin is None else origin
     settings = getattr(args, "settings", None)  # a study file's settings (rrdemo study)

@@ -7,7 +7,7 @@ import os
 import sys
 from dataclasses import replace
 
-from rrdemo.config import ORDERS, STRENGTHS, RunConfig, beyond_paper
+from rrdemo.config import BACKEND_CHOICES, ORDERS, STRENGTHS, RunConfig, beyond_paper
 from rrdemo.defaults import EXPERIMENT_DEFAULTS, INTERACTIVE_DEFAULTS
 from rrdemo.errors import RRError
 from rrdemo.events import (
@@ -76,7 +76,7 @@ def register(subparsers) -> None:
     e.add_argument(
         "--backend",
         default="auto",
-        choices=("auto", "llamacpp", "transformers"),
+        choices=BACKEND_CHOICES,
         help="engine of the offline GGUF models (default auto: llama.cpp when installed, else "
         "transformers); hub models always use transformers",
     )

@@ -41,16 +41,22 @@ def write_submission(
     *,
     provenance: str | None = None,
     superseded: str | None = None,
+    paired_with: Path | None = None,
 ) -> Path:
     """Build, validate, then write atomically. Source rrdemo takes a finished run only, unless
     its rows are `superseded` (with the reason): the board shows those labelled and never ranks
-    them, so a run stopped part-way may publish them as what it was."""
+    them, so a run stopped part-way may publish them as what it was. `paired_with`: the log of
+    the run this one varies (an RRMaj-only run under another end-of-sequence policy); its rows
+    pair this run's RRMaj with that run's MAJ on the same questions (`rrdemo.report.policies`)."""
+    from rrdemo.report.policies import joined
     from rrdemo.report.submission_builder import build_submission
+    from rrdemo.runs.log import read_log
 
     if source == "rrdemo" and not superseded:
         check_finished(log)
+    run = log if paired_with is None else joined(read_log(paired_with), read_log(log))
     submission = build_submission(
-        log,
+        run,
         submitter,
         notes,
         source=source,

@@ -17,6 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from rrdemo.events import METHODS
+from rrdemo.report.paired import PairedRow
 from rrdemo.report.pooled import paired_estimate, verdict
 from rrdemo.report.render import csv_text, markdown_table, pct
 from rrdemo.runs.log import RunLog
@@ -59,6 +61,16 @@ class PolicyRow:
     rr_vs_maj: Difference
     other_vs_maj: Difference
     other_vs_rr: Difference
+    k: int = 0  # the K both runs ran
+
+    def other_paired(self) -> PairedRow:
+        """RRMaj (other) against the base run's MAJ as one paired row: the other run's headline
+        (its board row, the Arena's result line and the results table read this one)."""
+        d = self.other_vs_maj
+        return PairedRow(
+            self.task, self.label, self.strength, self.ensemble, self.questions, self.maj,
+            self.rrmaj_other, d.delta, d.lo, d.hi, d.first_only, d.second_only, d.p_mcnemar,
+        )  # fmt: skip
 
 
 def match_key(cond: dict[str, Any]) -> tuple:
@@ -109,15 +121,59 @@ def policy_rows(base: RunLog, other: RunLog) -> list[PolicyRow]:
         b = np.array([rr[key][q] for q in qids], dtype=float)
         c = np.array([decided[q] for q in qids], dtype=float)
         seed = pair_seed(key)
-        task, label, strength, ensemble, _ = key
+        task, label, strength, ensemble, k = key
         rows.append(
             PolicyRow(
                 task, label, strength, ensemble, _policy(base, key), _policy(other, key),
                 len(qids), float(a.mean()), float(b.mean()), float(c.mean()),
                 _difference(a, b, seed), _difference(a, c, seed + 1), _difference(b, c, seed + 2),
+                k,
             )
         )  # fmt: skip
     return rows
+
+
+def other_outcomes(base: RunLog, other: RunLog) -> dict[str, PairedRow]:
+    """`PolicyRow.other_paired` by the other run's condition key (as `paired_by_condition`
+    gives a run's own rows)."""
+    keys = {match_key(cond): key for key, cond in other.conditions.items()}
+    return {
+        keys[(r.task, r.label, r.strength, r.ensemble, r.k)]: r.other_paired()
+        for r in policy_rows(base, other)
+    }
+
+
+def joined(base: RunLog, other: RunLog) -> RunLog:
+    """The other run read as one run of both methods: each of its finished questions with the
+    base run's MAJ answers and vote on the same question (MAJ does not read the policy), so
+    replays, board rows and paired tables read it as they read any run. Questions the base run
+    did not finish are left out."""
+    base_keys = {match_key(cond): key for key, cond in base.conditions.items()}
+    base_units = {
+        (done["condition"], done["question_id"]): (done, trajectories)
+        for done, trajectories in base.units()
+        if done is not None
+    }
+    records: list[tuple[int, dict[str, Any]]] = []
+    finished: set[tuple[str, str]] = set()
+    for done, trajectories in other.units():
+        if done is None:
+            continue
+        key, qid = done["condition"], done["question_id"]
+        found = base_units.get((base_keys.get(match_key(other.conditions[key])), qid))
+        if found is None or "MAJ" not in found[0].get("votes", {}):
+            continue
+        base_done, base_trajectories = found
+        maj = [dict(t, condition=key) for t in base_trajectories if t.get("method") == "MAJ"]
+        both = {
+            name: {"MAJ": base_done[name]["MAJ"], **done[name]}
+            for name in ("votes", "compute")
+            if "MAJ" in base_done.get(name, {})
+        }
+        records += [(0, r) for r in (*maj, *trajectories, {**done, **both})]
+        finished.add((key, qid))
+    conditions = {k: {**c, "methods": list(METHODS)} for k, c in other.conditions.items()}
+    return RunLog(other.path, other.header, conditions, records, finished)
 
 
 def policy_tables(base: RunLog, other: RunLog) -> tuple[str, str]:

@@ -24,11 +24,11 @@ from rrdemo.report.submission import (
     SubmissionRejected,
     validate_submission,
 )
-from rrdemo.runs.log import read_log
+from rrdemo.runs.log import RunLog, read_log
 
 
 def build_submission(
-    log_path: Path | str,
+    log_path: Path | str | RunLog,
     submitter: str,
     notes: str = "",
     source: str = "local_run",
@@ -51,7 +51,8 @@ def build_submission(
     """
     from rrdemo.report.paired import paired_by_condition
 
-    log = read_log(log_path)
+    log = log_path if isinstance(log_path, RunLog) else read_log(log_path)  # or a joined run's
+    log_path = log.path
     _refuse_adaptive_turns(log.conditions.values())
     seen: dict[tuple[Any, ...], dict[str, Any]] = {}
     for c in log.conditions.values():
@@ -73,44 +74,7 @@ def build_submission(
             for name in ("ensemble", "task", "strength", "k", "max_tokens", "n", "adversary", "c")
         ),
     )
-    results = []
-    for key in order:
-        cond, row = log.conditions[key], decided[key]
-        agents = cond["config"]["agents"]
-        try:
-            models = [result_model(a) for a in agents]
-        except UnnamedWeights as exc:
-            raise SubmissionRejected([f"{cond['ensemble']} ({cond['task']}): {exc}"]) from None
-        n = row.questions
-        maj, rrmaj = round(row.maj * n), round(row.rrmaj * n)
-        results.append(
-            {
-                "model": models[0],
-                "model_revision": agents[0].get("revision"),
-                "agent_models": models,
-                "corrupted_agents": [i for i, a in enumerate(agents) if a["corrupted"]],
-                "dataset": cond["task"],
-                "strength": cond["strength"],
-                "n_agents": cond["n"],
-                "n_corrupted": cond["c"],
-                "n_honest": cond["n"] - cond["c"],
-                "k": cond["k"],
-                "m": cond["m_star"],
-                "max_tokens": cond["max_tokens"],
-                "n_questions": n,
-                "maj_accuracy": _frac(maj / n),
-                "rrmaj_accuracy": _frac(rrmaj / n),
-                "maj_ci": [_frac(x) for x in wilson95(maj, n)],
-                "rrmaj_ci": [_frac(x) for x in wilson95(rrmaj, n)],
-                "config_hash": cond["config_hash"],
-                "adversary": cond["adversary"],
-                **_run_settings(cond),
-                "estimator": "decisions",
-                "superseded": superseded,
-                "maj_only": row.maj_only,
-                "rrmaj_only": row.rrmaj_only,
-            }
-        )
+    results = [_result_row(log.conditions[key], decided[key], superseded) for key in order]
     # Else when the run's log was last written: exporting one finished run twice gives one file.
     # A checkout does not keep a file's time, so the project's own runs pass the day they finished.
     if created is None:
@@ -128,6 +92,43 @@ def build_submission(
         "results": results,
     }
     return validate_submission(json.loads(json.dumps(data)), allow_reserved=True)
+
+
+def _result_row(cond: dict[str, Any], row: Any, superseded: str | None) -> dict[str, Any]:
+    """One result row of a logged condition and its paired decisions (`row`)."""
+    agents = cond["config"]["agents"]
+    try:
+        models = [result_model(a) for a in agents]
+    except UnnamedWeights as exc:
+        raise SubmissionRejected([f"{cond['ensemble']} ({cond['task']}): {exc}"]) from None
+    n = row.questions
+    maj, rrmaj = round(row.maj * n), round(row.rrmaj * n)
+    return {
+        "model": models[0],
+        "model_revision": agents[0].get("revision"),
+        "agent_models": models,
+        "corrupted_agents": [i for i, a in enumerate(agents) if a["corrupted"]],
+        "dataset": cond["task"],
+        "strength": cond["strength"],
+        "n_agents": cond["n"],
+        "n_corrupted": cond["c"],
+        "n_honest": cond["n"] - cond["c"],
+        "k": cond["k"],
+        "m": cond["m_star"],
+        "max_tokens": cond["max_tokens"],
+        "n_questions": n,
+        "maj_accuracy": _frac(maj / n),
+        "rrmaj_accuracy": _frac(rrmaj / n),
+        "maj_ci": [_frac(x) for x in wilson95(maj, n)],
+        "rrmaj_ci": [_frac(x) for x in wilson95(rrmaj, n)],
+        "config_hash": cond["config_hash"],
+        "adversary": cond["adversary"],
+        **_run_settings(cond),
+        "estimator": "decisions",
+        "superseded": superseded,
+        "maj_only": row.maj_only,
+        "rrmaj_only": row.rrmaj_only,
+    }
 
 
 def _refuse_adaptive_turns(conditions: Iterable[dict[str, Any]]) -> None:

@@ -30,7 +30,8 @@ from rrdemo.config import RunConfig
 from rrdemo.jsonl import LogWriter, dump_record
 from rrdemo.runs.log import LOG_FORMAT, LOG_VERSION, RECORD_TYPES
 from rrdemo.runs.record import same_record
-from rrdemo.runs.spec import describe_condition, normalize_sweep
+from rrdemo.runs.spec import describe_condition
+from rrdemo.runs.sweep import normalize_sweep
 
 
 def _is_header(record: Any) -> bool:

@@ -81,7 +81,9 @@ def build(study: Study, say: Callable[[str], None] = lambda line: None, png: boo
     if study.gallery:
         from rrdemo.study.gallery import write_gallery_settings
 
-        n = write_gallery_settings(study.gallery.manifest, study.log, study.gallery.recorded)
+        n = write_gallery_settings(
+            study.gallery.manifest, study.log, study.gallery.recorded, study.paired_with
+        )
         say(f"{n} gallery settings -> {study.gallery.manifest}")
 
 
@@ -109,6 +111,7 @@ def _board(study: Study, say: Callable[[str], None]) -> None:
         created,
         provenance=study.path.resolve().relative_to(root).as_posix(),
         superseded=board.superseded,
+        paired_with=study.paired_with,
     )
     say(f"board rows -> {board.out}")
 

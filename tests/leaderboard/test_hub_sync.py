@@ -14,6 +14,7 @@ from sqlalchemy import func, select
 
 from leaderboard import hub_sync, service
 from leaderboard.db import run_transaction
+from leaderboard.journal import Rebuilt
 from leaderboard.orm import AuditRecord, ResultRecord, SubmissionRecord
 from rrdemo.errors import RRError
 from rrdemo.report.submission import parse_submission
@@ -103,7 +104,7 @@ def test_lost_database_is_rebuilt_from_the_journal(
         (a.at, a.action, a.content_hash, a.detail) for a in audit
     ]
     assert rebuilt[1].detail == "[@dave] fixed"  # who did it, from the signed-in username
-    assert hub_sync.rebuild(store.factory, journal) == hub_sync.Rebuilt(0, 0)  # idempotent
+    assert hub_sync.rebuild(store.factory, journal) == Rebuilt(0, 0)  # idempotent
     _close(store)
 
 
@@ -169,9 +170,9 @@ def test_commit_scheduler_pushes_only_new_append_only_files(
     monkeypatch.setenv("LEADERBOARD_DB_URL", f"sqlite:///{tmp_path / 'fresh.db'}")
     store = hub_sync.open_store()
     assert _user_rows(store) == (0, 0, [])
-    assert hub_sync.rebuild(store.factory, restored) == hub_sync.Rebuilt(1, 1)
+    assert hub_sync.rebuild(store.factory, restored) == Rebuilt(1, 1)
     assert _user_rows(store) == (1, 1, ["approved"])
-    assert hub_sync.rebuild(store.factory, restored) == hub_sync.Rebuilt(0, 0)
+    assert hub_sync.rebuild(store.factory, restored) == Rebuilt(0, 0)
     _close(store)
 
 

@@ -34,10 +34,15 @@ def _seeded() -> dict[str, Submission]:
 
 
 def _paired(submission: Submission) -> dict[tuple[str, str, str], dict[str, str]]:
-    """The report's paired table (the run's decisions) of the study that made `submission`."""
+    """The report's paired table (the run's decisions) of the study that made `submission`; for
+    a run that varies another (RRMaj alone under `pass`), its RRMaj against that run's MAJ."""
     study = load_study(ROOT / submission.provenance)
-    with (study.report / "paired.csv").open(encoding="utf-8") as handle:
-        return {(r["task"], r["label"], r["strength"]): r for r in csv.DictReader(handle)}
+    name = "policies.csv" if study.paired_with else "paired.csv"
+    with (study.report / name).open(encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    if study.paired_with:
+        rows = [{**r, "rrmaj": r["rrmaj_other"]} for r in rows]
+    return {(r["task"], r["label"], r["strength"]): r for r in rows}
 
 
 def test_every_seeded_row_names_its_estimator_questions_and_study() -> None:
@@ -84,7 +89,7 @@ def test_the_arenas_result_line_shows_the_boards_number_and_names_the_estimator(
         assert f"{row.n_questions} questions" in line
         assert f"MAJ {pct(row.maj_accuracy)}% · RRMaj {pct(row.rrmaj_accuracy)}%" in line
         checked += 1
-    assert checked >= 2  # at least AQuA's and arith2's 3c2t
+    assert checked >= 5  # every evidence run's 3c2t: AQuA, arith2 (end and pass), rule 3's two
     aqua = _seeded()["evidence_aqua"].results
     (aqua,) = [r for r in aqua if r.label == "3c2t"]
     assert pct(aqua.rrmaj_accuracy) == "8.8" and pct(aqua.maj_accuracy) == "2.5"
@@ -131,6 +136,7 @@ def test_list_json_gives_each_row_its_estimator_questions_and_provenance(
         "assets/evidence_aqua/study.yaml",
         "assets/evidence_arith4_steps/study.yaml",
         "assets/evidence_logic3_steps/study.yaml",
+        "assets/evidence_pass/study.yaml",
     }  # the old-prompt sweep is superseded: left out by default
     assert {r["estimator"] for r in listed if r["source"] == "paper"} == {"pool-draws"}
     assert cli.main(["list", "--format", "json", "--superseded", "--source", "rrdemo"]) == 0

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from rrdemo.cli import main
-from rrdemo.rates import Rates, UnitShape, fit_rates, unit_estimate
+from rrdemo.rates import Rates, UnitShape, duration, load_rates, unit_estimate
+from rrdemo.rates_fit import fit_rates
 from rrdemo.runs.log import read_log
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -113,8 +114,15 @@ def test_status_says_the_time_left_and_a_finished_study_has_none(tmp_path, capsy
 def test_a_calibration_dry_run_gives_its_tokens_and_a_time_at_a_rate(tmp_path, capsys) -> None:
     argv = ["calibrate", "--models", MODEL, "--tasks", "arith2", "--n", "4", "--dry-run"]
     argv += ["--out", str(tmp_path / "c.jsonl")]
-    said = _out(capsys, *argv)
-    assert "12 answers left, about" in said and "give --rate" in said
+    # on llama.cpp, from the MAJ decode speed the committed experiment logs measured
+    said = _out(capsys, *argv, "--backend", "llamacpp")
+    assert "12 answers left, about" in said and "expected time: about" in said
+    speed = load_rates().speed(MODEL, "llamacpp", "MAJ", False, "end")
+    tokens = int(said.split("about ")[1].split(" tokens")[0].replace(",", ""))
+    assert duration(speed.per_token * tokens) in said
+    # an engine no log measured: no time without a rate
+    said = _out(capsys, *argv, "--backend", "transformers")
+    assert "no decode speed is measured" in said and "give --rate" in said
     said = _out(capsys, *argv, "--rate", "10")
     assert "expected time at 10 decoded tokens/s:" in said
 

@@ -14,7 +14,8 @@ from rrdemo.defaults import EXPERIMENT_DEFAULTS, INTERACTIVE_DEFAULTS
 from rrdemo.events import ChunkWritten, TrajectoryStarted
 from rrdemo.fold import SpeakerTally, fold
 from rrdemo.protocols import run_question
-from rrdemo.runs.spec import DEFAULTS, normalize_sweep, plan_sweep
+from rrdemo.runs.spec import normalize_sweep, plan_sweep
+from rrdemo.runs.sweep import DEFAULTS
 from rrdemo.seats import homogeneous_agents
 from rrdemo.speakers import (
     possible_writers,

@@ -30,7 +30,8 @@ CLAIMS = ("Trap and rescue", "Robustness tax")  # the paper's claims, never a se
 
 def committed_interval(setting: GallerySetting) -> tuple[float, float, float]:
     """(delta, lo, hi) of the setting's condition: from the committed report's paired.csv
-    beside its log when there is one, else from the log by the paired analysis."""
+    (policies.csv for a run of RRMaj alone, against the MAJ of the run it varies) beside its
+    log when there is one, else from the log by the paired analysis."""
     condition = cached_log(setting.log).conditions[setting.condition]
     report = setting.log.parent / "report" / "paired.csv"
     if report.exists():
@@ -40,6 +41,12 @@ def committed_interval(setting: GallerySetting) -> tuple[float, float, float]:
                 wanted = ("task", "label", "strength", "ensemble")
                 if key == tuple(condition[k] for k in wanted):
                     return float(row["delta"]), float(row["delta_lo"]), float(row["delta_hi"])
+    if (setting.log.parent / "report" / "policies.csv").exists():  # RRMaj alone, paired
+        with (setting.log.parent / "report" / "policies.csv").open(encoding="utf-8") as f:
+            for row in csv.DictReader(f):
+                if (row["task"], row["label"]) == (condition["task"], condition["label"]):
+                    keys = ("other_vs_maj_delta", "other_vs_maj_lo", "other_vs_maj_hi")
+                    return tuple(float(row[k]) for k in keys)  # type: ignore[return-value]
     row = paired_by_condition(read_log(setting.log))[setting.condition]
     return row.delta, row.delta_lo, row.delta_hi
 
@@ -134,7 +141,7 @@ def test_the_chooser_groups_current_runs_and_keeps_old_ones_aside() -> None:
     assert len(shelved) == sum(1 for s in gallery.settings if s.shelf) > 0
     assert all("old prompt" in label or "SmolLM2" in label for label, _ in shelved)
     for indices in gallery.groups().values():
-        assert len(setting_choices(gallery, indices)) <= 6  # a handful per group
+        assert len(setting_choices(gallery, indices)) <= 8  # a handful per group
         for i in indices:
             choices = question_choices(gallery, i)
             assert [v for _, v in choices] == [f"{i}/{q}" for q in gallery.settings[i].questions]

@@ -106,7 +106,7 @@ def test_the_first_screen_shows_the_run_and_what_its_whole_run_found(browser, fr
     # The chooser: a handful of settings, named by setting with their committed outcome.
     labels = option_texts(page, "#rr-setting")
     group = gallery.groups()[next(iter(gallery.groups()))]
-    assert 1 <= len(labels) <= 6 and len(labels) == len(group)
+    assert 1 <= len(labels) <= 8 and len(labels) == len(group)
     for i, label in zip(group, labels, strict=True):
         _, lo, _ = committed_interval(gallery.settings[i])
         assert not claims_rescue(label) or lo > 0, label

@@ -17,6 +17,7 @@ from ui.experiments_tab import (
     results_frame,
     rho_figure,
     run_sweep,
+    shown_table,
     sweep_settings,
 )
 
@@ -48,6 +49,9 @@ def test_sweep_reports_progress_and_accuracy_by_rho() -> None:
     assert rr_correct == round(frame["RRMaj acc"].sum() * 2)
     fig = rho_figure(frame)
     assert len(fig.data) == 2  # MAJ and RRMaj for one task, strength and K
+    shown = shown_table(frame).set_index("setting")  # in % on the page, as everywhere
+    assert shown.loc["2c1t", "MAJ fooled %"] == 100.0 and shown.loc["0c3t", "MAJ fooled %"] == 0
+    assert list(shown["RRMaj %"]) == [round(100 * v, 1) for v in frame["RRMaj acc"]]
 
 
 def test_two_sweeps_in_one_second_from_one_thread_write_two_logs(monkeypatch) -> None:
@@ -71,6 +75,31 @@ def test_stop_ends_the_sweep_inside_the_current_question() -> None:
     steps = list(run_sweep(_settings(), pool, stop, every=0.05))
     assert steps[-1][0] == 0 < steps[-1][1]  # not even the first question was finished
     assert len(results_frame(steps[-1][2])) == 0 and backend.calls == []
+
+
+def test_stop_says_how_many_question_runs_finished(tmp_path) -> None:
+    """What the Stop button shows, read from the sweep's own log: stopped, with the finished
+    count; a sweep that already ended (or none) keeps its line."""
+    from ui.experiments_tab import stopped_status
+
+    pool = FakePool(FakeBackend("smollm2", obeys_injection))
+    stop = threading.Event()
+    steps = []
+    for step in run_sweep(_settings(), pool, stop, every=0.05):
+        steps.append(step)
+        if step[0] == 1:
+            stop.set()  # the engine reads it: the sweep ends inside its next question
+    _, total, path = steps[-1]
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    done = sum(r["type"] == "done" for r in lines)
+    assert 1 <= done < total
+    assert stopped_status(str(path)) == (
+        f"**Stopped** · {done} of {total} question runs finished (the table and the log hold "
+        f"them) · log `{path.name}`"
+    )
+    finished = list(run_sweep(_settings(), pool, threading.Event(), every=0.05))
+    assert not isinstance(stopped_status(str(finished[-1][2])), str)  # it ended: its line stays
+    assert not isinstance(stopped_status(None), str)
 
 
 @pytest.mark.parametrize(

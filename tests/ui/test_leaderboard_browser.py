@@ -114,7 +114,11 @@ def test_the_board_shows_the_arenas_number_and_what_each_row_stands_on(browser, 
         "assets/evidence_aqua/study.yaml",
         "assets/evidence_arith4_steps/study.yaml",
         "assets/evidence_logic3_steps/study.yaml",
+        "assets/evidence_pass/study.yaml",
     }
+    # the pass run's row says its policy beside the arith2 evidence run's (end)
+    arith2 = {r["EOS policy"] for r in rows if r["dataset"].startswith("arith2")}
+    assert arith2 == {"end", "pass"}, arith2
     (aqua,) = [r for r in rows if r["dataset"] == "aqua" and r["config"] == "3c2t"]
     assert aqua["RRMaj %"] == arena_rrmaj and aqua["questions"] == arena_questions
     assert aqua["estimator"] == "run's decisions" and aqua["source"] == "rrdemo"

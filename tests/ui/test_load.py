@@ -22,7 +22,7 @@ from ui.queue_limits import GENERATION_PER_CLIENT, GENERATION_TOTAL
 from ui.state import ARENA_FIELDS, ArenaRequest
 
 RUN = ArenaRequest(model="obey", n=3, c=1, k=8, m=0, max_tokens=32, task="logic3")
-ROUNDS = 8
+ROUNDS = 5  # the pool fills in round 2; rounds 2-5 show the plateau
 POOL = 24  # sessions gradio keeps here: 16 calls a round fill it in round 2
 UNREAD_FRAMES = 2  # the most frames a run nobody reads leaves behind
 

@@ -290,7 +290,19 @@ def test_the_truth_meter_draws_a_z_line_per_answer_coloured_by_writer() -> None:
         for reader_role, agent, _, _, hue in steps:
             assert reader_role in ("honest", "corrupted")
             assert hue == render.agent_hue(int(agent), state.agents)
-    assert "truth meter z" in rr
+    # the meter is explained once, under the answers; each chart shows only its values
+    both = rr + maj
+    assert both.count(render.METER_LEGEND) == 1 and rr.index(render.METER_LEGEND) > rr.index(
+        'class="rr-vote"'
+    )
+    assert both.count("z: honest reader") == sum(
+        len(state.methods[m].trajectories) for m in ("MAJ", "RRMaj")
+    )
+    assert "logit" not in re.sub(re.escape(render.METER_LEGEND), "", both)
+    assert "truth meter on" in render.setting_text(config) and "True" not in render.setting_text(
+        config
+    )
     plain = replace(_config(), meter=False)
     state, _ = _fake_run(plain, FakePool(FakeBackend("fake", obeys_injection)))
     assert "rr-zline" not in render.render_rrmaj(state)
+    assert render.METER_LEGEND not in render.render_rrmaj(state)

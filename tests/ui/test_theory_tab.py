@@ -66,6 +66,9 @@ def test_the_text_gives_both_terms_and_the_longest_turns():
     assert "none (even K = 1 fails)" in hopeless
     assert "the bound guarantees RR stays stable while fewer than 66.0%" in text
     assert "RR the bound" not in text
+    far = bound_text(PAPER_GAMMA_H, PAPER_DRIFT, 2000)  # the drift has compounded past 0.1%
+    assert "0.0%" not in far and "rho_max = below 0.1%" in far
+    assert "the bound guarantees nothing here" in far
 
 
 def test_a_run_that_collapses_inside_its_fitted_bound_says_why() -> None:

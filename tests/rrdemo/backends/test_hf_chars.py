@@ -8,6 +8,7 @@ from types import SimpleNamespace
 
 import pytest
 import torch
+from tokenizers import decoders
 
 from rrdemo.backends.base import Finished, GenerationRequest
 from rrdemo.backends.hf import TransformersBackend
@@ -19,12 +20,17 @@ GREEDY = Sampling(temperature=0.0)
 
 
 class ByteTokenizer:
-    """One token per byte, like the byte fallback of real tokenizers."""
+    """One token per byte, spelt `<0xE2>` like the byte fallback of real tokenizers."""
 
     chat_template = None
     eos_token_id = 256
+    all_special_ids = [256]
     unk_token_id = None
     padding_side = "left"
+    backend_tokenizer = SimpleNamespace(decoder=decoders.ByteFallback())
+
+    def convert_ids_to_tokens(self, token):
+        return f"<0x{token:02X}>"
 
     def __call__(self, text, add_special_tokens=True):
         return {"input_ids": list(text.encode())}

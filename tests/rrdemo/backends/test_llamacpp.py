@@ -226,15 +226,15 @@ def test_cost_accounting_at_an_equal_budget_on_llama_cpp(llama_pool):
 
 
 def test_backends_bench_refuses_bad_options_and_writes_its_readme_section(tmp_path, capsys):
-    from bench.backends import END, START, main, write_readme
+    from bench.backends import END, SECTION, START, main, write_readme
 
     assert main(["--k", "10", "--max-tokens", "5", "--out", str(tmp_path / "r.json")]) == 2
     assert "--max-tokens at least --k" in capsys.readouterr().err
     assert not (tmp_path / "r.json").exists()
     readme = tmp_path / "README.md"
     readme.write_text("# Benchmarks\n\n## Cost\n\ntext\n")
-    write_readme(readme, "| old |")
-    write_readme(readme, "| new |")
+    write_readme(readme, "| old |", START, END, SECTION)
+    write_readme(readme, "| new |", START, END, SECTION)
     text = readme.read_text()
     assert text.startswith("# Benchmarks\n\n## Cost\n\ntext") and "| new |" in text
     assert "| old |" not in text and text.count(START) == text.count(END) == 1

@@ -87,7 +87,7 @@ def test_the_donor_never_covers_the_whole_prompt():
 
 def test_a_row_still_decoding_in_another_call_gives_what_it_has_fed():
     other = Row(0, _request("other"), Seq(3, []), [1, 2, 3], 0, np.random.default_rng(0))
-    other.new = [4, 5, 6]  # the last new token is drawn but not fed yet
+    other.decoder.tokens.extend([4, 5, 6])  # the last one is written but not fed yet
     found = donor_for([1, 2, 3, 4, 5, 6, 7], 0, None, sequences(4), [other], [])
     assert found == (other.seq, 5, None)
     other.done = True  # finished: its sequence belongs to the cache now

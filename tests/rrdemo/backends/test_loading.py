@@ -111,3 +111,45 @@ def test_a_dtype_and_a_device_map_are_honoured_and_pooled_apart() -> None:
     assert pool.get("smollm2", dtype="bfloat16") is half
     with pytest.raises(RRError, match="transformers setting"):
         loading.load_backend("smollm2", backend="llamacpp", dtype="float16")
+
+
+def test_a_hub_model_the_web_app_cannot_fetch_is_one_sentence_without_the_hubs_text(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The web app's hub-only load of a name the hub cannot give (offline, nothing cached):
+    one sentence naming the model and the models this machine has; the hub library's own text
+    (environment settings, cache paths) stays in the server log."""
+    from huggingface_hub import constants
+
+    from rrdemo.backends.pool import ModelPool
+    from rrdemo.config import AgentSpec
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hf" / "hub"))
+    pool = ModelPool(public=True)
+    with pytest.raises(RRError) as info:
+        list(pool.ensure([AgentSpec("no-such/model-xyz", False)]))
+    message = str(info.value)
+    shipped = [n for n, i in registry.REGISTRY.items() if i.offline]
+    assert message == (
+        f"The model 'no-such/model-xyz' {loading.UNREACHABLE}; the models this machine has are "
+        f"{', '.join(shipped)}."
+    )
+    assert "HF_" not in message and str(tmp_path) not in message
+
+
+@pytest.mark.parametrize(
+    "name, said",
+    [("RepositoryNotFoundError", "is not a model on the Hugging Face hub"),
+     ("GatedRepoError", "is gated"), ("RevisionNotFoundError", "has no such revision")],
+)  # fmt: skip
+def test_why_the_hub_gave_no_model_is_said_in_plain_words(
+    monkeypatch: pytest.MonkeyPatch, name: str, said: str
+) -> None:
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    failure = type(name, (Exception,), {})("401 Client Error ... HF_TOKEN ... /root/.cache")
+    message = loading.hub_failure("org/model", failure)
+    assert said in message and "HF_TOKEN" not in message and "/root" not in message
+    assert message.count(".") >= 1 and message.endswith(".") and "smollm2" in message

@@ -1,4 +1,4 @@
-"""Token-id helpers of the local engines: common prefixes, length groups, UTF-8 tails."""
+"""Token-id helpers of the local engines: common prefixes and length groups."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from rrdemo.backends.tokens import by_length, common_prefix, incomplete_tail
+from rrdemo.backends.tokens import by_length, common_prefix
 
 
 def _naive_prefix(a, b) -> int:
@@ -47,27 +47,3 @@ def test_every_group_keeps_its_padding_under_the_waste_bound(waste):
         for group in groups:
             sizes = [lengths[i] for i in group]
             assert max(sizes) * len(sizes) - sum(sizes) <= waste * sum(sizes) + 1e-9
-
-
-@pytest.mark.parametrize(
-    ("text", "tail"),
-    [("abc", 0), ("a×", 0), ("😀≈", 0), ("", 0)],
-)
-def test_incomplete_tail_of_complete_text_is_zero(text, tail):
-    assert incomplete_tail(text.encode()) == tail
-
-
-@pytest.mark.parametrize("char", ["×", "≈", "😀", "お"])
-def test_incomplete_tail_counts_the_bytes_of_a_started_character(char):
-    data = char.encode()
-    for cut in range(1, len(data)):
-        assert incomplete_tail(b"ok" + data[:cut]) == cut
-    assert incomplete_tail(b"ok" + data) == 0
-
-
-def test_dropping_the_incomplete_tail_always_leaves_valid_utf8():
-    data = "a×b≈c😀dお!".encode()
-    for cut in range(len(data) + 1):
-        tail = incomplete_tail(data[:cut])
-        assert 0 <= tail < 4
-        assert data[: cut - tail].decode() == data[:cut].decode(errors="ignore")

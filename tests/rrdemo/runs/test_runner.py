@@ -216,7 +216,11 @@ def test_plan_expands_tasks_configs_strengths_and_k_with_one_question_sample():
             "m_star": 4,
         }
     )
-    assert len(plan.conditions) == 2 * 2 * 2 and plan.n_units == 32
+    # 2c1t under both strengths and both K; 0c3t reads no injection: under the first strength
+    # only (it would run the same uninjected agents twice)
+    assert len(plan.conditions) == (2 + 1) * 2 and plan.n_units == 24
+    uninjected = [c for c in plan.conditions if c.config.c == 0]
+    assert {c.config.strength for c in uninjected} == {"moderate"} and len(uninjected) == 2
     assert {c.config.resolved_m for c in plan.conditions} == {4}
     qids = {tuple(q.qid for q in c.questions) for c in plan.conditions}
     assert len(qids) == 1  # MAJ and RRMaj and every config see the same questions

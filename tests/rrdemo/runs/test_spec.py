@@ -13,7 +13,8 @@ from rrdemo.errors import RRError
 from rrdemo.report.tables import asymmetric_yield, main_table
 from rrdemo.runs.log import read_run
 from rrdemo.runs.runner import run_plan
-from rrdemo.runs.spec import ensemble_name, load_sweep_file, normalize_sweep, plan_sweep
+from rrdemo.runs.spec import ensemble_name, normalize_sweep, plan_sweep
+from rrdemo.runs.sweep import load_sweep_file
 from rrdemo.seats import homogeneous_agents
 from tests.support.fakes import FakeBackend, FakePool
 

@@ -4,12 +4,14 @@ the run)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
 import pytest
 
 from rrdemo.cli import main
+from rrdemo.report.policies import policy_rows
 from rrdemo.runs.log import read_log
 from rrdemo.runs.runner import run_plan
 from rrdemo.runs.write import merge_logs
@@ -90,9 +92,10 @@ def test_build_merges_the_shards_and_publishes_the_same_bytes_again(tmp_path, ca
     board = json.loads(study.board.out.read_text())
     assert board["source"] == "rrdemo" and board["created"].startswith("2026-11-20T10:00:00")
     gallery = json.loads(study.gallery.manifest.read_text())
-    assert [s["log"] for s in gallery["settings"]][-1] == "other.jsonl"  # a new log goes first
-    assert gallery["settings"][0]["log"] == "log.jsonl"
-    assert list(gallery["logs"]) == ["log.jsonl", "other.jsonl"]
+    # a new log goes after the current runs: the setting the Arena opens on stays first
+    assert [s["log"] for s in gallery["settings"]][0] == "other.jsonl"
+    assert gallery["settings"][-1]["log"] == "log.jsonl"
+    assert list(gallery["logs"]) == ["other.jsonl", "log.jsonl"]
     published = {p: p.read_bytes() for p in study.path.parent.rglob("*") if p.is_file()}
     assert main(["study", str(study.path), "build"]) == 0  # again: nothing changes
     assert {p: p.read_bytes() for p in study.path.parent.rglob("*") if p.is_file()} == published
@@ -202,20 +205,51 @@ publish: {reextract: true, report: cal_report}
 def test_a_paired_study_reports_its_rrmaj_beside_the_base_runs_decisions(tmp_path, capsys) -> None:
     """`publish.paired_with`: the build's report pairs this run's RRMaj with the base run's MAJ
     and RRMaj (rrdemo.report.policies)."""
-    run_plan(fake_plan(), tmp_path / "base.jsonl", fake_pool(), progress=False)
+    # a benchmark, and settings the gallery lists: the run publishes board rows and recordings
+    plan = fake_plan(labels=("0c5t", "3c2t"), task_name="logic3", m_star=5)
+    run_plan(plan, tmp_path / "base.jsonl", fake_pool(), progress=False)
     text = STUDY.replace("shards: 2\n", "").replace(
         "report: report", "report: report\n  paired_with: ../base.jsonl"
     )
-    text = "\n".join(
-        line for line in text.splitlines() if "board" not in line and "gallery" not in line
-    )
-    path = _study(tmp_path / "s", text + "\n")
+    path = _study(tmp_path / "s", text)
     study = load_study(path)
     assert study.paired_with == tmp_path / "s" / ".." / "base.jsonl"
-    run_plan(fake_plan(), study.log, fake_pool(), progress=False)
+    rr_only = tuple(
+        dataclasses.replace(
+            c, config=dataclasses.replace(c.config, eos_policy="pass"), methods=("RRMaj",)
+        )
+        for c in plan.conditions
+    )
+    rr_only_plan = dataclasses.replace(
+        plan, sweep={**plan.sweep, "methods": ["RRMaj"]}, conditions=rr_only
+    )
+    run_plan(rr_only_plan, study.log, fake_pool(), progress=False)
     assert main(["study", str(path), "build"]) == 0
     policies = (study.report / "policies.md").read_text()
-    assert policies.count("| fake |") == 2  # one row per condition, paired question by question
+    assert policies.count("| logic3 |") == 2  # one row per condition, paired per question
+    # Its board rows: this run's RRMaj beside the base run's MAJ, labelled with the policy,
+    # the numbers of policies.csv (RRMaj(other) against MAJ).
+    rows = {r.label: r for r in policy_rows(read_log(tmp_path / "base.jsonl"), read_log(study.log))}
+    board = json.loads(study.board.out.read_text())["results"]
+    assert len(board) == len(rows) == 2
+    for row in board:
+        label = f"{row['n_corrupted']}c{row['n_honest']}t"
+        assert row["eos_policy"] == "pass"
+        assert row["maj_accuracy"] == pytest.approx(rows[label].maj, abs=1e-6)
+        assert row["rrmaj_accuracy"] == pytest.approx(rows[label].rrmaj_other, abs=1e-6)
+    # Its gallery settings name the base log; a recording plays both methods, MAJ from the base.
+    from rrdemo.gallery import load_gallery
+
+    gallery = load_gallery(study.gallery.manifest)
+    ours = [s for s in gallery.settings if s.log.name == "log.jsonl"]
+    assert ours and all(s.paired_with.name == "base.jsonl" for s in ours)
+    unit = ours[0].unit(ours[0].questions[0])
+    assert set(unit.done["votes"]) == {"MAJ", "RRMaj"}
+    assert {t["method"] for t in unit.trajectories} == {"MAJ", "RRMaj"}
+    outcome = ours[0].outcome()
+    assert outcome is not None and outcome.row.rrmaj == pytest.approx(
+        rows[ours[0].name.split()[-1]].rrmaj_other
+    )
 
 
 @pytest.mark.parametrize(

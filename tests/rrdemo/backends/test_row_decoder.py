@@ -1,4 +1,4 @@
-"""When a row stops: one table of cases, run through the pure rule and through both local engines.
+"""When a row stops: one table of cases, run through the row decoder and through both local engines.
 
 Each case scripts the tokens a writer draws (whole tokens, single bytes of a UTF-8 character,
 end-of-text; "unsure" ones drawn with a high entropy) and says how long the turn is. The engines
@@ -9,13 +9,13 @@ loop, UTF-8 tracking and entropy feed the rule; transformers and llama.cpp give 
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass
 
 import pytest
 
 from rrdemo.backends.base import Finished, GenerationRequest
-from rrdemo.backends.row_stop import CHAR_TAIL, RowState, hard_cap, row_stop
-from rrdemo.backends.tokens import incomplete_tail
+from rrdemo.backends.row_decoder import CHAR_TAIL, RowDecoder, RowState, hard_cap, row_stop
 from rrdemo.config import AgentSpec, RunConfig, Sampling
 from rrdemo.turns import TurnPolicy
 from tests.support.llama import needs_llama
@@ -111,36 +111,40 @@ CASES = [
 IDS = [c.name for c in CASES]
 
 
-# -- the rule -------------------------------------------------------------------------------------
+# -- the rule ---------------------------------------------------------------------------------
 def run_rule(case: Case) -> tuple[int, str, str]:
-    """The case's script through `row_stop`, asked as an engine asks it: before writing a drawn
-    token (with its entropy) and after writing it."""
-    data, n = b"", 0
-
-    def state(**kw) -> RowState:
-        text = data.decode("utf-8", "replace")
-        partial = incomplete_tail(data) > 0
-        return RowState(n, case.k, case.room, policy=case.policy, text=text, partial=partial, **kw)
-
-    def cut() -> str:
-        return data[: len(data) - incomplete_tail(data)].decode()
-
+    """The case's script through a `RowDecoder`, fed as an engine feeds it: each drawn token with
+    its bytes and, when the policy reads it, the writer's entropy over it."""
+    request = GenerationRequest(("rule",), "", case.k, GREEDY, 0, case.room, case.policy)
+    decoder = RowDecoder(request)
     reads_entropy = case.policy is not None and case.policy.needs_entropy
+    deltas = ""
     for step in case.script:
-        if reads_entropy and row_stop(state(entropy=UNSURE if step.unsure else SURE)):
-            return n, "length", cut()
-        if step.piece is None:
-            return n, row_stop(state(eos=True)), cut()
-        data, n = data + step.piece, n + 1
-        stop = row_stop(state())
-        if stop is not None:
-            return n, stop, cut()
+        entropy = (UNSURE if step.unsure else SURE) if reads_entropy else None
+        deltas += decoder.step(0, step.piece or b"", step.piece is None, entropy)
+        if decoder.stop is not None:
+            done = decoder.finished(0, 0)
+            assert deltas == done.text  # the streamed text is the finished text
+            return done.n_tokens, done.finish_reason, done.text
     raise AssertionError(f"{case.name}: the script ran out before the row stopped")
 
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)
 def test_the_rule_gives_each_case_its_turn_length(case):
     assert run_rule(case) == (case.n_tokens, case.reason, case.text)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_text_holds_whole_characters_at_every_cut_and_is_what_was_streamed(seed):
+    data = "a×b≈c😀dお!".encode()
+    rng, cut, streamed = random.Random(seed), 0, ""
+    decoder = RowDecoder(GenerationRequest(("cut",), "", len(data), GREEDY, 0))
+    while cut < len(data):
+        piece = data[cut : cut + rng.randrange(1, 4)]  # a token of one to three bytes
+        cut += len(piece)
+        streamed += decoder.step(0, piece, False)
+        assert decoder.text == streamed == data[:cut].decode(errors="ignore")
+        assert decoder.partial == (streamed.encode() != data[:cut])
 
 
 def test_the_hard_cap_is_k_plus_a_character_within_room():
@@ -205,19 +209,6 @@ def _plain(backend, piece: bytes) -> list[int]:
     return backend._vocab.tokenize(piece.decode(), add_special=False)
 
 
-def _gpt2_byte_chars() -> dict[int, str]:
-    """The byte-level BPE alphabet (GPT-2's): the vocabulary entry of each single byte."""
-    printable = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1)]
-    printable += range(ord("®"), ord("ÿ") + 1)
-    chars, extra = {}, 0
-    for byte in range(256):
-        if byte in printable:
-            chars[byte] = chr(byte)
-        else:
-            chars[byte], extra = chr(256 + extra), extra + 1
-    return chars
-
-
 def _run_engine(engine, case: Case, byte_id) -> tuple[int, str, str]:
     engine.ids = _token_ids(engine, case, byte_id)
     engine.unsure = [s.unsure for s in case.script]
@@ -240,8 +231,8 @@ def forced_transformers(real_pool):
         pass
 
     engine = twin(real_pool.get("smollm2", None, "transformers"), ForcedTransformers)
-    chars = _gpt2_byte_chars()
-    return engine, lambda byte: engine.tokenizer.convert_tokens_to_ids(chars[byte])
+    by_piece = {engine.piece(i): i for i in range(len(engine.tokenizer))}
+    return engine, lambda byte: by_piece[bytes([byte])]
 
 
 @pytest.fixture(scope="module")
@@ -259,18 +250,11 @@ def forced_llamacpp(real_pool):
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("engine", ["transformers", pytest.param("llamacpp", marks=needs_llama)])
 @pytest.mark.parametrize("case", CASES, ids=IDS)
-def test_transformers_gives_each_case_its_turn_length(forced_transformers, case):
-    engine, byte_id = forced_transformers
-    assert _run_engine(engine, case, byte_id) == (case.n_tokens, case.reason, case.text)
-
-
-@pytest.mark.slow
-@needs_llama
-@pytest.mark.parametrize("case", CASES, ids=IDS)
-def test_llamacpp_gives_each_case_its_turn_length(forced_llamacpp, case):
-    engine, byte_id = forced_llamacpp
-    assert _run_engine(engine, case, byte_id) == (case.n_tokens, case.reason, case.text)
+def test_each_engine_gives_each_case_its_turn_length(request, engine, case):
+    forced, byte_id = request.getfixturevalue(f"forced_{engine}")
+    assert _run_engine(forced, case, byte_id) == (case.n_tokens, case.reason, case.text)
 
 
 @pytest.mark.slow
@@ -298,3 +282,57 @@ def test_the_reported_run_stays_within_l_and_the_engines_agree(real_pool, length
         assert sum(seen[engine][0]) <= length
     assert seen["transformers"] == seen["llamacpp"]
     assert sum(seen["llamacpp"][0]) == length  # the text runs on past L: the cap is what stops it
+
+
+# -- what the engines write -----------------------------------------------------------------------
+PROMPTS = (
+    "Name a colour.",
+    "Copy this line exactly: 12 × 3 ≈ 36 and 7 × 8 ≈ 56",
+    "Write three Chinese characters for sun, moon and water.",
+)
+
+
+class _Recorded:
+    """Mixin for an engine: keeps the tokens of the row that finished last."""
+
+    written: list[int] = []
+
+    def _finish(self, row, *args):
+        self.written = list(row.decoder.tokens)
+        return super()._finish(row, *args)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("engine", ["transformers", "llamacpp"])
+@pytest.mark.parametrize("name", ["smollm2", "gemma3-270m"])
+def test_an_engine_writes_the_tokenizers_decode_of_its_tokens(real_pool, engine, name):
+    """Greedy turns (K = 4 within L = 16) and answers (L = 16) on both engines: the streamed text
+    is the finished text, and that is the transformers tokenizer's decode of the whole token list
+    the row wrote (both engines read the same GGUF vocabulary), less a character the cap cut."""
+    from bench.variants import BenchTransformers, twin
+    from tests.support.llama import llama
+    from tests.support.llama import twin as llama_twin
+
+    tokenizer = real_pool.get(name, None, "transformers").tokenizer
+    if engine == "llamacpp":
+        from bench.variants import BenchLlamaCpp
+
+        backend = llama_twin(llama(real_pool, name), type("R", (_Recorded, BenchLlamaCpp), {}))
+    else:
+        backend = twin(real_pool.get(name), type("R", (_Recorded, BenchTransformers), {}))
+    for i, prompt in enumerate(PROMPTS):
+        for k, room in ((4, 16), (16, None)):
+            request = GenerationRequest(
+                ("whole", i, k), backend.render_prompt(prompt), k, GREEDY, 0, room
+            )
+            outputs = list(backend.generate([request]))
+            done = outputs[-1]
+            assert isinstance(done, Finished)
+            assert "".join(o.text for o in outputs[:-1]) == done.text
+            tokens = backend.written[: done.n_tokens]
+            whole = tokenizer.decode(tokens, skip_special_tokens=True)
+            assert done.text == whole.rstrip("\ufffd")
+            assert done.finish_reason == "eos" or k <= done.n_tokens <= (room or k)
+    backend.release(("whole",))
+    if engine == "llamacpp":
+        backend.close()

@@ -1,0 +1,79 @@
+"""The Experiments tab in real chromium, on the real app over a deliberately slow scripted engine:
+Stop says "stopped" at once with how many question runs finished."""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.support.fakes import FakeBackend, FakePool, obeys_injection
+from tests.support.served import serve_app
+from tests.ui.test_app_browser import CHROMIUM_ARGS
+from tests.ui.test_arena_first_screen_browser import CHROMIUM
+
+PER_TOKEN_S = 0.02  # the slowed engine: a question run of this sweep takes a few seconds
+
+
+class SlowBackend(FakeBackend):
+    """The scripted agents, each decoding step taking `PER_TOKEN_S`: a machine under load."""
+
+    def generate(self, requests):
+        for output in super().generate(requests):
+            time.sleep(PER_TOKEN_S)
+            yield output
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory) -> Iterator:
+    pool = FakePool(SlowBackend("smollm2", obeys_injection))  # the registry's name, fake agents
+    yield from serve_app(pool, tmp_path_factory.mktemp("experiments"))
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator:
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"chromium not installed at {CHROMIUM} (run `make browser`)")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+def _status(page) -> str:
+    return page.locator("#rr-sweep-status").inner_text()
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+def test_stop_in_experiments_says_stopped_with_the_runs_that_finished(browser, served) -> None:
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    page.goto(served.url, wait_until="domcontentloaded")
+    page.get_by_role("tab", name="Experiments").click()
+    page.locator("#rr-sweep-run").click()
+    # a question run of the sweep (the tab's defaults: 4 settings x 2 questions) finished
+    page.wait_for_function(
+        "() => /[1-7] \\/ 8 question runs/.test("
+        "document.querySelector('#rr-sweep-status')?.innerText || '')",
+        timeout=120_000,
+    )
+    page.locator("#rr-sweep-stop").click()
+    pressed = time.monotonic()
+    page.wait_for_function(
+        "() => /Stopped/.test(document.querySelector('#rr-sweep-status')?.innerText || '')",
+        timeout=10_000,
+    )
+    waited = time.monotonic() - pressed
+    print(f"Stop to 'Stopped' in the Experiments tab: {waited:.2f} s")
+    shown = _status(page)
+    found = re.search(r"(\d+) of 8 question runs finished", shown)
+    assert found and 1 <= int(found.group(1)) < 8, shown
+    page.wait_for_timeout(3000)  # the sweep has stopped: nothing overwrites the line
+    assert "Stopped" in _status(page), _status(page)
+    page.close()
