@@ -198,6 +198,16 @@ class MemoryLedger:
         _log.warning("memory watchdog: %s", message)
         return message
 
+    def forget_runs(self) -> int:
+        """Drop every reservation and what the watchdog said, keeping the holds (the models that
+        stay loaded); returns how many reservations were dropped (tests, between two tests)."""
+        with self._changed:
+            dropped = len(self._reservations)
+            self._reservations.clear()
+            self.stopped.clear()
+            self._changed.notify_all()
+        return dropped
+
     def close(self) -> None:
         """Stop the watchdog thread (reservations still work; nothing watches them)."""
         self._closed.set()
@@ -217,6 +227,14 @@ def process_ledger() -> MemoryLedger:
         if _PROCESS is None:
             _PROCESS = MemoryLedger()
         return _PROCESS
+
+
+def forget_runs() -> None:
+    """The process ledger, if there is one, forgets its runs' reservations (`forget_runs`)."""
+    with _PROCESS_LOCK:
+        ledger = _PROCESS
+    if ledger is not None:
+        ledger.forget_runs()
 
 
 def reset() -> None:

@@ -27,6 +27,34 @@ def _isolated_paths(tmp_path, monkeypatch):
     monkeypatch.setenv("LEADERBOARD_PROJECT_RUNS", str(tmp_path / "no-project-runs"))
 
 
+@pytest.fixture(autouse=True)
+def _nothing_carried_between_tests():
+    """The process-wide state a test can fill starts empty for the next: the Arena's panel
+    claims, the memory ledger's reservations and watchdog notes (the models kept loaded stay
+    held: they are still in memory), the committed rate table's cache."""
+    yield
+    owners, ledger, rates = (
+        sys.modules.get(m) for m in ("ui.owners", "rrdemo.memory_ledger", "rrdemo.rates")
+    )
+    if owners is not None:  # a module not imported yet holds nothing
+        owners.reset()
+    if ledger is not None:
+        ledger.forget_runs()
+    if rates is not None:
+        rates._committed.cache_clear()
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _worker_pools_closed_after_each_module():
+    """The bounded-work pools (math answers, model sizes, templates) hold worker processes and
+    their counts; each module starts with none (a call starts a fresh worker in about a second,
+    so per module rather than per test)."""
+    yield
+    worker = sys.modules.get("rrdemo.worker")
+    if worker is not None:
+        worker.reset()
+
+
 # Models the run's pool keeps loaded at once (least recently used unloaded first): with two, the
 # suite stays within its memory budget (docs/development.md, "Memory").
 TEST_MAX_MODELS = 2

@@ -110,6 +110,15 @@ def held() -> int:
         return len(_claims)
 
 
+def reset() -> None:
+    """Supersede and forget every claim (tests: no stream of an earlier test holds panels)."""
+    with _lock:
+        claims = list(_claims.values())
+        _claims.clear()
+    for held_claim in claims:
+        held_claim.supersede()
+
+
 def owned(frames: Iterator[tuple], session: str | None) -> Iterator[tuple]:
     """`frames` (Arena frames, the state last) while their stream owns the session's panels.
 

@@ -139,3 +139,19 @@ def test_a_real_run_the_watchdog_revokes_stops_with_its_reason(real_pool) -> Non
         list(run_question(config, question, task, source, methods=("MAJ",)))
     assert ledger.stopped and ledger.held() == 0
     ledger.close()
+
+
+def test_forgetting_runs_drops_their_reservations_and_keeps_the_models_held() -> None:
+    """Between two tests (the suite's autouse reset): a run an earlier test left in flight no
+    longer counts against the budget, a kept model still does, and a later release is harmless."""
+    ledger = MemoryLedger(5 * GB, wait_seconds=0.1)
+    ledger.hold("weights", 1 * GB, "a model's weights")
+    left = ledger.reserve("abandoned run", 3 * GB, "MAJ answers")
+    left.__enter__()
+    ledger.stopped.append("an earlier note")
+    assert ledger.forget_runs() == 1
+    assert ledger.held() == 1 * GB and ledger.stopped == []
+    with ledger.reserve("next run", 4 * GB, "RRMaj trajectories"):  # fits only once forgotten
+        assert ledger.held() == 5 * GB
+    left.__exit__(None, None, None)  # the abandoned run ends later: nothing to give back twice
+    assert ledger.held() == 1 * GB

@@ -236,3 +236,14 @@ def test_a_run_still_going_when_its_server_closes_gives_up_its_claim(
     assert owners.holder(visitor) is not None
     next(served, None)  # the app closes
     assert _claim_gone(visitor)
+
+
+def test_reset_supersedes_and_forgets_every_claim(visitor) -> None:
+    """The suite's autouse reset: a stream an earlier test left unread holds no panels after it,
+    and is superseded (it ends at its next frame without showing one)."""
+    playing = owners.owned(_recording(), visitor)
+    next(playing)
+    assert owners.holder(visitor) is not None
+    owners.reset()
+    assert owners.holder(visitor) is None
+    assert list(playing) == []
