@@ -19,6 +19,24 @@ os.environ.setdefault("RRDEMO_LLAMA_N_CTX", "1024")
 os.environ.setdefault("RRDEMO_LLAMA_SEQS", "16")
 
 
+def pytest_collection_modifyitems(config, items):
+    """Under `RRDEMO_TEST_SHARD=i/n` (tests/support/run_shards.py), only shard i's modules run."""
+    shard = os.environ.get("RRDEMO_TEST_SHARD")
+    if not shard:
+        return
+    from tests.support.shards import measured_seconds, parse_shard, select
+
+    try:
+        index, count = parse_shard(shard)
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    keep = select([item.nodeid for item in items], index, count, measured_seconds())
+    config.hook.pytest_deselected(
+        items=[item for item, k in zip(items, keep, strict=True) if not k]
+    )
+    items[:] = [item for item, k in zip(items, keep, strict=True) if k]
+
+
 @pytest.fixture(autouse=True)
 def _isolated_paths(tmp_path, monkeypatch):
     monkeypatch.setenv("RRDEMO_DATA_DIR", str(tmp_path / "data"))
