@@ -49,8 +49,10 @@ llama-optional: setup
 	the app will run the offline models on transformers (see docs/backends.md)"
 
 # PYTEST_ARGS adds pytest options, e.g. the per-test memory report (docs/development.md, "Memory").
+# The suite runs as one shard per core side by side (tests/support/run_shards.py);
+# RRDEMO_TEST_SHARDS=1 runs it as one plain pytest process.
 test: setup browser warm llama
-	$(BIN)/python -m pytest -q --timeout=900 $(PYTEST_ARGS)
+	$(BIN)/python -m tests.support.run_shards -q --timeout=900 $(PYTEST_ARGS)
 
 test-fast: setup
 	$(BIN)/python -m pytest -q -m "not slow and not browser"

@@ -30,7 +30,8 @@ def pytest_collection_modifyitems(config, items):
         index, count = parse_shard(shard)
     except ValueError as exc:
         raise pytest.UsageError(str(exc)) from None
-    keep = select([item.nodeid for item in items], index, count, measured_seconds())
+    marked = [(i.nodeid, any(i.get_closest_marker(m) for m in ("slow", "browser"))) for i in items]
+    keep = select(marked, index, count, measured_seconds())
     config.hook.pytest_deselected(
         items=[item for item, k in zip(items, keep, strict=True) if not k]
     )

@@ -16,16 +16,24 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_modules_are_dealt_heaviest_first_to_the_lightest_shard() -> None:
-    tests = {"a.py": 1, "b.py": 1, "c.py": 1, "d.py": 1}
+    guessed = {"a.py": 1.0, "b.py": 1.0, "c.py": 1.0, "d.py": 1.0}
     seconds = {"a.py": 100.0, "b.py": 60.0, "c.py": 50.0, "d.py": 5.0}
-    assert assign(tests, seconds, 2) == {"a.py": 0, "b.py": 1, "c.py": 1, "d.py": 0}
-    # unmeasured modules weigh one second per test
+    assert assign(guessed, seconds, 2) == {"a.py": 0, "b.py": 1, "c.py": 1, "d.py": 0}
+    # unmeasured modules weigh what their marks guess
     assert assign({"x.py": 30, "y.py": 10, "z.py": 15}, {}, 2) == {"x.py": 0, "z.py": 1, "y.py": 1}
+
+
+def test_an_unmeasured_module_of_slow_tests_outweighs_one_of_many_quick_ones() -> None:
+    tests = [(f"tests/quick.py::t{i}", False) for i in range(15)]
+    tests += [("tests/slow.py::t", True), ("tests/other.py::t", False)]
+    in_first = select(tests, 0, 2, {})
+    # slow.py (10 s) goes first to shard 0; quick.py (7.5 s), then other.py, to shard 1
+    assert in_first == [False] * 15 + [True, False]
 
 
 def test_every_test_runs_in_exactly_one_shard_and_a_module_stays_whole() -> None:
     ids = [f"tests/m{m}.py::test_{t}" for m in range(7) for t in range(m + 1)]
-    chosen = [select(ids, index, 3, {}) for index in range(3)]
+    chosen = [select([(i, False) for i in ids], index, 3, {}) for index in range(3)]
     assert all(sum(flags) == 1 for flags in zip(*chosen, strict=True))
     for flags in chosen:
         modules_in = {i.split("::")[0] for i, f in zip(ids, flags, strict=True) if f}
