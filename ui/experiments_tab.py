@@ -300,7 +300,11 @@ def _sweep_controls() -> list[gr.components.Component]:
         )
     with gr.Row():
         model = gr.Dropdown(
-            list(REGISTRY), value=DEFAULT_MODEL, label="Model", allow_custom_value=True
+            list(REGISTRY),
+            value=DEFAULT_MODEL,
+            label="Model",
+            allow_custom_value=True,
+            elem_id="rr-sweep-model",
         )
         configs = gr.Textbox(value="0c3t,1c2t,2c1t,3c0t", label="Settings (c corrupted, t honest)")
     with gr.Row():
