@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,6 +55,7 @@ class TimeEstimate:
     bounded: int  # units whose decoding is counted at its upper bound (no lengths logged)
     unmeasured: tuple[str, ...]  # models with no measured speed (the rate, or no time)
     source: str  # where the speeds come from, in words
+    scaled: tuple[str, ...] = ()  # how the speeds of models with none measured were reached
 
     def describe(self, shards: int = 1, gpus: int | None = None) -> str:
         """One line: the time (per shard when several run side by side; in GPU hours when the
@@ -72,6 +74,8 @@ class TimeEstimate:
         if gpus:
             text += f", {self.seconds * gpus / 3600:,.1f} GPU hours on {gpus} GPU(s)"
         text += f", {self.decode:,} tokens decoded; from {self.source}"
+        if self.scaled:
+            text += f" ({'; '.join(self.scaled)})"
         if self.bounded:
             text += f" ({self.bounded} units with no logged lengths counted at M x L)"
         return text
@@ -121,6 +125,13 @@ class Rates:
         single answers, c injected and t honest ones mixed as the config has them (within a few
         tokens of the evidence runs' means, MAJ and RRMaj alike); else the logged lengths of any
         config of the model, task, style and strength; else None."""
+        found = self.length_weights(group, method)
+        if not found:
+            return None
+        return sum(min(q, cap) * w for q, w in found) / sum(w for _, w in found)
+
+    def length_weights(self, group: tuple, method: str) -> list[tuple[float, float]]:
+        """The lengths `expected_length` averages, as (length, weight) pairs; [] when none."""
         sources = (
             lambda: self._logged(group, method),
             lambda: self._calibrated(group),
@@ -129,8 +140,8 @@ class Rates:
         for source in sources:
             found = source()
             if found:
-                return sum(min(q, cap) * w for q, w in found) / sum(w for _, w in found)
-        return self.before.expected_length(group, method, cap) if self.before else None
+                return found
+        return self.before.length_weights(group, method) if self.before else []
 
     def _logged(self, group: tuple, method: str) -> list[tuple[float, float]]:
         return [(q, 1.0) for q in self.lengths.get(length_key(*group, method), [])]
@@ -159,6 +170,50 @@ def _engines(engine: str) -> tuple[str, ...]:
     return ("llamacpp",) if importlib.util.find_spec("llama_cpp") else ("transformers",)
 
 
+def size_gb(model: str) -> float | None:
+    """A model's weights in GB as the registry states them; None for a model it does not know."""
+    from rrdemo.backends.registry import resolve
+    from rrdemo.errors import RRError
+
+    try:
+        return resolve(model).size_gb
+    except RRError:
+        return None
+
+
+def speed_for(
+    rates: Rates | None, model: str, engine: str, method: str, meter: bool, eos: str
+) -> tuple[Speed | None, str]:
+    """The speed of one method of `model`, and "" when it was measured; else the measured speed
+    of the model nearest it in weight size on the same engine and method (the same meter and
+    EOS policy first), scaled by their sizes' ratio (a CPU decode step reads every weight once,
+    so its time grows about as the weights do: the 1.5B's measured line is 7x SmolLM2's for 11x
+    the weights), with how it was reached in words; (None, "") when nothing is measured."""
+    measured = rates.speed(model, engine, method, meter, eos) if rates else None
+    size = size_gb(model)
+    if measured or not size:
+        return measured, ""
+    engines, found = _engines(engine), []
+    while rates is not None:
+        for (other, key_engine, key_method, key_meter, key_eos), speed in rates.speeds.items():
+            other_size = size_gb(other)
+            if key_engine in engines and key_method == method and other_size:
+                unlike = (key_meter != bool(meter)) + (key_eos != eos)
+                found.append((unlike, abs(math.log(size / other_size)), other, other_size, speed))
+        rates = rates.before
+    if not found:
+        return None, ""
+    unlike, _, other, other_size, speed = min(found)
+    ratio = size / other_size
+    how = (
+        f"no speed measured for {model}: {other}'s measured speed scaled by weight size "
+        f"({size:g} / {other_size:g} GB)"
+    )
+    if unlike:
+        how += " under another meter or EOS setting"
+    return Speed(speed.per_token * ratio, speed.per_unit * ratio, 0), how
+
+
 def load_rates(path: Path | str = RATES_FILE) -> Rates | None:
     """The rates file, or None when there is none (a pip install without the repository)."""
     path = Path(path)
@@ -180,6 +235,10 @@ class UnitShape:
     methods: tuple[str, ...]
     m: int
     max_tokens: int
+
+    def speed_key(self, method: str) -> tuple[str, str, bool, str]:
+        """(engine, method, meter, EOS policy): what `speed_for` takes after the model."""
+        return (self.engine, method, self.meter, self.eos_policy)
 
     @classmethod
     def of(cls, condition) -> UnitShape:
@@ -218,7 +277,7 @@ def unit_estimate(
         if rate:
             seconds = tokens / rate
         elif rates:
-            speed = rates.speed(shape.group[0], shape.engine, method, shape.meter, shape.eos_policy)
+            speed, _ = speed_for(rates, shape.group[0], *shape.speed_key(method))
             seconds = speed.seconds(tokens) if speed else None
         found.append((method, tokens, mean is None, seconds))
     return found
@@ -251,10 +310,14 @@ def _time_of(
     """The time of one unit per entry of `keys` (a condition key into `shapes`)."""
     seconds, decode, bounded = 0.0, 0.0, 0
     unmeasured: dict[str, None] = {}
+    scaled: dict[str, None] = {}
     estimates: dict[str, list] = {}  # one estimate per condition, reused for its questions
     for key in keys:
         if key not in estimates:
             estimates[key] = unit_estimate(shapes[key], rates, rate)
+            for method in shapes[key].methods if not rate else ():
+                how = speed_for(rates, shapes[key].group[0], *shapes[key].speed_key(method))[1]
+                scaled.update({how: None} if how else {})
         estimate = estimates[key]
         bounded += any(bound for _, _, bound, _ in estimate)
         for _method, tokens, _bound, method_seconds in estimate:
@@ -269,7 +332,7 @@ def _time_of(
         source = rates.source if rates else "no rates file (assets/rates.json)"
     return TimeEstimate(
         len(keys), None if unmeasured else seconds, round(decode), bounded, tuple(unmeasured),
-        source,
+        source, tuple(scaled),
     )  # fmt: skip
 
 
@@ -296,30 +359,11 @@ def _committed(path: str, mtime: float) -> Rates | None:
     return load_rates(path)
 
 
-def run_line(config, task_name: str, methods: Sequence[str] = ("MAJ", "RRMaj")) -> str:
-    """One line for a front end before a run starts: the expected time of one question under
-    `config` (a RunConfig) on this machine, or "" when no speed was measured for its model."""
-    from rrdemo.backends.choice import with_backends
-
+def committed_rates() -> Rates | None:
+    """The rates file, read again only when it changed (the front ends ask on every change of a
+    control)."""
     path = Path(RATES_FILE)
-    if not path.is_file():
-        return ""
-    spec = with_backends(config).agents[0]  # the engine the run will use (auto: llama.cpp)
-    group = (spec.model, task_name, config.prompt_style, config.strength, config.label)
-    shape = UnitShape(
-        group, spec.backend, config.meter, config.eos_policy, tuple(methods), config.resolved_m,
-        config.max_tokens,
-    )  # fmt: skip
-    found = unit_estimate(shape, _committed(str(path), path.stat().st_mtime))
-    if any(seconds is None for *_, seconds in found):
-        return ""
-    bound = "at most" if any(bound for _, _, bound, _ in found) else "about"
-    seconds = sum(seconds for *_, seconds in found)
-    return (
-        f"Expected time of this run: {bound} {duration(seconds)} on this machine, from the "
-        "speeds measured in the committed study logs (assets/rates.json); other visitors' runs "
-        "share the machine and slow it."
-    )
+    return _committed(str(path), path.stat().st_mtime) if path.is_file() else None
 
 
 def rates_for(logs: Iterable[Path | str], rates_file: Path | str = RATES_FILE) -> Rates | None:
@@ -355,7 +399,7 @@ def calibration_estimate(
     if out.is_file():
         rates = Rates(fit_rates([], [out])).over(rates)
     cap = int(plan.settings["max_tokens"])
-    tokens, bounded, seconds = 0.0, 0, 0.0
+    tokens, bounded, seconds, scaled = 0.0, 0, 0.0, {}
     engine = str(plan.settings.get("backend") or "auto")
     for row in left:
         cell = row.cell
@@ -364,7 +408,8 @@ def calibration_estimate(
         bounded += not quantiles
         decoded = sum(min(q, cap) for q in quantiles) / len(quantiles) if quantiles else cap
         tokens += decoded
-        speed = rates.speed(cell.model, engine, "MAJ", False, "end") if rates else None
+        speed, how = speed_for(rates, cell.model, engine, "MAJ", False, "end")
+        scaled.update({how: None} if how else {})
         seconds = seconds + speed.per_token * decoded if speed and seconds is not None else None
     text = f"{len(left):,} answers left, about {round(tokens):,} tokens to decode"
     if bounded:
@@ -373,10 +418,11 @@ def calibration_estimate(
         return f"{text}; expected time at {rate:g} decoded tokens/s: {duration(tokens / rate)}"
     if seconds is not None:  # calibration logs record no times; the experiment logs' MAJ does
         return (
-            f"{text}; expected time: about {duration(seconds)} at the MAJ decode speed the "
-            "committed experiment logs measured for the model (N = 5 answers decoded together, "
-            "one pinned thread beside another; a busier machine is slower; --rate TOKENS_PER_S "
-            "gives another machine's)"
+            f"{text}; expected time: {'at most' if bounded else 'about'} {duration(seconds)} at "
+            "the MAJ decode speed the committed experiment logs (assets/rates.json) measured "
+            f"for the model{''.join(f' ({how})' for how in scaled)} (N = 5 answers decoded "
+            "together, one pinned thread beside another; a busier machine is slower; "
+            "--rate TOKENS_PER_S gives another machine's)"
         )
     return f"{text}; no decode speed is measured for its model: give --rate TOKENS_PER_S for a time"
 

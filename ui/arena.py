@@ -20,12 +20,13 @@ from typing import Any
 import gradio as gr
 
 from rrdemo.agents import ModelSource
-from rrdemo.backends.choice import with_backends
+from rrdemo.backends.choice import DEFAULT_BACKEND, with_backends
 from rrdemo.backends.hardware import gpu_duration, on_gpu
 from rrdemo.backends.registry import DEFAULT_MODEL, resolve
 from rrdemo.errors import RRError
 from rrdemo.gallery import Gallery, load_gallery
 from rrdemo.memory import check_memory
+from rrdemo.pace import Pace, QuestionWork, question_time
 from rrdemo.protocols import run_question
 from rrdemo.report.paper.tables import models_text
 from rrdemo.seats import parse_agents
@@ -143,7 +144,12 @@ def stream_run(
         used = {resolve(a.model).name for a in cfg.agents}
         origin = ", ".join(f"{n} loaded from: {s}" for n, s in sources.items() if n in used)
         setting += f" · {origin}" if origin else ""
-    yield render.frame(state, f"**Running** MAJ and RRMaj · {setting}…")
+    # the time: expected before, then from the run's own pace, then beside the actual
+    pace = Pace(question_time(cfg, prepared.task.name, backend=cfg.agents[0].backend))
+    work = QuestionWork(cfg, prepared.task.name)
+    yield render.frame(
+        state, f"**Running** MAJ and RRMaj · expected {pace.expected.words()} · {setting}…"
+    )
     events = run_question(
         cfg, prepared.question, prepared.task, pool, target=prepared.target, interleave=True
     )
@@ -154,11 +160,15 @@ def stream_run(
             if state.halted:
                 break
             state.apply(event)
+            work.add(event)
             if throttle.due(force=event.kind in ("decision", "compute_used")):
-                yield render.frame(state, f"**Running** · {setting} · {state.events} events…")
+                left = pace.line(work.done, work.left)
+                yield render.frame(
+                    state, f"**Running** · {left} · {setting} · {state.events} events…"
+                )
     finally:
         events.close()  # stops decoding and frees the KV caches if the user pressed Stop
-    yield render.frame(state, f"**Done** · {setting} · {state.events} events")
+    yield render.frame(state, f"**Done** · {pace.summary()} · {setting} · {state.events} events")
 
 
 def _gpu_seconds(request: ArenaRequest) -> int:
@@ -343,7 +353,8 @@ def build_arena_tab(pool: ModelSource) -> dict[str, gr.components.Component]:
     gr.Markdown(INTRO_PHONE, elem_id="rr-intro-phone")
     panels = _panels(gallery)
     opening = opening_request(gallery)
-    replay = build_replay(gallery, opening) if gallery is not None else None
+    backend = getattr(pool, "preferred_backend", DEFAULT_BACKEND)  # the engine runs ask for
+    replay = build_replay(gallery, opening, backend) if gallery is not None else None
     with gr.Accordion("Set up your own run", open=False, elem_id="rr-setup"):
         controls = build_controls(opening or ArenaRequest(model=DEFAULT_MODEL), pool.offered())
         with gr.Row():
@@ -358,7 +369,8 @@ def build_arena_tab(pool: ModelSource) -> dict[str, gr.components.Component]:
         if replay is None:
             return [], None
         shown = [panels.question, panels.result]
-        return wire_replay(gallery, replay, controls.inputs, shown, panels.outputs, run)
+        outputs = panels.outputs
+        return wire_replay(gallery, replay, controls.inputs, shown, outputs, run, backend=backend)
 
     _wire_runs(pool, run_button, stop_buttons, controls.inputs, panels, replay, recordings)
     wire_controls(controls)

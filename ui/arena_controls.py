@@ -14,12 +14,13 @@ from html import escape
 
 import gradio as gr
 
+from rrdemo.backends.choice import DEFAULT_BACKEND
 from rrdemo.backends.registry import REGISTRY
 from rrdemo.config import ORDERS, STRENGTHS, ct_label, rho_of
 from rrdemo.corruption import TEMPLATES
 from rrdemo.defaults import INTERACTIVE_DEFAULTS, MODEL_DEFAULTS, ModelDefaults
 from rrdemo.errors import RRError
-from rrdemo.rates import run_line
+from rrdemo.pace import question_time
 from rrdemo.seats import parse_agents
 from rrdemo.settings import Setting
 from rrdemo.speakers import silence_warning
@@ -77,10 +78,22 @@ def _silence_text(*values) -> str:
     except (RRError, TypeError, ValueError):
         return ""  # an invalid control is reported when the user presses Run
     warning = silence_warning(prepared.config, [prepared.question.qid])
-    timed = run_line(prepared.config, prepared.task.name)  # the time a run is expected to take
+    timed = question_time(prepared.config, prepared.task.name).line()  # beside the Run button
     return "\n\n".join(
         t for t in (f"⚠ **Silent agents**: {warning}" if warning else "", timed) if t
     )
+
+
+def expected_text(request: dict | None, backend: str = DEFAULT_BACKEND) -> str:
+    """The line beside Run live: the expected time of the run `request` (an `ArenaRequest` as a
+    dict) on `backend`, and how it was reached (`rrdemo.pace`); "" when it cannot run here."""
+    try:
+        prepared = build_run(ArenaRequest(**request)) if request else None
+    except (RRError, TypeError, ValueError):
+        prepared = None
+    if prepared is None:
+        return ""
+    return question_time(prepared.config, prepared.task.name, backend=backend).line()
 
 
 # -- the groups -----------------------------------------------------------------------------------

@@ -30,6 +30,7 @@ from rrdemo.errors import RRError, Stopped
 from rrdemo.events import METHODS
 from rrdemo.limits import limits
 from rrdemo.memory import check_memory
+from rrdemo.pace import SweepPace
 from rrdemo.paths import data_dir
 from rrdemo.report.adversary import adversary_table_md, main_table_by_adversary
 from rrdemo.report.figures import PALETTE, RhoLine, accuracy_rho_figure
@@ -38,10 +39,10 @@ from rrdemo.report.paper.settings import SettingResult, settings_beside
 from rrdemo.report.tables import VoteRates, vote_rates
 from rrdemo.runs.log import read_log, read_run
 from rrdemo.runs.runner import run_plan
-from rrdemo.runs.spec import plan_sweep
+from rrdemo.runs.spec import Plan, plan_sweep
 from ui.calibration_view import build_calibration_view
 from ui.choices import SWEEP_TASK_CHOICES
-from ui.errors import user_error
+from ui.errors import plain, user_error
 from ui.layout import header_widths, legend_below
 from ui.queue_limits import for_this_client
 from ui.scratch import publish_file
@@ -221,18 +222,24 @@ def sweep_settings(
 
 
 def run_sweep(
-    settings: dict[str, Any], pool: ModelSource, stop: threading.Event, every: float = 1.0
+    settings: dict[str, Any],
+    pool: ModelSource,
+    stop: threading.Event,
+    every: float = 1.0,
+    on_plan: Callable[[Plan], None] | None = None,
 ) -> Iterator[tuple[int, int, Path]]:
     """Plan, check its memory, then run the sweep in a worker thread; yield (done, total, log
     path) as it advances, and again every `every` seconds while a question runs, so that a time
     limit or a client that left is noticed within seconds. Setting `stop` ends the worker after
-    the decoding step under way (the engine reads it)."""
+    the decoding step under way (the engine reads it). `on_plan` gets the plan before it runs."""
     # the engine the app was started with (`--backend`); fakes and plain sources: transformers
     settings = {"backend": getattr(pool, "preferred_backend", "transformers"), **settings}
     for model in settings["models"]:  # refused names stop here, before anything reads them
         pool.admit(model)
     plan = plan_sweep(settings, units_limit="web_units")  # sizes checked before anything is built
     check_memory((c.config for c in plan.conditions), pool, public=True, maj_samples="M")
+    if on_plan is not None:
+        on_plan(plan)
     folder = data_dir() / "experiments"
     # dated for people, and unique: two sweeps started within a second never share a log
     path = folder / f"sweep-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:8]}.jsonl"
@@ -293,7 +300,11 @@ def _sweep_controls() -> list[gr.components.Component]:
         )
     with gr.Row():
         model = gr.Dropdown(
-            list(REGISTRY), value=DEFAULT_MODEL, label="Model", allow_custom_value=True
+            list(REGISTRY),
+            value=DEFAULT_MODEL,
+            label="Model",
+            allow_custom_value=True,
+            elem_id="rr-sweep-model",
         )
         configs = gr.Textbox(value="0c3t,1c2t,2c1t,3c0t", label="Settings (c corrupted, t honest)")
     with gr.Row():
@@ -333,14 +344,34 @@ def stopped_status(path: str | None) -> Any:
     )
 
 
-def _sweep_view(done: int, total: int, path: Path) -> tuple:
+def sweep_expected(backend: str, *values) -> str:
+    """The line beside Run sweep: the expected time of the sweep the controls (`values`, in the
+    order `sweep_settings` takes them) describe, on `backend`; why it cannot run, when not."""
+    try:
+        settings = {"backend": backend, **sweep_settings(*values)}
+        plan = plan_sweep(settings, units_limit="web_units")
+    except (RRError, TypeError, ValueError) as exc:
+        return f"**Expected time**: none, the sweep cannot run as set: {plain(str(exc))}"
+    return SweepPace.of(plan).expected.line()
+
+
+def _status(done: int, total: int, path: Path, clock: SweepPace | None) -> str:
+    """The status line: the count, then the time left at the sweep's pace, or at the end the
+    time taken beside the estimate."""
+    timed = "" if clock is None else clock.summary() if done >= total else clock.line(done)
+    return (
+        f"{done} / {total} question runs done · {timed + ' · ' if timed else ''}log `{path.name}`"
+    )
+
+
+def _sweep_view(done: int, total: int, path: Path, clock: SweepPace | None = None) -> tuple:
     """What the tab shows after `done` of `total` question runs: status, table, plot, log file,
     the paper's note and table, MAJ vs RRMaj per adversary, and the log's path (kept server-side
     for the submit button). The log file is a copy in gradio's folder (`ui.scratch`): gradio
     serves files from there, wherever the data folder is (`/data/rrdemo` on a Space)."""
     frame = results_frame(path)
     return (
-        f"{done} / {total} question runs done · log `{path.name}`",
+        _status(done, total, path, clock),
         shown_table(frame),
         rho_figure(frame),
         publish_file(path) if done else None,
@@ -370,14 +401,21 @@ def _sweep_callback(pool: ModelSource) -> Callable[..., Iterator[tuple]]:
             settings = sweep_settings(
                 tasks_, model_, configs_, strengths_, k_, l_, n_, seed_, adversaries_
             )
-            shown = None
-            for done, total, path in run_sweep(settings, for_this_client(pool), stop):
-                if done == shown:  # a heartbeat: nothing new to draw
-                    yield tuple(gr.skip() for _ in range(SWEEP_OUTPUTS))
+            shown, clock = None, []
+            sweeping = run_sweep(
+                settings,
+                for_this_client(pool),
+                stop,
+                on_plan=lambda p: clock.append(SweepPace.of(p)),
+            )
+            for done, total, path in sweeping:
+                if done == shown:  # a heartbeat: only the time left moves
+                    status = _status(done, total, path, clock[0])
+                    yield (status, *(gr.skip() for _ in range(SWEEP_OUTPUTS - 1)))
                     continue
                 progress((done, total), desc="questions", unit="q")
                 shown = done
-                yield _sweep_view(done, total, path)
+                yield _sweep_view(done, total, path, clock[0])
         except Exception as exc:  # the server keeps serving; the user gets one line
             raise user_error(exc, "sweep") from None
         finally:
@@ -403,6 +441,15 @@ def build_experiments_tab(pool: ModelSource, leaderboard: Store | None = None) -
     with gr.Row():
         start = gr.Button("Run sweep", variant="primary", elem_id="rr-sweep-run")
         stop_button = gr.Button("Stop", variant="stop", elem_id="rr-sweep-stop")
+    backend = getattr(pool, "preferred_backend", "transformers")
+    timed = gr.Markdown(
+        sweep_expected(backend, *(c.value for c in inputs)), elem_id="rr-sweep-time"
+    )
+    for control in inputs:  # the expected time follows every setting
+        control.change(
+            lambda *values: sweep_expected(backend, *values), inputs, timed,
+            queue=False, api_visibility="private", preprocess=False,
+        )  # fmt: skip
     status = gr.Markdown("", elem_id="rr-sweep-status")
     table = gr.Dataframe(
         headers=SHOWN_COLUMNS,

@@ -20,6 +20,7 @@ from typing import Any
 
 import gradio as gr
 
+from rrdemo.backends.choice import DEFAULT_BACKEND
 from rrdemo.errors import RRError
 from rrdemo.events import METHODS
 from rrdemo.fold import Fold
@@ -43,6 +44,7 @@ from ui.arena_chooser import (
     result_for_log,
     wire_chooser,
 )
+from ui.arena_controls import expected_text
 from ui.errors import user_error
 from ui.owners import current_session, owned
 from ui.queue_limits import REPLAY
@@ -269,6 +271,7 @@ class ReplayControls:
     upload: gr.File
     uploaded: gr.Dropdown
     live: gr.State  # the ArenaRequest values of the recording shown last (what Run live runs)
+    live_time: gr.Markdown  # beside Run live: how long running it live is expected to take
 
     @property
     def choice(self) -> gr.Dropdown:
@@ -324,14 +327,19 @@ def question_html(unit: RecordedUnit) -> str:
     return render.render_question(title, text, unit.done.get("gold"), unit.question_id)
 
 
-def build_replay(gallery: Gallery, opening: ArenaRequest | None) -> ReplayControls:
-    """The chooser row (model · task, setting, question, Run live, Stop), the recordings kept
-    aside and the upload; `opening` is what Run live runs before any pick."""
+def build_replay(
+    gallery: Gallery, opening: ArenaRequest | None, backend: str = DEFAULT_BACKEND
+) -> ReplayControls:
+    """The chooser row (model · task, setting, question, Run live, Stop) with Run live's expected
+    time under it (on `backend`), the recordings kept aside and the upload; `opening` is what
+    Run live runs before any pick."""
     with gr.Row(equal_height=False, elem_id="rr-chooser"):
         chooser = build_chooser(gallery)
         with gr.Column(scale=0, min_width=120):
             run_live = gr.Button("Run live", variant="primary", elem_id="rr-run-live")
             stop = gr.Button("Stop", variant="stop", elem_id="rr-stop", size="sm")
+    opened = asdict(opening) if opening is not None else None
+    live_time = gr.Markdown(expected_text(opened, backend), elem_id="rr-live-time")
     build_shelf(chooser)
     with gr.Accordion("Replay your own run log", open=False):
         upload = gr.File(
@@ -341,8 +349,8 @@ def build_replay(gallery: Gallery, opening: ArenaRequest | None) -> ReplayContro
             elem_id="rr-upload",
         )
         uploaded = gr.Dropdown([], label="Question of your log", elem_id="rr-uploaded")
-    live = gr.State(asdict(opening) if opening is not None else None)
-    return ReplayControls(chooser, run_live, stop, upload, uploaded, live)
+    live = gr.State(opened)
+    return ReplayControls(chooser, run_live, stop, upload, uploaded, live, live_time)
 
 
 OPENING_PACE = 0.5  # the page's first recording plays in half the usual time
@@ -387,6 +395,7 @@ def wire_replay(
     outputs: list,
     run: Callable,
     seconds: float = REPLAY_SECONDS,
+    backend: str = DEFAULT_BACKEND,
 ) -> tuple[list, Any]:
     """Page load, the chooser, the upload and Run live; returns the events Stop cancels and
     Run live's run. `shown` is the question and the result line above the panels.
@@ -395,7 +404,7 @@ def wire_replay(
     what is playing and Run live can run it), then plays it; the page's opening recording has its
     controls set when the page is built, so it starts playing at once.
     """
-    fill = [*controls, parts.live, *shown]
+    fill = [*controls, parts.live, parts.live_time, *shown]
     logs = UploadedLogs()  # this app's uploaded logs, read once each
     played = {"concurrency_id": REPLAY, "concurrency_limit": REPLAY_CONCURRENCY}
     quick = {"queue": False, "api_visibility": "private"}
@@ -405,9 +414,9 @@ def wire_replay(
         then the question and the result line above the panels."""
         try:
             request = arena_request(unit)
-            filled = [*astuple(request), asdict(request)]
+            filled = [*astuple(request), asdict(request), expected_text(asdict(request), backend)]
         except RRError:
-            filled = [gr.update() for _ in controls] + [None]
+            filled = [gr.update() for _ in controls] + [None, ""]
         return [*filled, question_html(unit), result]
 
     def gallery_values(choice: str) -> list:

@@ -225,12 +225,19 @@ def handle(args) -> int:
     printer = (
         _JsonPrinter(args.deltas) if args.json else _TextPrinter(config, colour=_use_colour(args))
     )
+    from rrdemo.pace import Pace, question_time
+
+    expected = question_time(config, task.name, methods, backend=config.agents[0].backend)
     if not args.json:
         print(f"loading {', '.join(sorted({a.model for a in config.agents}))} ...", file=sys.stderr)
-    shown = Fold()
+        print(expected.line().replace("**", ""), file=sys.stderr)
+    shown, pace = Fold(), None
     for event in run_question(config, question, task, pool, methods=methods, target=target):
+        pace = pace or Pace(expected)  # from the first event: the models are loaded
         shown.apply(event)
         printer(event)
+    if pace is not None and not args.json:
+        print(f"{pace.summary()}, after loading", file=sys.stderr)
     if "RRMaj" in methods:
         if args.json:
             print(json.dumps(shown.speakers.to_dict(), ensure_ascii=False), flush=True)

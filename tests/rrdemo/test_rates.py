@@ -120,8 +120,12 @@ def test_a_calibration_dry_run_gives_its_tokens_and_a_time_at_a_rate(tmp_path, c
     speed = load_rates().speed(MODEL, "llamacpp", "MAJ", False, "end")
     tokens = int(said.split("about ")[1].split(" tokens")[0].replace(",", ""))
     assert duration(speed.per_token * tokens) in said
-    # an engine no log measured: no time without a rate
+    # an engine no log measured for the model: a measured model's speed scaled by weight size
     said = _out(capsys, *argv, "--backend", "transformers")
+    assert "expected time: about" in said and "smollm2's measured speed scaled by weight" in said
+    # a model of no known size: no time without a rate
+    unknown = ["calibrate", "--models", "someone/unlisted", "--tasks", "arith2", "--n", "4"]
+    said = _out(capsys, *unknown, "--dry-run", "--out", str(tmp_path / "u.jsonl"))
     assert "no decode speed is measured" in said and "give --rate" in said
     said = _out(capsys, *argv, "--rate", "10")
     assert "expected time at 10 decoded tokens/s:" in said
@@ -132,7 +136,7 @@ def test_the_arena_states_the_expected_time_before_a_run() -> None:
     from ui.state import ArenaRequest
 
     line = _silence_text(*astuple(replace(ArenaRequest(), model="smollm2", task="logic3")))
-    assert "Expected time of this run: about" in line and "on this machine" in line
+    assert "**Expected time**: about" in line and "on this machine" in line
 
 
 def test_a_lengths_only_log_gives_lengths_but_no_speed() -> None:

@@ -3,6 +3,7 @@ streamed as frames; refused names never reach a loader; failures reach the user 
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 import gradio as gr
@@ -179,3 +180,13 @@ def test_a_replay_that_goes_on_after_stop_says_stopped() -> None:
     late = list(frames)
     assert late and all(f[0].startswith("**Stopped**") for f in late)
     assert state.events == events
+
+
+def test_the_status_gives_the_expected_time_then_the_time_left_then_both_times() -> None:
+    """Before: the estimate from the committed rates (SmolLM2 is measured); while: the time left
+    at the run's own pace; at the end: the time taken beside the estimate."""
+    frames = [frame[0] for frame in stream_run(TINY, _loading_pool([]), interval=0.0)]
+    running = next(f for f in frames if f.startswith("**Running** MAJ and RRMaj"))
+    assert "· expected about " in running
+    assert any(" left (at this run's pace) · " in f for f in frames[2:-1])
+    assert re.match(r"\*\*Done\*\* · took \d+ s \(expected about \d+ s\) · ", frames[-1])

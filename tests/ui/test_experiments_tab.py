@@ -191,3 +191,20 @@ def test_the_demo_task_can_be_swept() -> None:
 
     plan = plan_sweep(sweep_settings(["demo"], "smollm2", "0c3t,2c1t", ["strong"], 4, 16, 2, 0))
     assert {c.task.name for c in plan.conditions} == {"demo"} and plan.n_units == 4
+
+
+def test_the_sweep_states_its_expected_time_then_the_time_left_then_both_times() -> None:
+    from ui.experiments_tab import sweep_expected
+
+    values = (["logic3"], "smollm2", "0c3t,2c1t", ["strong"], 4, 16, 2, 0, ["static"])
+    before = sweep_expected("llamacpp", *values)
+    assert before.startswith("**Expected time**: about ") and "on this machine" in before
+    unknown = sweep_expected("transformers", *values[:1], "someone/unlisted", *values[2:])
+    assert "not known before it starts" in unknown and "from its own pace" in unknown
+    refused = sweep_expected("llamacpp", [], *values[1:])
+    assert refused.startswith("**Expected time**: none, the sweep cannot run as set: ")
+    sweep = _sweep_callback(FakePool(FakeBackend("smollm2", obeys_injection)))
+    shown = [frame[0] for frame in sweep(*values) if isinstance(frame[0], str)]
+    assert shown[0].startswith("0 / 4 question runs done · about ")  # the estimate, at first
+    assert any(" left (at this run's pace) · " in line for line in shown[1:-1])
+    assert "4 / 4 question runs done · took " in shown[-1] and "(expected about " in shown[-1]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -144,6 +145,9 @@ def test_text_run_labels_chunks_by_agent_and_role():
     assert "agent 0 (CORRUPTED)" in out.stdout
     assert "RRMaj decision:" in out.stdout and "\033[" not in out.stdout  # no colour when piped
     assert "=== RRMaj speakers: " in out.stdout and "had an honest writer" in out.stdout
+    # the expected time before the run, then the time taken beside it (rrdemo.pace)
+    assert re.search(r"Expected time: (about|at most) \d+ s on this machine", out.stderr)
+    assert re.search(r"took \d+ s \(expected (about|at most) \d+ s\), after loading", out.stderr)
 
 
 def test_an_honest_agents_target_answer_is_not_called_fooled() -> None:
