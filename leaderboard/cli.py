@@ -2,7 +2,7 @@
 
 `list` and `rank` filter the rows as the app's board does (task, strength, config, model, rho
 band, source: `leaderboard.ranking.filter_rows`), and print or write as CSV what the app shows:
-the row table and the per-model ranking (`leaderboard.present`).
+the row table and the per-model ranking, with the pooled lines after it (`leaderboard.present`).
 
 Exit codes: 0 done (a duplicate submission counts as done), 2 rejected or bad input (a file that
 cannot be read or written, a database URL that cannot be opened included), with one reason per
@@ -25,7 +25,7 @@ from pathlib import Path
 from leaderboard import hub_sync, present, service
 from leaderboard.columns import CLI_COLUMNS, COLUMNS, BoardRow, Column
 from leaderboard.db import command_line_url, run_transaction
-from leaderboard.ranking import RHO_BANDS, filter_rows, rank_models
+from leaderboard.ranking import RHO_BANDS, filter_rows, pooled_lines, rank_models
 from rrdemo.errors import RRError
 from rrdemo.report.submission import (
     ALL_SOURCES,
@@ -178,13 +178,14 @@ def run(argv: Sequence[str] | None = None) -> int:
         print(json.dumps(dicts, indent=1) if args.format == "json" else _table(dicts))
         return 0
     if args.command == "rank":
-        scores = rank_models(_filtered(factory, args))
+        rows = _filtered(factory, args)
+        scores = rank_models(rows)
         if args.csv:
             present.write_ranking_csv(scores, args.csv)
         if args.format == "json":
             print(present.ranking_frame(scores).to_json(orient="records", indent=1))
         else:
-            print(present.ranking_text(scores))
+            print(present.ranking_text(scores, pooled_lines(rows)))
         return 0
     token = args.token if args.token is not None else os.environ.get("LEADERBOARD_ADMIN_TOKEN")
     store = hub_sync.local_store(factory)

@@ -22,19 +22,29 @@ from leaderboard.columns import BOARD_COLUMNS, CSV_COLUMNS, BoardRow, Column
 from leaderboard.orm import SubmissionRecord
 from leaderboard.ranking import (
     INTERVALS,
+    POOLED_ESTIMATOR,
     TASK_FAMILIES,
     Interval,
     ModelScore,
+    PooledLine,
     accuracy_by_rho,
     rank_labels,
 )
 from rrdemo.report.figures import PALETTE, RhoLine, accuracy_rho_figure
+from rrdemo.report.paired import detectable_text
+from rrdemo.report.render import pct
 from rrdemo.report.submission import ESTIMATORS
 
 RANKING_COLUMNS = [
     "rank", "model", "source", "tasks", "RRMaj % (rho>=0.6)", "RRMaj 95% CI", "MAJ % (rho>=0.6)",
-    "mean gain %", "gain 95% CI", "robustness tax %", "asymmetric yield %", "yield 95% CI",
-    "rows", "fewest questions", "estimator", "prompt styles", "EOS policies", "intervals",
+    "mean gain %", "robustness tax %", "asymmetric yield %", "rows", "fewest questions",
+    "estimator", "prompt styles", "EOS policies", "intervals", "rows not averaged",
+]  # fmt: skip
+POOLED_COLUMNS = [
+    "model", "config", "rho band", "tasks pooled", "prompt styles", "injections", "EOS policies",
+    "studies or logs", "questions", "MAJ %", "RRMaj %", "RRMaj - MAJ [95%]", "MAJ right only",
+    "RRMaj right only", "McNemar p", "smallest lead detectable (80% power)", "verdict",
+    "not pooled", "estimator",
 ]  # fmt: skip
 PENDING_COLUMNS = ["submission", "status", "source", "submitter", "notes", "rows", "models"]
 UNSTATED = "-"  # the cell of a run setting a row does not state
@@ -49,11 +59,11 @@ def _pct(value: float | None) -> float | None:
     return None if value is None else round(100 * value, 1)
 
 
-def _settings(values: Sequence[str | None]) -> str:
+def _settings(values: Sequence[str | None], how: str = "averaged") -> str:
     """A score's values of one run setting, "-" for rows that do not state it; a line that
-    averages rows of several says so."""
+    averages (or pools) rows of several says so."""
     text = ", ".join(UNSTATED if v is None else v for v in values)
-    return f"{text} (averaged into one line)" if len(values) > 1 else text
+    return f"{text} ({how} into one line)" if len(values) > 1 else text
 
 
 def _ci(interval: Interval | None) -> str:
@@ -99,21 +109,50 @@ def ranking_frame(scores: Sequence[ModelScore], tasks: str | None = None) -> pd.
             _ci(s.rrmaj_majority_ci),
             _pct(s.maj_majority),
             _pct(s.mean_gain),
-            _ci(s.mean_gain_ci),
             _pct(s.robustness_tax),
             _pct(s.asymmetric_yield),
-            _ci(s.asymmetric_yield_ci),
             s.n_majority_rows + s.n_minority_rows,
             s.questions,
             _estimators(s.estimators),
             _settings(s.prompt_styles),
             _settings(s.eos_policies),
             INTERVALS.get(s.intervals, "none"),
+            "; ".join(s.left_out),
         ]  # fmt: skip
         for rank, s in zip(ranks, scores, strict=True)
         if tasks is None or s.tasks == tasks
     ]
     return pd.DataFrame(records, columns=RANKING_COLUMNS)
+
+
+def _values(line: PooledLine, name: str) -> tuple[str | None, ...]:
+    """The values of setting `name` among a line's rows, in order, each once."""
+    return tuple(dict.fromkeys(getattr(r, name) for r in line.rows))
+
+
+def pooled_frame(lines: Sequence[PooledLine]) -> pd.DataFrame:
+    """RRMaj - MAJ per model and config pooled over independent runs (`ranking.pooled_lines`),
+    written as the README's results table writes a pooled row (points, signed); the verdict only
+    under majority corruption, where a lead is a rescue."""
+    records = []
+    for line in lines:
+        e = line.estimate
+        records.append(
+            [
+                line.model, line.label, line.band,
+                ", ".join(r.dataset_label for r in line.rows),
+                _settings(_values(line, "prompt_style"), "pooled"),
+                _settings(_values(line, "strength"), "pooled"),
+                _settings(_values(line, "eos_policy"), "pooled"),
+                ", ".join(r.provenance or f"submission #{r.submission_id}" for r in line.rows),
+                e.questions, pct(e.maj), pct(e.rrmaj),
+                f"{pct(e.delta, True)} [{pct(e.lo, True)}, {pct(e.hi, True)}]",
+                e.maj_only, e.rrmaj_only, f"{e.p_mcnemar:.2g}", detectable_text(e.detectable),
+                e.verdict if line.band == "majority" else "", "; ".join(line.left_out),
+                POOLED_ESTIMATOR if e.strata > 1 else "paired per question (its run's table)",
+            ]
+        )  # fmt: skip
+    return pd.DataFrame(records, columns=POOLED_COLUMNS)
 
 
 def readable(frame: pd.DataFrame) -> pd.DataFrame:
@@ -123,13 +162,17 @@ def readable(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.where(frame.notna() & (frame != ""), UNSTATED)
 
 
-def ranking_text(scores: Sequence[ModelScore]) -> str:
-    """The ranking as plain text (the CLI's): one table per task family, headed by it."""
+def ranking_text(scores: Sequence[ModelScore], lines: Sequence[PooledLine] = ()) -> str:
+    """The ranking as plain text (the CLI's): one table per task family, headed by it, then the
+    pooled lines (`pooled_frame`), if any."""
     blocks = []
     for family in TASK_FAMILIES:
         frame = ranking_frame(scores, family)
         if len(frame):
             blocks.append(f"Ranked on {family}:\n" + readable(frame).to_string(index=False))
+    if lines:
+        pooled = readable(pooled_frame(lines)).to_string(index=False)
+        blocks.append(f"RRMaj - MAJ pooled per model and config ({POOLED_ESTIMATOR}):\n{pooled}")
     return "\n\n".join(blocks) or "No model has a current row to rank."
 
 

@@ -14,14 +14,24 @@ are `rrdemo.config.Composition.band`):
   inherently safe against the average Delta when it is compromised ... the net benefit is
   positive", appendix C).
 Intervals carry the sampling of the questions behind each row, never a resampling of the rows
-(which would read the spread between datasets as uncertainty): where every averaged row carries
-its paired counts (`maj_only`, `rrmaj_only`: a row of the run's decisions), each row's questions
-are resampled on their own, paired, by `rrdemo.report.pooled.resampled` (the stratified paired
-bootstrap of the evidence pool, `BOOT` resamples, seeded), and a score is computed in every
-resample; where a row lacks them (the paper's tables print accuracies only), the board gives
-RRMaj's accuracy the interval its stated number of questions allows (a binomial over them) and
-the Delta-based scores none. `ModelScore.intervals` says which. `pooled_line` pools rows'
-counts question by question, as the README's pooled row does.
+(which would read the spread between datasets as uncertainty). Where every averaged row carries
+its paired counts (`maj_only`, `rrmaj_only`: a row of the run's decisions), RRMaj's accuracy gets
+an interval that resamples each row's questions on their own, paired
+(`rrdemo.report.pooled.resampled`, `BOOT` resamples, seeded), and RRMaj - MAJ is not averaged
+over rows at all: it is one pooled line per model and config (`pooled_lines`), the stratified
+paired bootstrap of the evidence pool over the rows of independent runs, each question counted
+once, seeded as the pool report seeds it (`rrdemo.report.pooled.pool_seed`; a line of one row as
+its run's paired table), so a model's line at 3c2t is the README's pooled row number for number.
+Where a row lacks the counts (the paper's tables print accuracies only), the board gives RRMaj's
+accuracy the interval its stated number of questions allows (a binomial over them) and the
+Delta-based scores, the paper's means, none. `ModelScore.intervals` says which.
+
+Rows of the run's decisions on the same model, task, config and injection may stand on the same
+questions (a run repeated under another end-of-sequence policy on the first questions of an
+earlier one, like `evidence_pass`); the board does not store which questions a row stands on, so
+it counts the one with the most questions (the earlier submission on a tie) and leaves the others
+out of every average and pool (`independent`), shown in the row table and named where they are
+left out.
 
 Only current rows are ranked (`BoardRow.ranked`): a superseded row, a row on fewer than
 `MIN_QUESTIONS` questions and a row that does not state its estimator are shown, labelled, and
@@ -43,7 +53,14 @@ from statistics import fmean
 import numpy as np
 
 from leaderboard.columns import BoardRow
-from rrdemo.report.pooled import PairCounts, PairedEstimate, paired_counts_estimate, resampled
+from rrdemo.report.paired import condition_seed
+from rrdemo.report.pooled import (
+    PairCounts,
+    PairedEstimate,
+    paired_counts_estimate,
+    pool_seed,
+    resampled,
+)
 from rrdemo.report.stats import BOOT, interval95
 from rrdemo.tasks.generated import BEYOND_THE_PAPER
 from rrdemo.voting import derive_seed
@@ -113,9 +130,6 @@ class ModelScore:
     robustness_tax: float | None
     asymmetric_yield: float | None
     rrmaj_majority_ci: Interval | None = None
-    mean_gain_ci: Interval | None = None
-    robustness_tax_ci: Interval | None = None
-    asymmetric_yield_ci: Interval | None = None
     tasks: str = TASK_FAMILIES[0]  # which rows were averaged: the paper's tasks or the generated
     # the prompt styles and end-of-sequence policies of the averaged rows (None: a row that does
     # not state it), so a score says what runs it pools
@@ -125,11 +139,15 @@ class ModelScore:
     estimators: tuple[str | None, ...] = ()  # how their accuracies were computed
     questions: int = 0  # the fewest questions one averaged row stands on
     intervals: str = ""  # what the intervals resample (`INTERVALS`); "" when there are none
+    left_out: tuple[str, ...] = ()  # rows not averaged, each with why (`independent`)
 
 
 # What a score's intervals carry (`ModelScore.intervals`)
 INTERVALS = {
-    "paired": f"each row's questions resampled, paired ({BOOT:,} resamples)",
+    "paired": (
+        f"RRMaj: each row's questions resampled, paired ({BOOT:,} resamples); Delta: not averaged "
+        "over rows, pooled per config (the pooled lines)"
+    ),
     "stated n": "RRMaj: a binomial over each row's stated questions; Delta: none (no paired counts)",
 }
 
@@ -158,15 +176,87 @@ def row_counts(row: BoardRow) -> PairCounts | None:
     return PairCounts(both, b, c, n - both - b - c)
 
 
-def pooled_line(rows: Sequence[BoardRow], seed: int = 0) -> PairedEstimate | None:
+def shares_with(row: BoardRow, other: BoardRow) -> str:
+    """Why `row` is left out of the averages and pools that count `other` (`independent`)."""
+    return (
+        f"{row.dataset} {row.label} of submission #{row.submission_id}: may stand on the "
+        f"questions of submission #{other.submission_id} (same model, task, config and injection)"
+    )
+
+
+def independent(rows: Sequence[BoardRow]) -> tuple[list[BoardRow], list[str]]:
+    """`rows` less the rows of the run's decisions that may share questions with another (same
+    model, task, config and injection: the most questions kept, then the earliest submission),
+    in their order; and why each left-out row is (`shares_with`). Rows without paired counts are
+    all kept: the paper's tables hold one row per model, task, config and injection."""
+    first: dict[tuple, BoardRow] = {}
+    why: dict[int, str] = {}
+    for row in sorted(rows, key=lambda r: (-r.n_questions, r.submission_id)):
+        if row_counts(row) is None:
+            continue
+        key = (row.model, row.dataset, row.label, row.strength)
+        if key in first:
+            why[id(row)] = shares_with(row, first[key])
+        else:
+            first[key] = row
+    return [r for r in rows if id(r) not in why], [why[id(r)] for r in rows if id(r) in why]
+
+
+def pooled_line(rows: Sequence[BoardRow], seed: int | None = None) -> PairedEstimate | None:
     """RRMaj - MAJ over the rows' questions, each counted once, the questions of each row
     resampled on their own (`rrdemo.report.pooled.paired_counts_estimate`); None when a row
-    lacks its paired counts. Rows that share questions are not independent: pool rows of
-    different runs only."""
+    lacks its paired counts. Seeded (unless `seed`) as the report seeds the same counts: several
+    rows by `pool_seed` of their config and counts (the pool report's), one row by its
+    condition's paired seed (its run's paired table; the row's model is the ensemble). Rows that
+    share questions are not independent: pool rows of different runs only (`independent`)."""
     counts = [row_counts(r) for r in rows]
     if not counts or any(c is None for c in counts):
         return None
-    return paired_counts_estimate([c for c in counts if c is not None], seed)
+    strata = [c for c in counts if c is not None]
+    if seed is None and len(rows) == 1:
+        (one,) = rows
+        cond = {"task": one.dataset, "label": one.label, "strength": one.strength}
+        seed = condition_seed({**cond, "ensemble": one.model})
+    elif seed is None:
+        seed = pool_seed(rows[0].label, strata)
+    return paired_counts_estimate(strata, seed)
+
+
+# What a pooled line's numbers are, as the board says beside them
+POOLED_ESTIMATOR = (
+    "each question counted once, the questions resampled within each row (stratified paired "
+    f"bootstrap, {BOOT:,} resamples, seeded as the report); McNemar's exact p"
+)
+
+
+@dataclass(frozen=True)
+class PooledLine:
+    """One model's RRMaj - MAJ at one config, pooled over its rows of independent runs."""
+
+    model: str
+    label: str  # the config, "3c2t"
+    band: str  # `rrdemo.config.Composition.band`
+    rows: tuple[BoardRow, ...]  # the pooled rows, the paper's tasks first, then by task
+    left_out: tuple[str, ...]  # rows shown, not pooled, each with why
+    estimate: PairedEstimate
+
+
+def pooled_lines(rows: Iterable[BoardRow]) -> list[PooledLine]:
+    """Per model (sorted) and config (by rho): RRMaj - MAJ pooled over the current rows of the
+    run's decisions (`pooled_line` of the `independent` ones), across task families (the rows
+    name theirs); a model without such rows has none."""
+    counted = [r for r in rows if r.ranked and row_counts(r) is not None]
+    lines = []
+    for model in sorted({r.model for r in counted}):
+        mine = [r for r in counted if r.model == model]
+        for label in sorted({r.label for r in mine}):
+            kept, left = independent([r for r in mine if r.label == label])
+            kept.sort(key=lambda r: (r.beyond_the_paper, r.dataset, r.submission_id))
+            estimate = pooled_line(kept)
+            if estimate is not None:
+                band = kept[0].band
+                lines.append(PooledLine(model, label, band, tuple(kept), tuple(left), estimate))
+    return sorted(lines, key=lambda line: (line.model, line.rows[0].rho, line.label))
 
 
 def _interval(samples: list[np.ndarray]) -> Interval | None:
@@ -175,42 +265,39 @@ def _interval(samples: list[np.ndarray]) -> Interval | None:
 
 def _intervals(
     majority: list[BoardRow], minority: list[BoardRow], seed: int
-) -> tuple[str, dict[str, Interval | None]]:
-    """The four intervals of a score and what they carry (`INTERVALS`)."""
-    rows = majority + minority
-    counts = [row_counts(r) for r in rows]
-    none: dict[str, Interval | None] = dict.fromkeys(("rrmaj", "gain", "tax", "yield"))
-    if rows and all(c is not None for c in counts):
-        draws = resampled([c for c in counts if c is not None], seed)
-        n = [r.n_questions for r in rows]
-        lead = [(d[:, 2] - d[:, 1]) / q for d, q in zip(draws, n, strict=True)]
-        right = [(d[:, 0] + d[:, 2]) / q for d, q in zip(draws, n, strict=True)]
-        k = len(majority)
-        gain, tax = _interval(lead[:k]), _interval(lead[k:])
-        both = None
-        if gain is not None and tax is not None:
-            both = Interval(*interval95(sum(lead[:k]) / k + sum(lead[k:]) / (len(rows) - k)))
-        return "paired", {"rrmaj": _interval(right[:k]), "gain": gain, "tax": tax, "yield": both}
+) -> tuple[str, Interval | None]:
+    """RRMaj's interval under majority corruption and what it carries (`INTERVALS`): each row's
+    questions resampled, paired, where every row has its counts; else a binomial over each
+    majority row's stated questions."""
+    counts = [row_counts(r) for r in majority + minority]
+    if counts and all(c is not None for c in counts):
+        draws = resampled([c for c in counts if c is not None], seed)[: len(majority)]
+        right = [(d[:, 0] + d[:, 2]) / r.n_questions for d, r in zip(draws, majority, strict=True)]
+        return "paired", _interval(right)
     stated = [r for r in majority if r.rrmaj_accuracy is not None]
     if not stated:
-        return "", none
+        return "", None
     rng = np.random.default_rng(seed)
     right = [rng.binomial(r.n_questions, r.rrmaj_accuracy, BOOT) / r.n_questions for r in stated]
-    return "stated n", {**none, "rrmaj": _interval(right)}
+    return "stated n", _interval(right)
 
 
 def score_model(model: str, rows: Iterable[BoardRow], *, seed: int = 0) -> ModelScore:
     """The summary numbers for one model over the current rows of `rows` (rows of other models,
-    superseded rows and rows below `MIN_QUESTIONS` are ignored)."""
+    superseded rows, rows below `MIN_QUESTIONS` and rows that may share another's questions,
+    `independent`, are not averaged). Where every row carries its paired counts the Delta-based
+    scores are left to `pooled_lines` (None here): RRMaj - MAJ is not averaged over rows."""
     mine = [r for r in rows if r.model == model and r.delta is not None and r.ranked]
+    mine, left = independent(mine)
     majority = [r for r in mine if r.band == "majority"]
     minority = [r for r in mine if r.band == "minority"]
-    gains = [r.delta for r in majority if r.delta is not None]
-    taxes = [r.delta for r in minority if r.delta is not None]
     rr_major = [r.rrmaj_accuracy for r in majority if r.rrmaj_accuracy is not None]
     maj_major = [r.maj_accuracy for r in majority if r.maj_accuracy is not None]
-    gain, tax = _mean(gains), _mean(taxes)
-    basis, ci = _intervals(majority, minority, derive_seed(seed, "board", model))
+    basis, rrmaj_ci = _intervals(majority, minority, derive_seed(seed, "board", model))
+    gain = tax = None
+    if basis != "paired":  # the paper's definitions, on rows without paired counts
+        gain = _mean([r.delta for r in majority if r.delta is not None])
+        tax = _mean([r.delta for r in minority if r.delta is not None])
     return ModelScore(
         model=model,
         n_majority_rows=len(majority),
@@ -220,16 +307,14 @@ def score_model(model: str, rows: Iterable[BoardRow], *, seed: int = 0) -> Model
         mean_gain=gain,
         robustness_tax=tax,
         asymmetric_yield=None if gain is None or tax is None else gain + tax,
-        rrmaj_majority_ci=ci["rrmaj"],
-        mean_gain_ci=ci["gain"],
-        robustness_tax_ci=ci["tax"],
-        asymmetric_yield_ci=ci["yield"],
+        rrmaj_majority_ci=rrmaj_ci,
         prompt_styles=_stated(majority + minority, "prompt_style"),
         eos_policies=_stated(majority + minority, "eos_policy"),
         sources=tuple(sorted({r.source for r in majority + minority})),
         estimators=_stated(majority + minority, "estimator"),
         questions=min((r.n_questions for r in majority + minority), default=0),
         intervals=basis,
+        left_out=tuple(left),
     )
 
 

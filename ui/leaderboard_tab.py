@@ -21,7 +21,14 @@ import gradio as gr
 from leaderboard import hub_sync, present, service
 from leaderboard.columns import BOARD_COLUMNS, MIN_QUESTIONS, Column
 from leaderboard.db import run_transaction
-from leaderboard.ranking import RHO_BANDS, TASK_FAMILIES, filter_rows, rank_models
+from leaderboard.ranking import (
+    POOLED_ESTIMATOR,
+    RHO_BANDS,
+    TASK_FAMILIES,
+    filter_rows,
+    pooled_lines,
+    rank_models,
+)
 from rrdemo.backends.hardware import on_space
 from rrdemo.errors import RRError
 from rrdemo.report.submission import (
@@ -49,7 +56,11 @@ table show; *pool draws*: the mean over draws from each question's answers, as t
 tables), its **source** (*paper*: *The Consensus Trap*; *rrdemo*: this project's own runs) and
 the **study or log** that made it. Ranking: mean RRMaj accuracy under majority corruption
 (rho >= 0.6); gain = mean Delta there; robustness tax = mean Delta for 0 < rho <= 0.4;
-asymmetric yield = gain + tax; equal scores share a rank (=2). Only current rows on at least
+asymmetric yield = gain + tax; equal scores share a rank (=2). Where a model's rows are the run's
+decisions, RRMaj - MAJ is not averaged over rows: it is the pooled line per config below the
+rankings (each question counted once, the questions resampled within each run; the README's
+pooled row), and a row that may stand on another's questions is shown, not averaged or pooled.
+Only current rows on at least
 {MIN_QUESTIONS} questions with a stated estimator are ranked; superseded rows (with the reason)
 are hidden unless you show them, and never ranked. Rows on the generated tasks
 {GENERATED_TASKS} are beyond the paper: labelled so, and ranked apart. `-` marks a setting a
@@ -60,6 +71,10 @@ PROVENANCE = next(c.label for c in BOARD_COLUMNS if c.name == "provenance")
 PROJECT_FILES = "https://huggingface.co/spaces/{space}/blob/main/{path}"
 RANKING_LABEL = "Ranking per model on the paper's tasks"
 GENERATED_LABEL = f"Ranking per model on the generated tasks ({BEYOND_THE_PAPER}), ranked apart"
+POOLED_LABEL = (
+    "RRMaj - MAJ per model and config, pooled over independent runs (rows of the run's "
+    f"decisions, every task: {POOLED_ESTIMATOR})"
+)
 
 
 ACTIONS = ("approve", "reject", "delete", "supersede")
@@ -133,7 +148,8 @@ def _chart(rows: list) -> Any:
 
 def refresh(store: hub_sync.Store, *filters: Any) -> tuple:
     """The ranking on the paper's tasks, the row table and the chart for the rows under
-    `filters` (as `_rows` takes them), then the ranking on the generated tasks."""
+    `filters` (as `_rows` takes them), then the ranking on the generated tasks and the pooled
+    lines."""
     rows = _rows(store, *filters)
     scores = rank_models(rows)
     paper, generated = (present.ranking_frame(scores, family) for family in TASK_FAMILIES)
@@ -142,6 +158,7 @@ def refresh(store: hub_sync.Store, *filters: Any) -> tuple:
         board_table(rows),
         _chart(rows),
         present.readable(generated),
+        present.readable(present.pooled_frame(pooled_lines(rows))),
     )
 
 
@@ -256,7 +273,7 @@ def _moderator(store: hub_sync.Store, space: bool, action: str) -> Callable[...,
 class _Board:
     filters: list[Any]  # dataset, strength, rho band, source, show superseded
     views: list[Any]  # paper-task ranking, rows, chart (the refresh API's outputs)
-    generated: Any  # the generated tasks' ranking
+    later: list[Any]  # the generated tasks' ranking, the pooled lines
     csv_button: Any
     csv_file: Any
 
@@ -282,6 +299,14 @@ def _board() -> _Board:
     ranked["column_widths"] = _widths(present.RANKING_COLUMNS)
     ranking = gr.Dataframe(label=RANKING_LABEL, elem_id="lb-ranking", **ranked)
     generated = gr.Dataframe(label=GENERATED_LABEL, elem_id="lb-generated", **ranked)
+    pooled = gr.Dataframe(
+        label=POOLED_LABEL,
+        elem_id="lb-pooled",
+        interactive=False,
+        wrap=True,
+        headers=present.POOLED_COLUMNS,
+        column_widths=_widths(present.POOLED_COLUMNS),
+    )
     chart = gr.Plot(label="MAJ (dashed) vs RRMaj (solid) accuracy against rho")
     board = gr.Dataframe(
         label="Result rows (by submission; the source study or log in its own column)",
@@ -299,7 +324,7 @@ def _board() -> _Board:
     return _Board(
         [dataset, strength, band, source, superseded],
         [ranking, board, chart],
-        generated,
+        [generated, pooled],
         csv_button,
         csv_file,
     )
@@ -316,7 +341,8 @@ def _datatype(column: Column) -> str:
 # Columns whose values run long; the others are as wide as their header's longest word.
 WIDE = {
     "model": 260, "standing": 230, "study or log": 240, "submitter": 150, "tasks": 170,
-    "estimator": 150,
+    "estimator": 150, "tasks pooled": 230, "studies or logs": 260, "not pooled": 230,
+    "verdict": 200, "intervals": 200, "rows not averaged": 200,
 }  # fmt: skip
 
 
@@ -390,7 +416,7 @@ def build_leaderboard_tab(store: hub_sync.Store) -> None:
         return refresh(store, dataset, strength, band, source, superseded)[:3]
 
     def show_generated(dataset: str, strength: str, band: str, source: str, superseded: bool):
-        return refresh(store, dataset, strength, band, source, superseded)[3]
+        return refresh(store, dataset, strength, band, source, superseded)[3:]
 
     def csv_file(dataset: str, strength: str, band: str, source: str, superseded: bool) -> str:
         return download(store, dataset, strength, band, source, superseded=superseded)
@@ -398,7 +424,7 @@ def build_leaderboard_tab(store: hub_sync.Store) -> None:
     filters, views = board.filters, board.views
     private = {"api_visibility": "private"}
     gr.on([d.change for d in filters], show, filters, views, api_name="leaderboard_refresh").then(
-        show_generated, filters, board.generated, **private
+        show_generated, filters, board.later, **private
     )
     board.csv_button.click(csv_file, filters, board.csv_file, api_name="leaderboard_csv")
     submitted = submit_button.click(
@@ -407,7 +433,7 @@ def build_leaderboard_tab(store: hub_sync.Store) -> None:
     # the file was read and deleted: the form lets go of it, so a second Submit asks for a file
     submitted.then(lambda: None, None, upload, queue=False, **private)
     submitted.then(show, filters, views, **private).then(
-        show_generated, filters, board.generated, **private
+        show_generated, filters, board.later, **private
     )
     for action in ("pending", *ACTIONS):
         admin.buttons[action].click(
@@ -416,10 +442,10 @@ def build_leaderboard_tab(store: hub_sync.Store) -> None:
             outputs=[admin.status, admin.queue],
             api_name=f"leaderboard_{action}",
         ).then(show, filters, views, **private).then(
-            show_generated, filters, board.generated, **private
+            show_generated, filters, board.later, **private
         )
     page = gr.context.Context.root_block
     if page is not None:  # the board is read when the page loads, not now
         page.load(show, inputs=filters, outputs=views, **private).then(
-            show_generated, filters, board.generated, **private
+            show_generated, filters, board.later, **private
         )

@@ -22,7 +22,6 @@ from rrdemo.report.policies import decisions_by_condition, match_key, pair_seed
 from rrdemo.report.pooled import POOL_NAME, PairedEstimate, Pool, RunDecisions, pool_runs
 from rrdemo.report.render import csv_text, markdown_table, pct
 from rrdemo.runs.log import RunLog, read_log
-from rrdemo.voting import derive_seed
 
 
 def run_name(path: Path) -> str:
@@ -79,15 +78,10 @@ def run_decisions(paths: Sequence[Path], label: str) -> list[RunDecisions]:
     return out
 
 
-def pool_seed(label: str, names: Sequence[str]) -> int:
-    """The seed of a pool's interval: from its config and the runs it was given, in order."""
-    return derive_seed(0, "pool", label, *names)
-
-
 def pool_logs(paths: Sequence[Path], label: str) -> Pool:
-    """`pool_runs` of the logs' decisions at `label` (seeded by `pool_seed`)."""
-    runs = run_decisions(paths, label)
-    return pool_runs(runs, pool_seed(label, [r.name for r in runs]))
+    """`pool_runs` of the logs' decisions at `label` (seeded by `rrdemo.report.pooled.pool_seed`
+    of the pooled runs' counts)."""
+    return pool_runs(run_decisions(paths, label))
 
 
 def _cells(name: str, task: str, detail: str, e: PairedEstimate, pooled: str) -> list[object]:

@@ -11,7 +11,11 @@ that is all a resample of binary pairs depends on, so the leaderboard, which sto
 counts and not its questions, computes the same interval from the same counts.
 
 `pool_runs` pools independent runs: each question counts once, so a run that shares a question
-with a run listed before it is shown on its own but left out of the pool, with the reason.
+with a run listed before it is shown on its own but left out of the pool, with the reason. A pool
+of several strata is seeded by `pool_seed`, from its config and its strata's counts, and draws the
+strata in one order of their counts: the same counts give the same interval whatever order they
+come in and wherever they come from (the report reads them from logs, the leaderboard from its
+rows' stored counts, so the board's pooled line is the README's pooled row number for number).
 
 `smallest_rescue` is the power beside a verdict: the smallest RRMaj lead that McNemar's exact
 test (two-sided, 5%) finds with 80% power, at the run's own share of discordant questions and its
@@ -23,11 +27,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 
 import numpy as np
 
 from rrdemo.report.stats import BOOT, interval95
+from rrdemo.voting import derive_seed
 
 POOL_NAME = "pooled"  # the pooled line's name in the tables and the plot
 
@@ -121,7 +126,7 @@ def paired_counts_estimate(
     n = sum(s.questions for s in strata)
     if not strata or any(s.questions == 0 for s in strata):
         raise ValueError("a paired estimate needs at least one question in every stratum")
-    draws = resampled(strata, seed, boot)
+    draws = resampled(sorted(strata, key=astuple), seed, boot)  # one order: the counts'
     lead = sum(d[:, 2] - d[:, 1] for d in draws)  # whole counts: the sums are exact
     lo, hi = interval95(lead / n)
     b, c = sum(s.maj_only for s in strata), sum(s.rrmaj_only for s in strata)
@@ -130,6 +135,12 @@ def paired_counts_estimate(
         n, maj / n, (maj - b + c) / n, (c - b) / n, lo, hi, b, c, mcnemar_exact(b, c),
         smallest_rescue(n, b + c), boot, len(strata),
     )  # fmt: skip
+
+
+def pool_seed(label: str, strata: Sequence[PairCounts]) -> int:
+    """The seed of a pooled interval: from its config and its strata's counts (in one order), so
+    two readers of the same counts, the report from the logs and the board from its rows, agree."""
+    return derive_seed(0, "pool", label, *sorted(astuple(s) for s in strata))
 
 
 def paired_estimate(
@@ -249,9 +260,9 @@ class Pool:
         return tuple(r.run.name for r in self.runs if r.left_out is None)
 
 
-def pool_runs(runs: Sequence[RunDecisions], seed: int, boot: int = BOOT) -> Pool:
-    """Each run's own estimate and the pooled one (seeded by `seed`) over the runs that share no
-    question with a run listed before them."""
+def pool_runs(runs: Sequence[RunDecisions], seed: int | None = None, boot: int = BOOT) -> Pool:
+    """Each run's own estimate and the pooled one over the runs that share no question with a run
+    listed before them, seeded by `seed` (None: `pool_seed` of the pooled runs' counts)."""
     labels = {r.label for r in runs}
     if len(labels) > 1:
         raise ValueError(f"a pool is at one config; these runs are at {', '.join(sorted(labels))}")
@@ -268,6 +279,9 @@ def pool_runs(runs: Sequence[RunDecisions], seed: int, boot: int = BOOT) -> Pool
             seen.update(dict.fromkeys(keys, run.name))
         own = paired_estimate([(run.maj, run.rrmaj)], run.seed, boot)
         shown.append(PooledRun(run, own, why))
-    counted = [(r.run.maj, r.run.rrmaj) for r in shown if r.left_out is None]
-    pooled = paired_estimate(counted, seed, boot) if counted else None
-    return Pool(labels.pop() if labels else "", tuple(shown), pooled)
+    label = labels.pop() if labels else ""
+    counted = [PairCounts.of(r.run.maj, r.run.rrmaj) for r in shown if r.left_out is None]
+    if seed is None:
+        seed = pool_seed(label, counted)
+    pooled = paired_counts_estimate(counted, seed, boot) if counted else None
+    return Pool(label, tuple(shown), pooled)

@@ -11,7 +11,7 @@ import pytest
 from leaderboard import service
 from leaderboard.db import run_transaction
 from leaderboard.paper_seed import DATASET_IDS, MODEL_IDS, paper_lines
-from leaderboard.ranking import filter_rows, rank_models, score_model
+from leaderboard.ranking import filter_rows, pooled_lines, rank_models, score_model
 from tests.support.samples import paper_row_count
 
 CONFIGS = ["1c4t", "2c3t", "3c2t", "4c1t"]
@@ -123,6 +123,8 @@ def test_moderate_ranking_has_every_paper_model(factory) -> None:
     assert {s.model for s in scores} == set(MODEL_IDS.values())
     assert all(s.n_majority_rows == 12 and s.n_minority_rows == 12 for s in scores)
     # the paper prints accuracies only: RRMaj's interval is what its 128 questions allow (a
-    # binomial), and no Delta interval (the pairing of its questions is not known)
+    # binomial); its Delta scores are the paper's means over rows, with no interval (the pairing
+    # of its questions is not known), and it has no pooled line (no paired counts)
     assert all(s.intervals == "stated n" and s.rrmaj_majority_ci is not None for s in scores)
-    assert all(s.mean_gain_ci is None for s in scores)
+    assert all(s.mean_gain is not None and s.asymmetric_yield is not None for s in scores)
+    assert pooled_lines(rows) == []

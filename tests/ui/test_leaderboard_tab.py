@@ -17,7 +17,7 @@ gradio_client = pytest.importorskip("gradio_client")
 from leaderboard.db import run_transaction  # noqa: E402
 from leaderboard.hub_sync import SIGN_IN, Store, open_store  # noqa: E402
 from leaderboard.paper_seed import MODEL_IDS  # noqa: E402
-from leaderboard.ranking import filter_rows  # noqa: E402
+from leaderboard.ranking import filter_rows, pooled_line  # noqa: E402
 from leaderboard.service import MAX_SUBMISSION_ID, board_rows, store_submission  # noqa: E402
 from rrdemo.errors import RRError  # noqa: E402
 from rrdemo.report.submission import MAX_FILE_BYTES, parse_submission  # noqa: E402
@@ -118,7 +118,7 @@ def test_refresh_and_download_show_the_filtered_rows(store: Store, tmp_path: Pat
         every = board_rows(session)
     chosen = filter_rows(every, dataset="gsm8k", strength="strong")
     assert 0 < len(chosen) < len(every)
-    ranking, board, _chart, _generated = refresh(store, "gsm8k", "strong", "all", "all")
+    ranking, board, _chart, _generated, _pooled = refresh(store, "gsm8k", "strong", "all", "all")
     assert len(board) == len(chosen) and set(board["dataset"]) == {"gsm8k"}
     assert len(ranking) == len({row.model for row in chosen})
     out = tmp_path / "out"
@@ -136,11 +136,49 @@ def test_refresh_and_download_show_the_filtered_rows(store: Store, tmp_path: Pat
 def test_the_board_names_each_rows_prompt_style_and_eos_policy(store: Store) -> None:
     doc = parse_submission(encode(submission([result_row(prompt_style="step-by-step")])))
     run_transaction(store.factory, lambda s: store_submission(s, doc, status="approved"))
-    ranking, board, _chart, _generated = refresh(store, "gsm8k", "moderate", "all", "all")
+    ranking, board, _chart, _generated, _pooled = refresh(store, "gsm8k", "moderate", "all", "all")
     shown = set(zip(board["source"], board["prompt style"], board["EOS policy"], strict=True))
     assert shown == {("paper", "-", "-"), ("local_run", "step-by-step", "-")}
     scored = dict(zip(ranking["model"], ranking["prompt styles"], strict=True))
     assert scored[result_row()["model"]] == "step-by-step" and set(scored.values()) >= {"-"}
+
+
+def test_rows_of_the_runs_decisions_get_a_pooled_line_and_no_averaged_delta(store: Store) -> None:
+    """Two runs' 3c2t rows with their paired counts (on two tasks), and a third on the first one's
+    task and injection: the tab pools the two, shows the third not pooled, and its ranking line
+    gives RRMaj - MAJ no number of its own."""
+    model, rows = "org/paired", []
+    for dataset, b, c in (("gsm8k", 3, 13), ("aqua", 6, 2), ("gsm8k", 1, 1)):
+        maj = 0.25 + b / 40
+        rows.append(
+            result_row(
+                model=model, agent_models=[model] * 5, dataset=dataset, maj_accuracy=maj,
+                rrmaj_accuracy=maj + (c - b) / 40, maj_ci=None, maj_only=b, rrmaj_only=c,
+            )
+        )  # fmt: skip
+    numbers = [_approved(store, submission([r], submitter=f"s{i}")) for i, r in enumerate(rows)]
+    ranking, board, _chart, _generated, pooled = refresh(store, "all", "all", "all", "all")
+    (line,) = pooled[pooled["model"] == model].to_dict("records")
+    kept = [
+        r for r in filter_rows(board_rows_of(store), model=model) if r.submission_id != numbers[2]
+    ]
+    e = pooled_line(kept)
+    assert (
+        line["RRMaj - MAJ [95%]"] == f"{100 * e.delta:+.1f} [{100 * e.lo:+.1f}, {100 * e.hi:+.1f}]"
+    )
+    assert (line["questions"], line["MAJ right only"], line["RRMaj right only"]) == (80, 9, 15)
+    assert (
+        f"submission #{numbers[2]}: may stand on the questions of submission #{numbers[0]}"
+        in (line["not pooled"])
+    )
+    (score,) = ranking[ranking["model"] == model].to_dict("records")
+    assert score["mean gain %"] == "-" and score["RRMaj 95% CI"] != "-"
+    assert "pooled per config" in score["intervals"]
+
+
+def board_rows_of(store: Store) -> list:
+    with store.factory() as session:
+        return board_rows(session)
 
 
 def test_the_cli_ranks_and_writes_what_the_tab_shows(store: Store, tmp_path: Path, capsys) -> None:
@@ -155,7 +193,7 @@ def test_the_cli_ranks_and_writes_what_the_tab_shows(store: Store, tmp_path: Pat
     assert written["model"].tolist() == ranking["model"].tolist()
     column = "RRMaj % (rho>=0.6)"
     assert written[column].tolist() == ranking[column].tolist()
-    assert written["gain 95% CI"].tolist() == ranking["gain 95% CI"].tolist()
+    assert written["mean gain %"].tolist() == ranking["mean gain %"].tolist()
     assert main(["list", *filters, "--csv", str(tmp_path / "rows.csv")]) == 0
     tab_csv = download(store, "gsm8k", "strong", "majority (rho >= 0.6)", "all", tmp_path / "out")
     assert (tmp_path / "rows.csv").read_text() == Path(tab_csv).read_text()
@@ -200,7 +238,7 @@ def test_equal_scores_share_a_rank_and_superseded_rows_are_hidden_and_never_rank
             notes="f",
         ),
     )
-    ranking, board, _chart, _generated = refresh(store, "gsm8k", "moderate", "all", "all")
+    ranking, board, _chart, _generated, _pooled = refresh(store, "gsm8k", "moderate", "all", "all")
     ranks = dict(zip(ranking["model"], ranking["rank"], strict=True))
     assert ranks["org/tied-a"] == ranks["org/tied-b"] == "=1"
     assert "org/old" not in ranks and "org/few" not in ranks  # never ranked
