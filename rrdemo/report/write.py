@@ -115,7 +115,16 @@ def _both_methods_report(run: Run, seed: int) -> Report:
     figures = {"rho": rho_curve_figure(rho), "m_scaling": scaling_figure(scaling)}
     if len({p.k for p in kpoints}) > 1:
         figures["k_ablation"] = k_figure(kpoints)
-    summary = [
+    summary = _both_methods_summary(run, files, figures, kpoints, by_strategy)
+    files["report.md"] = "\n\n".join(summary) + "\n"
+    return Report(files, figures, rows)
+
+
+def _both_methods_summary(
+    run: Run, files: dict[str, str], figures: dict, kpoints: list, by_strategy: list[str]
+) -> list[str]:
+    """The sections of a both-methods report.md, in order, from its files and figures."""
+    return [
         *_head(run),
         "Accuracies in %. Two estimators, each named where it is shown: the run's decisions "
         "(each question's MAJ and RRMaj vote as the run cast it, at M = M*: the headline, the "
@@ -172,8 +181,6 @@ def _both_methods_report(run: Run, seed: int) -> Report:
         ),
         "## Figures\n\n" + "\n".join(f"- [{s}]({s}.html) ![{s}]({s}.png)" for s in figures),
     ]
-    files["report.md"] = "\n\n".join(summary) + "\n"
-    return Report(files, figures, rows)
 
 
 def _one_method_report(run: Run, methods: list[str], seed: int) -> Report:
