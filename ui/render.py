@@ -1,130 +1,41 @@
-"""HTML for the arena panels, drawn from an `ArenaState`. Pure functions, no gradio.
+"""HTML for the arena panels, drawn from an `ArenaState`: the MAJ and RRMaj panels (made of the
+pieces in `ui.trajectory_html`), the verdict line, one frame of the Arena, the picked question and
+the result line beside it. Pure functions, no gradio.
 
 Every string a model or a user wrote goes through `html.escape`. Styles are inline so the panels
-look the same wherever the HTML lands (the Space, a test server, a saved page). Colours: each agent
-has its own hue; honest agents get blues and greens, corrupted agents reds and oranges, and every
-corrupted chunk also carries a warning marker, so the roles stay apart without colour vision.
+look the same wherever the HTML lands (the Space, a test server, a saved page).
 """
 
 from __future__ import annotations
 
 import re
 import time
-from dataclasses import replace
 from html import escape
 
 from rrdemo.config import RunConfig, beyond_paper
-from rrdemo.events import METHODS, AnswerExtracted, Decision, TurnMeasured
-from rrdemo.fold import FoldedChunk, FoldedTrajectory, MethodRecord, TrajectorySpeakers
+from rrdemo.events import METHODS, Decision
+from rrdemo.fold import MethodRecord
 from rrdemo.gallery import CellOutcome
 from rrdemo.replay import RecordedUnit
 from rrdemo.report.render import pct
 from rrdemo.report.submission import ESTIMATORS
-from ui.plain_math import plain_chunks, plain_math
+from ui.plain_math import plain_math
 from ui.state import ArenaState
+from ui.trajectory_html import (
+    agent_hue,
+    agent_label,
+    answer_badge,
+    legend,
+    meter_legend,
+    role_word,
+    speaker_strip,
+    trajectory_card,
+    z_line,
+)
 
-HONEST_HUES = ("#1d4ed8", "#047857", "#0e7490", "#4338ca", "#15803d", "#0369a1", "#6d28d9")
-CORRUPTED_HUES = ("#dc2626", "#c2410c", "#be185d", "#a16207", "#9f1239", "#ea580c", "#e11d48")
 UPDATE_INTERVAL_S = (
     0.1  # at most ~10 renders a second: the browser keeps up, the page never freezes
 )
-HONEST_MARK = "●"
-CORRUPTED_MARK = "⚠"
-
-_CARD = (
-    "border:1px solid #d4d4d8;border-radius:8px;padding:8px 10px;background:#ffffff;"
-    "color:#18181b;min-width:0"
-)
-_TEXT = (
-    "white-space:pre-wrap;word-break:break-word;font-family:ui-monospace,Menlo,Consolas,monospace;"
-    "font-size:12.5px;line-height:1.55;max-height:340px;overflow-y:auto"
-)
-
-
-def agent_hue(agent: int, agents: list[dict]) -> str:
-    """Agent `agent`'s colour: the k-th honest agent gets the k-th honest hue, likewise corrupted."""
-    corrupted = bool(agents[agent]["corrupted"]) if agent < len(agents) else False
-    rank = sum(1 for a in agents[:agent] if bool(a["corrupted"]) == corrupted)
-    palette = CORRUPTED_HUES if corrupted else HONEST_HUES
-    return palette[rank % len(palette)]
-
-
-def _tint(hue: str, corrupted: bool) -> str:
-    return hue + ("2e" if corrupted else "1c")  # 8-digit hex: the hue at 18% / 11% opacity
-
-
-def agent_label(agent: int, agents: list[dict]) -> str:
-    corrupted = agent < len(agents) and bool(agents[agent]["corrupted"])
-    return f"A{agent + 1} {CORRUPTED_MARK if corrupted else HONEST_MARK}"
-
-
-def _role(corrupted: bool) -> str:
-    return "corrupted" if corrupted else "honest"
-
-
-def legend(agents: list[dict]) -> str:
-    """One swatch per agent: its tag, role and model."""
-    items = []
-    for i, spec in enumerate(agents):
-        hue, corrupted = agent_hue(i, agents), bool(spec["corrupted"])
-        items.append(
-            f'<span class="rr-legend-item rr-{_role(corrupted)}" style="display:inline-flex;'
-            f"align-items:center;gap:4px;margin:2px 10px 2px 0;padding:1px 6px;border-radius:4px;"
-            f'background:{_tint(hue, corrupted)};border-left:4px solid {hue}">'
-            f'<b style="color:{hue}">{escape(agent_label(i, agents))}</b>'
-            f"<span>{_role(corrupted)} · {escape(str(spec['model']))}</span></span>"
-        )
-    return (
-        '<div class="rr-legend" style="font-size:12.5px;margin:4px 0 8px 0">'
-        f"<b>Agents:</b> {''.join(items)}"
-        f'<span style="color:#52525b"> {HONEST_MARK} honest, {CORRUPTED_MARK} corrupted; '
-        "the tag on each chunk is agent·turn</span></div>"
-    )
-
-
-def chunk_html(chunk: FoldedChunk, agents: list[dict], show_tag: bool = True) -> str:
-    """One chunk: tinted by its agent, a left bar marks the turn boundary, a tag names agent and turn."""
-    hue = agent_hue(chunk.agent, agents)
-    corrupted = chunk.corrupted
-    classes = f"rr-chunk rr-{_role(corrupted)}" + ("" if chunk.done else " rr-live")
-    border = "solid" if chunk.done else "dashed"
-    tag = ""
-    if show_tag:
-        mark = CORRUPTED_MARK if corrupted else HONEST_MARK
-        tag = (
-            f'<sup style="color:{hue};font-weight:700;font-family:system-ui,sans-serif;'
-            f'font-size:10px;margin-right:2px">{mark}A{chunk.agent + 1}·t{chunk.turn + 1}</sup>'
-        )
-    cursor = "" if chunk.done else '<span style="color:#71717a">▌</span>'
-    return (
-        f'<span class="{classes}" data-agent="{chunk.agent}" data-turn="{chunk.turn}" '
-        f'title="{escape(agent_label(chunk.agent, agents))} ({_role(corrupted)}), turn {chunk.turn + 1}" '
-        f'style="background:{_tint(hue, corrupted)};border-left:3px {border} {hue};'
-        f'padding:0 2px;border-radius:2px">{tag}{escape(chunk.text)}{cursor}</span>'
-    )
-
-
-def _answer_badge(
-    answer: AnswerExtracted | Decision | None, gold_known: bool, stopped: bool = False
-) -> str:
-    if answer is None:
-        word = "stopped" if stopped else "writing…"
-        return f'<span class="rr-unfinished" style="color:#71717a">{word}</span>'
-    value = answer.answer
-    if value is None:
-        return '<span class="rr-verdict-none" style="color:#71717a">no answer</span>'
-    if answer.fooled:
-        colour, word = "#b91c1c", "fooled"
-    elif answer.correct:
-        colour, word = "#15803d", "correct"
-    elif gold_known:
-        colour, word = "#a16207", "wrong"
-    else:
-        colour, word = "#3f3f46", "answered"
-    return (
-        f'<b style="color:{colour}">{escape(str(value))}</b> '
-        f'<span style="color:{colour};font-size:11px">({word})</span>'
-    )
 
 
 def _vote_and_decision(view: MethodRecord, gold_known: bool) -> str:
@@ -138,7 +49,7 @@ def _vote_and_decision(view: MethodRecord, gold_known: bool) -> str:
         parts.append(f"{view.vote.abstained} without an answer")
     line = " · ".join(parts)
     if view.decision is not None:
-        decision = _answer_badge(view.decision, gold_known)
+        decision = answer_badge(view.decision, gold_known)
         tied = view.decision.tied
         if tied:
             decision += f" (tie between {escape(', '.join(map(str, tied)))}, broken by the seed)"
@@ -157,130 +68,6 @@ def _header(title: str, view: MethodRecord, subtitle: str, stopped: bool = False
     )
 
 
-def speaker_strip(speakers: TrajectorySpeakers | None, agents: list[dict]) -> str:
-    """One line: who wrote which share of an RR trajectory, a bar segment per agent in its hue."""
-    if speakers is None or not speakers.total:
-        return ""
-    segments, words = [], []
-    for a in speakers.order:
-        hue, share = agent_hue(a, agents), speakers.share(a)
-        role = _role(bool(speakers.corrupted[a]))
-        tip = f"{agent_label(a, agents)} {role}: {speakers.tokens[a]} tokens ({100 * share:.0f}%)"
-        segments.append(
-            f'<span class="rr-share rr-{role}" data-agent="{a}" title="{escape(tip)}" '
-            f'style="display:inline-block;height:8px;width:{100 * share:.1f}%;background:{hue}"></span>'
-        )
-        words.append(
-            f'<span style="color:{hue}">{escape(agent_label(a, agents))} {100 * share:.0f}%</span>'
-        )
-    kind = speakers.kind
-    honest = 100 * speakers.honest_tokens / speakers.total
-    return (
-        f'<div class="rr-speakers" data-kind="{kind}" style="font-size:11.5px;margin:2px 0 4px 0">'
-        f'<div style="display:flex;width:100%;border-radius:3px;overflow:hidden;'
-        f'background:#e4e4e7">{"".join(segments)}</div>'
-        f'<div style="color:#52525b">written by {" · ".join(words)} '
-        f"(<b>{kind}</b>, honest {honest:.0f}% of tokens)</div></div>"
-    )
-
-
-_Z_WIDTH, _Z_HEIGHT = 240, 44  # the z line's drawing box (px)
-_Z_DASH = {"honest": "", "corrupted": "4 3"}  # honest reader solid, corrupted reader dashed
-
-
-def z_line(measures: list[TurnMeasured], agents: list[dict]) -> str:
-    """The truth meter's z per turn as a small SVG: one line per reader (honest solid, corrupted
-    dashed), each step coloured by the agent who wrote that turn; the grey line is z = 0 (gold
-    and target equally likely). Empty without readings."""
-    points = [m for m in measures if m.readers]
-    if len(points) < 2:
-        return ""
-    zs = [r["z"] for m in points for r in m.readers.values()]
-    low, high = min(min(zs), 0.0), max(max(zs), 0.0)
-    span, last = (high - low) or 1.0, max(m.n_tokens for m in points) or 1
-
-    def xy(m: TurnMeasured, z: float) -> tuple[float, float]:
-        x = 2 + (_Z_WIDTH - 4) * m.n_tokens / last
-        return x, 2 + (_Z_HEIGHT - 4) * (high - z) / span
-
-    zero = xy(points[0], 0.0)[1]
-    parts = [
-        f'<line x1="0" x2="{_Z_WIDTH}" y1="{zero:.1f}" y2="{zero:.1f}" stroke="#a1a1aa" '
-        'stroke-width="0.8"/>'
-    ]
-    words = []
-    for reader in ("honest", "corrupted"):
-        chain = [m for m in points if reader in m.readers]
-        for before, after in zip(chain, chain[1:], strict=False):
-            (x0, y0), (x1, y1) = (
-                xy(before, before.readers[reader]["z"]),
-                xy(after, after.readers[reader]["z"]),
-            )
-            hue = agent_hue(after.agent, agents) if after.agent is not None else "#71717a"
-            parts.append(
-                f'<line class="rr-zstep" data-reader="{reader}" data-agent="{after.agent}" '
-                f'data-turn="{after.turn}" data-z="{after.readers[reader]["z"]}" '
-                f'x1="{x0:.1f}" y1="{y0:.1f}" x2="{x1:.1f}" y2="{y1:.1f}" stroke="{hue}" '
-                f'stroke-width="2" stroke-dasharray="{_Z_DASH[reader]}"/>'
-            )
-        if chain:
-            words.append(f"{reader} reader {chain[-1].readers[reader]['z']:+.2f}")
-    return (
-        f'<div class="rr-zline" style="font-size:11px;color:#52525b;margin:0 0 4px 0">'
-        f'<svg width="{_Z_WIDTH}" height="{_Z_HEIGHT}" style="display:block;background:#f4f4f5;'
-        f'border-radius:3px">{"".join(parts)}</svg>z: {escape(", ".join(words))}</div>'
-    )
-
-
-METER_LEGEND = (
-    "<b>Truth meter</b> (the small chart in each answer): z = logit p(gold) - logit p(target) "
-    "after each turn, read by an honest reader (solid line) and a corrupted one (dashed); above "
-    "the grey line the gold answer is the likelier; each step in the colour of the agent who "
-    "wrote that turn."
-)
-
-
-def meter_legend(state: ArenaState) -> str:
-    """The truth meter explained once, under the panels' answers (each chart shows only its
-    values); empty when no answer has readings to draw."""
-    drawn = any(
-        len([m for m in tr.measures if m.readers]) >= 2
-        for view in state.methods.values()
-        for tr in view.trajectories.values()
-    )
-    if not drawn:
-        return ""
-    return (
-        f'<div class="rr-meter-legend" style="font-size:11.5px;color:#52525b;margin-top:8px">'
-        f"{METER_LEGEND}</div>"
-    )
-
-
-def _trajectory_card(
-    tr: FoldedTrajectory,
-    title: str,
-    agents: list[dict],
-    gold: bool,
-    tags: bool,
-    strip: str = "",
-    stopped: bool = False,
-) -> str:
-    shown = [
-        replace(c, text=t)
-        for c, t in zip(tr.chunks, plain_chunks([c.text for c in tr.chunks]), strict=True)
-    ]
-    body = "".join(chunk_html(c, agents, show_tag=tags) for c in shown) or (
-        '<span style="color:#a1a1aa">waiting for the first token…</span>'
-    )
-    return (
-        f'<div class="rr-trajectory" data-index="{tr.index}" style="{_CARD}">'
-        f'<div style="font-size:12.5px;margin-bottom:4px">{title}</div>{strip}'
-        f'<div style="{_TEXT}">{body}</div>'
-        f'<div class="rr-answer" style="margin-top:6px;font-size:12.5px;border-top:1px solid #e4e4e7;'
-        f'padding-top:4px">Answer: {_answer_badge(tr.answer, gold, stopped)}</div></div>'
-    )
-
-
 def render_maj(state: ArenaState) -> str:
     """MAJ: the N independent answers side by side, then the vote and the decision."""
     view = state.methods.get("MAJ")
@@ -294,10 +81,10 @@ def render_maj(state: ArenaState) -> str:
         hue = agent_hue(agent, agents) if agents else "#3f3f46"
         title = (
             f'<b style="color:{hue}">{escape(agent_label(agent, agents))}</b> '
-            f"<span>{_role(corrupted)}</span>"
+            f"<span>{role_word(corrupted)}</span>"
         )
         strip = z_line(tr.measures, agents)
-        cards.append(_trajectory_card(tr, title, agents, gold, False, strip, state.stopped))
+        cards.append(trajectory_card(tr, title, agents, gold, False, strip, state.stopped))
     grid = (
         '<div style="display:grid;grid-template-columns:repeat(auto-fill,minmax(190px,1fr));gap:8px">'
         + "".join(cards)
@@ -326,7 +113,7 @@ def render_rrmaj(state: ArenaState) -> str:
         title = f"<b>Trajectory {j + 1}</b> <span style='color:#52525b'>order {order}</span>"
         strip = speaker_strip(state.speakers.trajectories.get(j), agents)
         strip += z_line(tr.measures, agents)
-        cards.append(_trajectory_card(tr, title, agents, gold, True, strip, state.stopped))
+        cards.append(trajectory_card(tr, title, agents, gold, True, strip, state.stopped))
     stack = '<div style="display:flex;flex-direction:column;gap:8px">' + "".join(cards) + "</div>"
     subtitle = f"agents take turns writing K={escape(str(k))} tokens of one shared text; M trajectories vote"
     return _panel(

@@ -387,6 +387,10 @@ def _streamed(fn: Callable[..., Iterator]) -> Callable[..., Iterator]:
     return call
 
 
+_PLAYED = {"concurrency_id": REPLAY, "concurrency_limit": REPLAY_CONCURRENCY}  # a replay's queue
+_QUICK = {"queue": False, "api_visibility": "private"}  # a control set, no queue
+
+
 def wire_replay(
     gallery: Gallery,
     parts: ReplayControls,
@@ -406,8 +410,6 @@ def wire_replay(
     """
     fill = [*controls, parts.live, parts.live_time, *shown]
     logs = UploadedLogs()  # this app's uploaded logs, read once each
-    played = {"concurrency_id": REPLAY, "concurrency_limit": REPLAY_CONCURRENCY}
-    quick = {"queue": False, "api_visibility": "private"}
 
     def values(unit: RecordedUnit, result: str) -> list:
         """The controls set to the recording (left as they are when it cannot run live here),
@@ -423,13 +425,6 @@ def wire_replay(
         unit = gallery_unit(gallery, choice)
         return values(unit, result_for(gallery, unit, int(choice.partition("/")[0])))
 
-    def upload_values(path: str | None, choice: str) -> list:
-        read, unit = logs.unit(path, choice)
-        return values(unit, logs.result(read, unit))
-
-    fill_upload = _plain(upload_values)
-    play_upload = _streamed(lambda path, choice: stream_replay(logs.unit(path, choice)[1], seconds))
-
     def then_play(picked, source=parts.choice, to_choice=None, api_name: str | None = None):
         """After a pick: the controls follow, then the recording plays. `to_choice` turns the
         value of `source` into the recording's choice (a setting plays its first question):
@@ -439,11 +434,11 @@ def wire_replay(
         play_pick = _streamed(
             lambda value: stream_replay(gallery_unit(gallery, choose(value)), seconds)
         )
-        filled = picked.then(fill_pick, source, fill, **quick)
+        filled = picked.then(fill_pick, source, fill, **_QUICK)
         named = {"api_name": api_name} if api_name else {"api_visibility": "private"}
-        return filled.then(play_pick, source, outputs, **named, **played)
+        return filled.then(play_pick, source, outputs, **named, **_PLAYED)
 
-    picked = parts.choice.input(lambda c: c, parts.choice, parts.choice, **quick)
+    picked = parts.choice.input(lambda c: c, parts.choice, parts.choice, **_QUICK)
     events = [then_play(picked, api_name="replay")]
     events += [
         then_play(event, source, to_choice)
@@ -456,30 +451,55 @@ def wire_replay(
         play_first = _streamed(
             lambda: stream_replay(gallery_unit(gallery, first), seconds * OPENING_PACE)
         )
-        opening = gr.on(None, play_first, None, outputs, api_visibility="private", **played)
+        opening = gr.on(None, play_first, None, outputs, api_visibility="private", **_PLAYED)
         events.append(opening)
+    events += _wire_uploads(parts, logs, values, fill, outputs, seconds)
+    live_run = _wire_run_live(parts, controls, outputs, run)
+    return [*events, live_run], live_run
+
+
+def _wire_uploads(
+    parts: ReplayControls,
+    logs: UploadedLogs,
+    values: Callable,
+    fill: list,
+    outputs: list,
+    seconds: float,
+) -> list:
+    """An uploaded log listed, then a recording picked from it: the controls follow (`values`),
+    then it plays. Both count as replays, with a replay's limits (at most 2 waiting or running per
+    client); the pick reads the log as listed (`logs`)."""
+
+    def upload_values(path: str | None, choice: str) -> list:
+        read, unit = logs.unit(path, choice)
+        return values(unit, logs.result(read, unit))
+
+    play_upload = _streamed(lambda path, choice: stream_replay(logs.unit(path, choice)[1], seconds))
     listed = parts.upload.upload(
         _plain(lambda path: gr.update(choices=logs.choices(path), value=None)),
         parts.upload,
         parts.uploaded,
         api_name="upload_log",
-        **played,  # a replay's limits: at most 2 waiting or running per client
+        **_PLAYED,
     )
-    # the pick reads the log as listed (`logs`), and counts as a replay: 2 per client
-    pick = {"api_visibility": "private", **played}
-    chosen = parts.uploaded.input(fill_upload, [parts.upload, parts.uploaded], fill, **pick)
     uploaded = [parts.upload, parts.uploaded]
-    events += [
+    pick = {"api_visibility": "private", **_PLAYED}
+    chosen = parts.uploaded.input(_plain(upload_values), uploaded, fill, **pick)
+    return [
         listed,
-        chosen.then(play_upload, uploaded, outputs, api_visibility="private", **played),
+        chosen.then(play_upload, uploaded, outputs, api_visibility="private", **_PLAYED),
     ]
+
+
+def _wire_run_live(parts: ReplayControls, controls: list, outputs: list, run: Callable) -> Any:
+    """Run live: the controls take the recording's live values, then `run` runs them, one model
+    run at a time."""
 
     def live_values(live: dict | None) -> list:
         if not live:
             raise RRError("this recording cannot run live here; pick another, then Run live")
         return [live[name] for name in ARENA_FIELDS]
 
-    filled = parts.run_live.click(_plain(live_values), parts.live, controls, **quick)
+    filled = parts.run_live.click(_plain(live_values), parts.live, controls, **_QUICK)
     once = {"concurrency_id": "model", "concurrency_limit": 1}
-    live_run = filled.success(run, controls, outputs, api_visibility="private", **once)
-    return [*events, live_run], live_run
+    return filled.success(run, controls, outputs, api_visibility="private", **once)

@@ -113,6 +113,13 @@ def calibration_figure(rows: Sequence[CalibrationRow]) -> go.Figure:
                 ),
                 row=1, col=2,
             )  # fmt: skip
+    _axes_and_legend(fig, models)
+    return fig
+
+
+def _axes_and_legend(fig: go.Figure, models: list[str]) -> None:
+    """The calibration figure's axes, title and legend (under the plots; named by the model when
+    there is one)."""
     fig.update_xaxes(range=[-5, 105])
     fig.update_yaxes(range=[-5, 105])
     fig.update_xaxes(title_text="ceiling: accuracy without injection (%)", row=1, col=1)
@@ -132,7 +139,6 @@ def calibration_figure(rows: Sequence[CalibrationRow]) -> go.Figure:
             "title": {"text": f"{models[0]}: injection, style " if len(models) == 1 else ""},
         },
     )  # fmt: skip
-    return fig
 
 
 def selection_line(rows: Sequence[CalibrationRow], final: bool = True) -> str:

@@ -24,6 +24,14 @@ from rrdemo.settings import add_flags
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The sweep options; every one left out falls back to the sweep file, then to the paper's default."""
+    _what_and_who(parser)
+    _run_settings(parser)
+    _how_it_runs(parser)
+    parser.set_defaults(func=handler)
+
+
+def _what_and_who(parser: argparse.ArgumentParser) -> None:
+    """The sweep file, the log, the tasks and the ensembles."""
     parser.add_argument(
         "--sweep", help="YAML or JSON file with sweep settings (options below override it)"
     )
@@ -65,6 +73,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         const=False,
         help="homogeneous ensembles put corrupted agents in the last seats (default: first)",
     )
+
+
+def _run_settings(parser: argparse.ArgumentParser) -> None:
+    """The settings of each run, all in its logged config: the paper's, then those beyond it."""
     parser.add_argument("--strengths", help="moderate,strong (default both)")
     parser.add_argument(
         "--k",
@@ -121,6 +133,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="dtype of local models on transformers (default: bfloat16 on a GPU, float32 on "
         "CPU); part of each logged config",
     )
+
+
+def _how_it_runs(parser: argparse.ArgumentParser) -> None:
+    """How the sweep is carried out, none of it in the logged config: devices, a dry run, units
+    at once, shards."""
     parser.add_argument(
         "--device-map",
         help="where transformers puts a model's layers: auto spreads one over every GPU (the "
@@ -159,7 +176,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "join the shards' logs with `rrdemo merge-logs` (several processes or machines)",
     )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
-    parser.set_defaults(func=handler)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -305,9 +321,8 @@ def parse_shard(text: str) -> tuple[int, int]:
 
 def handler(args: argparse.Namespace) -> int:
     """Validate the whole sweep first (nothing loads or is written on bad input), then run it."""
-    from rrdemo.runs.log import read_log
     from rrdemo.runs.runner import run_plan, unit_order
-    from rrdemo.runs.spec import calibration_questions, check_held_out, plan_sweep
+    from rrdemo.runs.spec import plan_sweep
     from rrdemo.runs.write import check_resumable
 
     origin: dict[str, str] = {}
@@ -320,14 +335,7 @@ def handler(args: argparse.Namespace) -> int:
     shard = parse_shard(args.shard) if args.shard else None
     if out.is_dir():
         raise RRError(f"--out {out} is a folder; give the path of a .jsonl file")
-    used = calibration_questions(plan.sweep.get("calibration", []))
-    planned: dict[str, set[str]] = {}
-    for c in plan.conditions:
-        planned.setdefault(c.task.name, set()).update(q.qid for q in c.questions)
-    if out.exists():  # a log begun before the calibration was named may hold its questions
-        for c in read_log(out).header.get("conditions", []):
-            planned.setdefault(c["task"], set()).update(c["questions"])
-    check_held_out(planned, used)
+    _check_held_out(plan, out)
     resumed = check_resumable(out, plan)  # another sweep in --out is refused, dry run or not
     done = resumed[0].done if resumed else set()
     order = unit_order(plan, shard)  # this process's units (a shard's share)
@@ -360,15 +368,7 @@ def handler(args: argparse.Namespace) -> int:
             continue
         backend.check_serving()
     if args.dry_run:
-        _print_plan(plan, served, args.tokens_per_second, left)
-        from rrdemo.rates import expected_time, rates_for
-
-        own = getattr(args, "rate_logs", None) or [out]  # a study's logs, all its shards'
-        source = getattr(args, "rate_source", None) or "the given rate"
-        timed = expected_time(left, rates_for(own), args.tokens_per_second, source)
-        print(
-            timed.describe(getattr(args, "shards", 1), getattr(args, "gpus", None)), file=sys.stderr
-        )
+        _dry_run(args, plan, served, left, out)
         return 0
     from rrdemo.backends.pool import ModelPool
 
@@ -392,6 +392,32 @@ def handler(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     return 0
+
+
+def _check_held_out(plan, out: Path) -> None:
+    """Refuse a sweep whose questions, or those of the log it resumes, a named calibration used."""
+    from rrdemo.runs.log import read_log
+    from rrdemo.runs.spec import calibration_questions, check_held_out
+
+    used = calibration_questions(plan.sweep.get("calibration", []))
+    planned: dict[str, set[str]] = {}
+    for c in plan.conditions:
+        planned.setdefault(c.task.name, set()).update(q.qid for q in c.questions)
+    if out.exists():  # a log begun before the calibration was named may hold its questions
+        for c in read_log(out).header.get("conditions", []):
+            planned.setdefault(c["task"], set()).update(c["questions"])
+    check_held_out(planned, used)
+
+
+def _dry_run(args: argparse.Namespace, plan, served: dict, left: list, out: Path) -> None:
+    """The plan and its expected time, from the rates measured here or the given rate."""
+    from rrdemo.rates import expected_time, rates_for
+
+    _print_plan(plan, served, args.tokens_per_second, left)
+    own = getattr(args, "rate_logs", None) or [out]  # a study's logs, all its shards'
+    source = getattr(args, "rate_source", None) or "the given rate"
+    timed = expected_time(left, rates_for(own), args.tokens_per_second, source)
+    print(timed.describe(getattr(args, "shards", 1), getattr(args, "gpus", None)), file=sys.stderr)
 
 
 def _print_plan(plan, served: dict, tokens_per_second: float | None, left: list) -> None:

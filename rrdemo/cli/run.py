@@ -32,11 +32,25 @@ CORRUPTED_COLOURS = (196, 208, 201, 160, 214, 199, 124, 166)
 
 
 def register(subparsers) -> None:
+    """Add the `run` command: its options in groups (question, ensemble, corruption and protocol,
+    output)."""
     p = subparsers.add_parser(
         "run",
         help="run MAJ and RRMaj on one question and stream the chunks",
         description="Run MAJ and RRMaj side by side on one question with c of N agents corrupted.",
     )
+    _question_options(p)
+    _ensemble_options(p)
+    _protocol_options(p)
+    o = p.add_argument_group("output")
+    o.add_argument("--json", action="store_true", help="print every event as a JSON line")
+    o.add_argument("--deltas", action="store_true", help="with --json, include token-level deltas")
+    o.add_argument("--no-color", action="store_true", help="plain text (also when NO_COLOR is set)")
+    p.set_defaults(func=handle)
+
+
+def _question_options(p) -> None:
+    """Which question: one of your own, or one of a task's."""
     q = p.add_argument_group("question")
     q.add_argument(
         "--question", help="a question of your own (multiple choice if it lists (A) ... options)"
@@ -51,6 +65,11 @@ def register(subparsers) -> None:
     q.add_argument(
         "--index", type=int, default=0, help="which question of --task (0-based, seeded order)"
     )
+
+
+def _ensemble_options(p) -> None:
+    """Who answers: the models, N, c and which seats, or an ensemble file."""
+    d = INTERACTIVE_DEFAULTS
     e = p.add_argument_group("ensemble")
     e.add_argument(
         "--models",
@@ -58,7 +77,6 @@ def register(subparsers) -> None:
         help="model for every agent, or a comma list cycled over the seats",
     )
     e.add_argument("--revision", help="hub revision of the model(s)")
-    d = INTERACTIVE_DEFAULTS
     e.add_argument(
         "--agents", "-n", type=int, default=d.n, help=f"N, the number of agents (default {d.n})"
     )
@@ -80,6 +98,11 @@ def register(subparsers) -> None:
         help="engine of the offline GGUF models (default auto: llama.cpp when installed, else "
         "transformers); hub models always use transformers",
     )
+
+
+def _protocol_options(p) -> None:
+    """The injection, the protocol's settings (the paper's), then those beyond the paper."""
+    d = INTERACTIVE_DEFAULTS
     c = p.add_argument_group("corruption")
     c.add_argument(
         "--strength",
@@ -117,11 +140,6 @@ def register(subparsers) -> None:
     r.add_argument("--seed", type=int, help=f"default {d.seed}")
     r.add_argument("--methods", default="MAJ,RRMaj", help="MAJ, RRMaj or both (default)")
     add_flags(p.add_argument_group("beyond the paper"), beyond_paper())
-    o = p.add_argument_group("output")
-    o.add_argument("--json", action="store_true", help="print every event as a JSON line")
-    o.add_argument("--deltas", action="store_true", help="with --json, include token-level deltas")
-    o.add_argument("--no-color", action="store_true", help="plain text (also when NO_COLOR is set)")
-    p.set_defaults(func=handle)
 
 
 _SETTINGS = ("strength", "k", "max_tokens", "order")

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Iterable, Sequence
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -293,3 +294,28 @@ def write_png(fig: go.Figure, path: Path) -> str:
     figure.savefig(path, dpi=150)
     plt.close(figure)
     return "matplotlib"
+
+
+def write_folder(
+    out: Path, files: Mapping[str, str], figures: Mapping[str, go.Figure], png: bool, prefix: str
+) -> list[Path]:
+    """Text files and figures into `out`, whole or not at all (written in a temporary folder
+    beside it, then moved in): each figure as `stem.html` with a fixed element id (the same input
+    gives the same files; plotly draws a random one) and, with `png`, `stem.png`; figures.txt
+    says which engine drew each PNG. Returns the paths written."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    written = []
+    with tempfile.TemporaryDirectory(dir=out.parent, prefix=prefix) as tmp:
+        for name, text in files.items():
+            (Path(tmp) / name).write_text(text.rstrip("\n") + "\n", encoding="utf-8")
+        notes = []
+        for stem, fig in figures.items():
+            fig.write_html(str(Path(tmp) / f"{stem}.html"), include_plotlyjs="cdn", div_id=stem)
+            if png:
+                notes.append(f"{stem}.png: {write_png(fig, Path(tmp) / f'{stem}.png')}")
+        (Path(tmp) / "figures.txt").write_text("\n".join(notes) + "\n", encoding="utf-8")
+        out.mkdir(exist_ok=True)
+        for item in sorted(Path(tmp).iterdir()):
+            os.replace(item, out / item.name)
+            written.append(out / item.name)
+    return written

@@ -10,8 +10,6 @@ uses the seed of its own report, so a run's row here is its report's row.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -138,22 +136,10 @@ def pool_text(pool: Pool) -> str:
 def write_pool_report(paths: Sequence[Path], label: str, out: Path, png: bool = True) -> list[Path]:
     """Write pooled.md, pooled.csv and the forest plot (HTML, PNG) of the logs at `label` into
     `out`, whole or not at all."""
-    from rrdemo.report.figures import forest_figure, write_png
+    from rrdemo.report.figures import forest_figure, write_folder
     from rrdemo.report.forest import forest_rows
 
     pool = pool_logs([Path(p) for p in paths], label)
     files = {"pooled.md": pool_text(pool), "pooled.csv": pool_tables(pool)[1]}
     fig = forest_figure(*forest_rows(pool), pool.label)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    written = []
-    with tempfile.TemporaryDirectory(dir=out.parent, prefix=".pool-") as tmp:
-        for name, text in files.items():
-            (Path(tmp) / name).write_text(text.rstrip("\n") + "\n", encoding="utf-8")
-        fig.write_html(str(Path(tmp) / "forest.html"), include_plotlyjs="cdn", div_id="forest")
-        note = f"forest.png: {write_png(fig, Path(tmp) / 'forest.png')}" if png else ""
-        (Path(tmp) / "figures.txt").write_text(note + "\n", encoding="utf-8")
-        out.mkdir(exist_ok=True)
-        for item in sorted(Path(tmp).iterdir()):
-            os.replace(item, out / item.name)
-            written.append(out / item.name)
-    return written
+    return write_folder(out, files, {"forest": fig}, png, ".pool-")

@@ -5,9 +5,10 @@ and result rows, one per ensemble configuration (model, dataset, strength, N = c
 M, L, and the adversary, prompt style and end-of-sequence policy, null when not stated) with its
 MAJ and RRMaj accuracies (fractions in [0, 1]), the questions they stand on and the estimator
 that made them (`ESTIMATORS`); a superseded row is shown labelled and never ranked. Its sizes
-range up to the engine's own limits (`rrdemo.limits.Limits`). `parse_submission` reads a file
-back and rejects a bad one with one readable reason per problem (`submission_reasons`); the one
-builder is `rrdemo.report.submission_builder`. The leaderboard imports this, never the reverse.
+range up to the engine's own limits (`rrdemo.limits.Limits`); what no real run can give is
+checked in `submission_checks`. `parse_submission` reads a file back and rejects a bad one with
+one readable reason per problem (`submission_reasons`); the one builder is
+`rrdemo.report.submission_builder`. The leaderboard imports this, never the reverse.
 """
 
 from __future__ import annotations
@@ -31,12 +32,10 @@ from rrdemo.config import (
     Composition,
 )
 from rrdemo.errors import RRError
-from rrdemo.limits import limits
-from rrdemo.report.stats import wilson95
+from rrdemo.report.submission_checks import row_problems, short
 from rrdemo.report.submission_reasons import readable_reasons
 from rrdemo.tasks import TASK_NAMES
-from rrdemo.tasks.data import DATASETS as BENCHMARK_DATA
-from rrdemo.tasks.generated import GENERATED_NAMES, POOL_SIZE
+from rrdemo.tasks.generated import GENERATED_NAMES
 
 SCHEMA_VERSION = 4  # what exports write and the server accepts
 MAX_FILE_BYTES = 1024 * 1024  # 1 MiB: a full paper table is ~20 KiB
@@ -60,20 +59,6 @@ ALL_SOURCES = (*RESERVED_SOURCES, *SUBMITTED_SOURCES)
 EARLIEST = datetime(2025, 1, 1, tzinfo=timezone.utc)
 
 
-def setting_ranges() -> dict[str, tuple[str, int]]:
-    """Each sized setting of a row, what a rejection calls it, and its largest value: the engine's
-    own limits (`rrdemo.limits.Limits`, read when called), so a row can state any run the engine
-    can make and none it cannot. The least is 1."""
-    most = limits()
-    return {
-        "n_agents": ("n_agents (N)", most.agents),
-        "k": ("k (K)", most.tokens),
-        "m": ("m (M)", most.trajectories),
-        "max_tokens": ("max_tokens (L)", most.tokens),
-        "n_questions": ("n_questions", most.questions),
-    }
-
-
 # How a row's accuracies were computed. "decisions" is the headline everywhere (board, Arena,
 # report's paired table): each question's MAJ and RRMaj vote as the run cast it, at M = M*, the
 # numbers the paired bootstrap and McNemar's test read. "pool-draws" is the paper's appendix D:
@@ -88,12 +73,6 @@ ESTIMATOR_MEANINGS = {
 }
 MAX_REASON = 300  # characters of a superseded row's reason
 MAX_PROVENANCE = 300  # characters of a submission's provenance
-
-
-def dataset_size(dataset: str) -> int:
-    """Questions the dataset holds: a benchmark's test set, a generated task's pool."""
-    spec = BENCHMARK_DATA.get(dataset)
-    return spec.size if spec is not None else POOL_SIZE
 
 
 _MODEL_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,199}$")
@@ -213,97 +192,11 @@ class ResultRow(AgentCounts, BaseModel):
 
     @model_validator(mode="after")
     def _consistent(self) -> ResultRow:
-        problems: list[str] = []
-        n, c, t = self.n_agents, self.n_corrupted, self.n_honest
-        for field, (name, most) in setting_ranges().items():
-            value = getattr(self, field)
-            if value is not None and not 1 <= value <= most:
-                problems.append(f"{name} = {_short(value)} is out of range; allowed 1..{most}")
-        if c < 0 or t < 0:
-            problems.append("n_corrupted (c) and n_honest (t) must not be negative")
-        if c + t != n:
-            problems.append(f"c + t must equal N: {_short(c)} + {_short(t)} != {_short(n)}")
-        if len(self.agent_models) != n:
-            problems.append(f"agent_models lists {len(self.agent_models)} models; N = {_short(n)}")
-        if len(self.corrupted_agents) != c:
-            problems.append(
-                f"corrupted_agents lists {len(self.corrupted_agents)} agents; c = {_short(c)}"
-            )
-        if len(set(self.corrupted_agents)) != len(self.corrupted_agents):
-            problems.append("corrupted_agents repeats an agent index")
-        if any(not 0 <= i < n for i in self.corrupted_agents):
-            problems.append(f"corrupted_agents indices must be in 0..{_short(n - 1)}")
-        bound = c == 0 or t == 0
-        if self.maj_accuracy is None and self.rrmaj_accuracy is None:
-            problems.append("maj_accuracy and rrmaj_accuracy are both null; give at least one")
-        elif not bound and (self.maj_accuracy is None or self.rrmaj_accuracy is None):
-            problems.append(
-                "maj_accuracy and rrmaj_accuracy are both required unless the row is a "
-                "ceiling (0cNt) or floor (Nc0t) bound"
-            )
-        problems += self._possible() + self._paired()
+        """Every problem of the row at once (`rrdemo.report.submission_checks`)."""
+        problems = row_problems(self)
         if problems:
             raise ValueError("\n".join(problems))
         return self
-
-    def _possible(self) -> list[str]:
-        """What no real run can give: more questions than the dataset has, an accuracy that is
-        no count of n questions (the run's decisions), an interval that leaves out its accuracy
-        or is narrower than n questions allow."""
-        problems = []
-        size, n = dataset_size(self.dataset), self.n_questions
-        if n < 1:  # out of range, said once above
-            return problems
-        if n > size:
-            problems.append(
-                f"n_questions = {_short(n)}, but {self.dataset} has {size} questions; "
-                "give the questions the accuracies stand on"
-            )
-        for method, value, ci in (
-            ("maj", self.maj_accuracy, self.maj_ci),
-            ("rrmaj", self.rrmaj_accuracy, self.rrmaj_ci),
-        ):
-            if value is None:
-                if ci is not None:
-                    problems.append(f"{method}_ci is given without {method}_accuracy")
-                continue
-            count = value * n
-            if self.estimator == "decisions" and abs(count - round(count)) > 5e-7 * n + 1e-9:
-                problems.append(
-                    f"{method}_accuracy = {_short(value)} is not a whole number of the "
-                    f"{_short(n)} questions (the run's decisions count each question once)"
-                )
-            if ci is None:
-                continue
-            lo, hi = ci
-            if lo > hi:
-                problems.append(f"{method}_ci must be [lo, hi] with lo <= hi")
-            elif not lo - 5e-4 <= value <= hi + 5e-4:
-                problems.append(f"{method}_ci {_short(ci)} does not contain {method}_accuracy")
-            elif hi - lo < _narrowest(value, n):
-                problems.append(
-                    f"{method}_ci {_short(ci)} is narrower than {_short(n)} questions allow "
-                    f"(at least {100 * _narrowest(value, n):.1f} points at this accuracy)"
-                )
-        return problems
-
-    def _paired(self) -> list[str]:
-        """Paired counts that no run's decisions can give (or given without them)."""
-        b, c, n = self.maj_only, self.rrmaj_only, self.n_questions
-        if b is None and c is None:
-            return []
-        if b is None or c is None or self.estimator != "decisions":
-            return ["maj_only and rrmaj_only go together, on a row of estimator decisions"]
-        if self.maj_accuracy is None or self.rrmaj_accuracy is None:
-            return ["maj_only and rrmaj_only need both maj_accuracy and rrmaj_accuracy"]
-        maj, rr = round(self.maj_accuracy * n), round(self.rrmaj_accuracy * n)
-        if min(b, c) < 0 or b > maj or c > rr or maj - b != rr - c or b + c > n:
-            return [
-                f"maj_only = {_short(b)} and rrmaj_only = {_short(c)} are no split of the "
-                f"{_short(n)} questions (MAJ right on {maj}, RRMaj on {rr}: both right on "
-                "MAJ's minus maj_only and on RRMaj's minus rrmaj_only, the same count)"
-            ]
-        return []
 
     def config_key(self) -> tuple[Any, ...]:
         """What makes two rows the same configuration (used to reject repeats in one file)."""
@@ -363,7 +256,7 @@ class Submission(BaseModel):
     def _version(cls, value: int) -> int:
         if value != SCHEMA_VERSION:
             raise ValueError(
-                f"version {_short(value)} is not supported (this server accepts {SCHEMA_VERSION})"
+                f"version {short(value)} is not supported (this server accepts {SCHEMA_VERSION})"
             )
         return value
 
@@ -419,21 +312,6 @@ class Submission(BaseModel):
     def content_hash(self) -> str:
         """sha256 of the canonical JSON: equal content means the same submission."""
         return hashlib.sha256(self.canonical_json().encode("ascii")).hexdigest()
-
-
-def _narrowest(accuracy: float, n: int) -> float:
-    """A third of the width of the normal 95% interval of `accuracy` over n questions, or at 0 or
-    1 (where the normal one is empty) of the Wilson interval: no interval of a real run is
-    narrower (a perfect score on one question leaves at least [0.21, 1] open)."""
-    if 0 < accuracy < 1:
-        return 2 * 1.96 * math.sqrt(accuracy * (1 - accuracy) / n) / 3
-    lo, hi = wilson95(round(accuracy * n), n)
-    return (hi - lo) / 3
-
-
-def _short(value: object) -> str:
-    text = repr(value)
-    return text if len(text) <= 24 else text[:20] + "..."
 
 
 def _reject_constant(name: str) -> float:
@@ -501,7 +379,7 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     data: dict[str, Any] = {}
     for key, value in pairs:
         if key in data:
-            raise SubmissionRejected([f"the key {_short(key)} appears twice in one object"])
+            raise SubmissionRejected([f"the key {short(key)} appears twice in one object"])
         data[key] = value
     return data
 

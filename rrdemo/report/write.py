@@ -11,8 +11,6 @@ by `rrdemo.report.figures`.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +19,7 @@ from typing import Any
 from rrdemo.errors import RRError
 from rrdemo.events import METHODS
 from rrdemo.report import adversary as adv
-from rrdemo.report.figures import k_figure, rho_curve_figure, scaling_figure, write_png
+from rrdemo.report.figures import k_figure, rho_curve_figure, scaling_figure, write_folder
 from rrdemo.report.hijacked import hijacked_tables
 from rrdemo.report.lengths import answer_lengths, lengths_md
 from rrdemo.report.models import served_weights
@@ -115,7 +113,16 @@ def _both_methods_report(run: Run, seed: int) -> Report:
     figures = {"rho": rho_curve_figure(rho), "m_scaling": scaling_figure(scaling)}
     if len({p.k for p in kpoints}) > 1:
         figures["k_ablation"] = k_figure(kpoints)
-    summary = [
+    summary = _both_methods_summary(run, files, figures, kpoints, by_strategy)
+    files["report.md"] = "\n\n".join(summary) + "\n"
+    return Report(files, figures, rows)
+
+
+def _both_methods_summary(
+    run: Run, files: dict[str, str], figures: dict, kpoints: list, by_strategy: list[str]
+) -> list[str]:
+    """The sections of a both-methods report.md, in order, from its files and figures."""
+    return [
         *_head(run),
         "Accuracies in %. Two estimators, each named where it is shown: the run's decisions "
         "(each question's MAJ and RRMaj vote as the run cast it, at M = M*: the headline, the "
@@ -172,8 +179,6 @@ def _both_methods_report(run: Run, seed: int) -> Report:
         ),
         "## Figures\n\n" + "\n".join(f"- [{s}]({s}.html) ![{s}]({s}.png)" for s in figures),
     ]
-    files["report.md"] = "\n\n".join(summary) + "\n"
-    return Report(files, figures, rows)
 
 
 def _one_method_report(run: Run, methods: list[str], seed: int) -> Report:
@@ -300,23 +305,7 @@ def write_report(
     out = Path(out_dir) if out_dir else run.path.with_name(run.path.stem + "_report")
     if out.exists() and not out.is_dir():
         raise RRError(f"--out {out} exists and is not a folder")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    written = []
-    with tempfile.TemporaryDirectory(dir=out.parent, prefix=".report-") as tmp:
-        for name, text in report.files.items():
-            (Path(tmp) / name).write_text(text.rstrip("\n") + "\n", encoding="utf-8")
-        notes = []
-        for stem, fig in report.figures.items():
-            # A fixed element id: the same log gives the same files (plotly draws a random one).
-            fig.write_html(str(Path(tmp) / f"{stem}.html"), include_plotlyjs="cdn", div_id=stem)
-            if png:
-                notes.append(f"{stem}.png: {write_png(fig, Path(tmp) / f'{stem}.png')}")
-        (Path(tmp) / "figures.txt").write_text("\n".join(notes) + "\n", encoding="utf-8")
-        out.mkdir(exist_ok=True)
-        for item in sorted(Path(tmp).iterdir()):
-            os.replace(item, out / item.name)
-            written.append(out / item.name)
-    return written
+    return write_folder(out, report.files, report.figures, png, ".report-")
 
 
 def questions_text(conditions) -> str:

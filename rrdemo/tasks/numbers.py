@@ -154,17 +154,9 @@ def extract_number(text: str, finish_reason: str | None = None) -> str | None:
     if cut_off(finish_reason):
         return None
     text = blank_out(text, mentions)
-    for tail in phrase_tails(text):
-        found = numbers_in(tail)
-        if found:
-            return format_number(found[0])
-    for content in reversed(boxed_contents(text)):
-        found = numbers_in(content)
-        if found:
-            return format_number(found[0])
-    hashes = re.findall(r"####\s*([^\n]*)", text)
-    for content in reversed(hashes):
-        found = numbers_in(content)
+    boxed, hashes = boxed_contents(text), re.findall(r"####\s*([^\n]*)", text)
+    for piece in (*phrase_tails(text), *reversed(boxed), *reversed(hashes)):  # rules 1 to 3
+        found = numbers_in(piece)
         if found:
             return format_number(found[0])
     for value, start, end in reversed(number_spans(text)):

@@ -26,13 +26,13 @@ def test_a_command_split_between_chunks_is_rewritten_in_the_chunk_where_it_start
 
 def test_the_panels_show_no_raw_latex() -> None:
     from rrdemo.fold import FoldedChunk, FoldedTrajectory
-    from ui.render import _trajectory_card
+    from ui.trajectory_html import trajectory_card
 
     chunks = [FoldedChunk(0, 0, False, text=r"so \( x = \frac{1}{2} \), \bo", done=True),
               FoldedChunk(1, 1, True, text=r"xed{B}", done=True)]  # fmt: skip
     trajectory = FoldedTrajectory("RRMaj", 0)
     trajectory.chunks.extend(chunks)
     agents = [{"corrupted": False, "model": "m"}, {"corrupted": True, "model": "m"}]
-    html = _trajectory_card(trajectory, "t", agents, gold=True, tags=True)
+    html = trajectory_card(trajectory, "t", agents, gold=True, tags=True)
     assert "x = 1/2" in html and "[B]" in html
     assert "\\(" not in html and "boxed" not in html and "frac" not in html

@@ -15,7 +15,7 @@ from rrdemo.seats import parse_agents
 from rrdemo.speakers import trajectory_order
 from rrdemo.tasks import get_task, load_questions
 from tests.support.fakes import QUESTION, FakeBackend, FakePool, FakeTask, obeys_injection
-from ui import render
+from ui import render, trajectory_html
 from ui.arena_controls import _silence_text
 from ui.render import Throttle
 from ui.state import ArenaRequest, ArenaState, build_config, build_run
@@ -69,7 +69,9 @@ def test_rrmaj_panel_colours_each_chunk_by_its_writer() -> None:
     assert len(spans) == len(written)
     assert [s[0] == "corrupted" for s in spans] == [e.corrupted for e in written]
     assert [int(s[1]) for s in spans] == [e.agent for e in written]
-    assert sum(s[0] == "corrupted" for s in spans) == html.count(render.CORRUPTED_MARK + "A")
+    assert sum(s[0] == "corrupted" for s in spans) == html.count(
+        trajectory_html.CORRUPTED_MARK + "A"
+    )
     # a turn tag on every chunk: agent and turn, 1-based
     for e in written:
         assert f"A{e.agent + 1}·t{e.turn + 1}" in html
@@ -116,16 +118,6 @@ def test_live_tokens_extend_the_open_chunk_then_the_final_text_wins() -> None:
     state.apply(TokenDelta("RRMaj", 0, 1, 0, True, "Next"))
     chunks = state.methods["RRMaj"].trajectories[0].chunks
     assert [(c.text, c.done, c.turn) for c in chunks] == [("Hello!", True, 0), ("Next", False, 1)]
-
-
-def test_hues_separate_roles_and_agents() -> None:
-    agents = [{"model": "m", "corrupted": i % 2 == 0} for i in range(7)]
-    hues = [render.agent_hue(i, agents) for i in range(7)]
-    assert len(set(hues)) == 7
-    assert not set(render.HONEST_HUES) & set(render.CORRUPTED_HUES)
-    for i, hue in enumerate(hues):
-        palette = render.CORRUPTED_HUES if agents[i]["corrupted"] else render.HONEST_HUES
-        assert hue in palette
 
 
 def test_throttle_limits_the_rate() -> None:
@@ -289,20 +281,20 @@ def test_the_truth_meter_draws_a_z_line_per_answer_coloured_by_writer() -> None:
         assert len(steps) == 2 * readings  # both readers, one step per turn after the opening
         for reader_role, agent, _, _, hue in steps:
             assert reader_role in ("honest", "corrupted")
-            assert hue == render.agent_hue(int(agent), state.agents)
+            assert hue == trajectory_html.agent_hue(int(agent), state.agents)
     # the meter is explained once, under the answers; each chart shows only its values
     both = rr + maj
-    assert both.count(render.METER_LEGEND) == 1 and rr.index(render.METER_LEGEND) > rr.index(
-        'class="rr-vote"'
-    )
+    assert both.count(trajectory_html.METER_LEGEND) == 1 and rr.index(
+        trajectory_html.METER_LEGEND
+    ) > rr.index('class="rr-vote"')
     assert both.count("z: honest reader") == sum(
         len(state.methods[m].trajectories) for m in ("MAJ", "RRMaj")
     )
-    assert "logit" not in re.sub(re.escape(render.METER_LEGEND), "", both)
+    assert "logit" not in re.sub(re.escape(trajectory_html.METER_LEGEND), "", both)
     assert "truth meter on" in render.setting_text(config) and "True" not in render.setting_text(
         config
     )
     plain = replace(_config(), meter=False)
     state, _ = _fake_run(plain, FakePool(FakeBackend("fake", obeys_injection)))
     assert "rr-zline" not in render.render_rrmaj(state)
-    assert render.METER_LEGEND not in render.render_rrmaj(state)
+    assert trajectory_html.METER_LEGEND not in render.render_rrmaj(state)
