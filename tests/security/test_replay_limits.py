@@ -5,7 +5,7 @@ The probe: a 2 MB log with one chunk of a million words and `n_tokens` 1e9 took 
 and never read held 4 GB of unread frames; a refused log was parsed again on every upload; the
 "Question of your log" pick bootstrapped the whole log on every call outside any limit. Here a
 log past the stated sizes is refused at upload in one sentence (`rrdemo.replay.check_replayable`),
-an uploaded log is read once per content (`ui.replay.UploadedLogs`, refusals too), the pick is a
+an uploaded log is read once per content (`ui.uploaded_logs.UploadedLogs`, refusals too), the pick is a
 replay (2 per client), and a replay's frames are made only as they are read (`ui.streams`)."""
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ from tests.support.served import HTTP_TIMEOUT_S, ServedApp, app_client, serve_ap
 from ui import streams
 from ui.queue_door import door_of
 from ui.queue_limits import REPLAY, REPLAY_PER_CLIENT
-from ui.replay import UploadedLogs
 from ui.streams import deadlined
+from ui.uploaded_logs import UploadedLogs
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets"
 READ_WAIT_S = 2.0  # the served app's wait for a reader (30 s in the app): the property, quicker
