@@ -135,16 +135,20 @@ def estimate_memory(
 
 def resident_bytes(backend: Any, shape: ModelShape | None) -> int:
     """The memory a loaded model keeps while it stays loaded: its weights as they are in memory
-    (transformers), or its file and the fixed context it allocated (llama.cpp); 0 when nothing
-    says (a served model)."""
+    (transformers), or its file and the fixed context it allocated (llama.cpp: the buffers it
+    reported making, else the KV cells its shape declares); 0 when nothing says (a served
+    model)."""
     model = getattr(backend, "model", None)
     parameters = getattr(model, "parameters", None)
     if callable(parameters):
         return sum(p.numel() * p.element_size() for p in parameters())
     path = getattr(backend, "path", None)
     size = os.path.getsize(path) if path is not None and os.path.isfile(path) else 0
+    context = getattr(backend, "context_bytes", None)  # what llama.cpp said it allocated
     cells = getattr(backend, "n_ctx_seq", 0) * getattr(backend, "n_seq_max", 0)
-    if size and shape is not None:
+    if size and context:
+        size += context
+    elif size and shape is not None:  # its KV cells, from the model's declared shape
         size += cells * shape.kv_bytes_per_token(LLAMA_KV_BYTES)
     return size
 

@@ -33,8 +33,8 @@ from rrdemo.seats import parse_agents
 from ui import render
 from ui.arena_controls import build_controls, question_preview, wire_controls
 from ui.errors import plain, user_error
-from ui.owners import current_session, owned
-from ui.queue_limits import for_this_client
+from ui.owners import owned, session_of
+from ui.queue_limits import client_of, for_this_client
 from ui.render import UPDATE_INTERVAL_S, Throttle
 from ui.replay import (
     ReplayControls,
@@ -111,15 +111,19 @@ ARENA_CSS = """
 
 
 def stream_run(
-    request: ArenaRequest, pool: ModelSource, interval: float = UPDATE_INTERVAL_S
+    request: ArenaRequest,
+    pool: ModelSource,
+    interval: float = UPDATE_INTERVAL_S,
+    client: str | None = None,
 ) -> Iterator[tuple]:
-    """Validate, load models, then stream (status, verdict, MAJ, RRMaj, record, state) frames.
+    """Validate, load models, then stream (status, verdict, MAJ, RRMaj, record, state) frames;
+    what the run fetches from the hub counts against `client` (`ui.queue_limits.client_of`).
 
     Raises RRError for the user's mistakes and MemoryError-like errors unchanged; the Gradio
     callback turns both into messages.
     """
     prepared = build_run(request)
-    pool = for_this_client(pool)  # what it fetches from the hub counts against this visitor
+    pool = for_this_client(pool, client)  # its hub downloads count against this visitor
     for agent in prepared.config.agents:  # refused names stop here, before anything reads them
         pool.admit(agent.model)
     # The engine the app was started with (`--backend`, env RRDEMO_BACKEND) joins the config.
@@ -171,8 +175,9 @@ def stream_run(
     yield render.frame(state, f"**Done** · {pace.summary()} · {setting} · {state.events} events")
 
 
-def _gpu_seconds(request: ArenaRequest) -> int:
-    """ZeroGPU duration for one run, from the request's N, M, L and K."""
+def _gpu_seconds(request: ArenaRequest, client: str | None = None) -> int:
+    """ZeroGPU duration for one run, from the request's N, M, L and K (ZeroGPU passes the run's
+    arguments, its `client` too)."""
     n = request.n
     if request.ensemble != "same":
         try:
@@ -184,12 +189,13 @@ def _gpu_seconds(request: ArenaRequest) -> int:
 
 def _run_callback(pool: ModelSource):
     # On a ZeroGPU Space the whole run (loading included) holds a GPU; elsewhere this is stream_run.
-    generate = on_gpu(lambda request: stream_run(request, pool), _gpu_seconds)
+    # The client key, not the gr.Request, crosses into the GPU worker: a string pickles.
+    generate = on_gpu(lambda asked, client: stream_run(asked, pool, client=client), _gpu_seconds)
 
-    def run(*values):
-        request = ArenaRequest(**dict(zip(ARENA_FIELDS, values, strict=True)))
+    def run(request: gr.Request | None, *values):  # Gradio passes the event's request first
+        asked = ArenaRequest(**dict(zip(ARENA_FIELDS, values, strict=True)))
         try:  # the run takes the visitor's panels from any recording still playing there
-            yield from owned(generate(request), current_session())
+            yield from owned(generate(asked, client_of(request)), session_of(request))
         except Exception as exc:  # the server keeps serving; the user gets one clear line
             raise user_error(exc, "run") from None
 

@@ -44,7 +44,7 @@ from ui.calibration_view import build_calibration_view
 from ui.choices import SWEEP_TASK_CHOICES
 from ui.errors import plain, user_error
 from ui.layout import header_widths, legend_below
-from ui.queue_limits import for_this_client
+from ui.queue_limits import client_of, for_this_client
 from ui.scratch import publish_file
 from ui.streams import limited_run
 from ui.sweep_submit import build_submit_row
@@ -385,6 +385,7 @@ def _sweep_callback(pool: ModelSource) -> Callable[..., Iterator[tuple]]:
     """The Run button's callback: runs the sweep on `pool`, showing the results as they come."""
 
     def sweep(
+        request: gr.Request | None,  # the event's, passed by Gradio (None outside an event)
         tasks_,
         model_,
         configs_,
@@ -404,7 +405,7 @@ def _sweep_callback(pool: ModelSource) -> Callable[..., Iterator[tuple]]:
             shown, clock = None, []
             sweeping = run_sweep(
                 settings,
-                for_this_client(pool),
+                for_this_client(pool, client_of(request)),
                 stop,
                 on_plan=lambda p: clock.append(SweepPace.of(p)),
             )

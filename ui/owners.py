@@ -58,11 +58,9 @@ _lock = threading.Lock()
 _claims: dict[str, Claim] = {}
 
 
-def current_session() -> str | None:
-    """The session of the Gradio event being processed, or None outside one."""
-    from gradio.context import LocalContext
-
-    return getattr(LocalContext.request.get(None), "session_hash", None) or None
+def session_of(request) -> str | None:
+    """The session of the Gradio event of `request` (its `gr.Request`), or None outside one."""
+    return getattr(request, "session_hash", None) or None
 
 
 def _sweep(now: float) -> None:

@@ -109,17 +109,22 @@ def client_key(request, username: str | None = None) -> str:
     return f"ip:{request.client.host if request.client else 'unknown'}"
 
 
-def for_this_client(pool):
-    """`pool` as the visitor of the event being processed uses it (`ModelPool.for_client`: its
-    hub downloads count against that visitor's hour); `pool` itself outside an event or for
-    sources without clients (fakes)."""
-    from gradio.context import LocalContext
+def client_of(request: gr.Request | None) -> str | None:
+    """Who sent the event of `request` (its `gr.Request`, `client_key` of the HTTP request it
+    wraps), or None outside an event (tests, the CLI)."""
+    http = getattr(request, "request", None) if request is not None else None
+    if http is None:
+        return None
+    return client_key(http, request.username)
 
-    request = LocalContext.request.get(None)  # a gr.Request around the HTTP request
-    http = getattr(request, "request", None)
-    if http is None or not hasattr(pool, "for_client"):
+
+def for_this_client(pool, client: str | None):
+    """`pool` as `client` (`client_of` the event) uses it (`ModelPool.for_client`: its hub
+    downloads count against that visitor's hour); `pool` itself without a client (outside an
+    event) or for sources without clients (fakes)."""
+    if client is None or not hasattr(pool, "for_client"):
         return pool
-    return pool.for_client(client_key(http, getattr(request, "username", None)))
+    return pool.for_client(client)
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,7 @@ from ui.arena_chooser import (
 )
 from ui.arena_controls import expected_text
 from ui.errors import user_error
-from ui.owners import current_session, owned
+from ui.owners import owned, session_of
 from ui.queue_limits import REPLAY
 from ui.render import Throttle
 from ui.state import ARENA_FIELDS, ArenaRequest, ArenaState, arena_settings
@@ -246,13 +246,14 @@ REPLAY_CPU_S = 20.0  # CPU seconds a replay's own steps may take (one plays in a
 
 def _streamed(fn: Callable[..., Iterator]) -> Callable[..., Iterator]:
     """The same for a callback that streams: a replay, stopped at its wall-time and CPU-time
-    deadlines (`ui.streams.deadlined`), each frame made once the one before was sent (`paced`)."""
+    deadlines (`ui.streams.deadlined`), each frame made once the one before was sent (`paced`).
+    Gradio passes the event's `gr.Request` first (by its type hint), then the inputs."""
 
-    def call(*args):
+    def call(request: gr.Request | None, *args):
         try:  # the recording takes the visitor's panels from the stream that held them
-            frames = owned(fn(*args), current_session())
+            frames = owned(fn(*args), session_of(request))
             limited = deadlined(frames, REPLAY_WALL_S, REPLAY_CPU_S, "replay")
-            yield from paced(limited, REPLAY)
+            yield from paced(limited, REPLAY, request)
         except Exception as exc:  # plain text, escaped once, never a server path or traceback
             raise user_error(exc, "replay") from None
 

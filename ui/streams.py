@@ -53,23 +53,24 @@ class Deliveries:
             return self.changed.wait_for(lambda: self.sent.get(session, 0) >= at_least, timeout)
 
 
-def current_door() -> tuple[object | None, str | None]:
-    """The door in front of the event being processed and the event's session, from its
-    `gr.Request` (None, None outside an event or without a door: tests, the CLI)."""
-    from gradio.context import LocalContext
-
-    request = LocalContext.request.get(None)
-    http = getattr(request, "request", None)
-    scope = getattr(http, "scope", None) or {}
-    door = (scope.get("state") or {}).get(DOOR_KEY)
-    return door, getattr(request, "session_hash", None)
+def door_of(request: gr.Request | None) -> tuple[object | None, str | None]:
+    """The door in front of the event of `request` (the event's `gr.Request`; the door leaves
+    itself in the HTTP request's scope state) and the event's session: (None, None) outside an
+    event or without a door (tests, the CLI)."""
+    if request is None:
+        return None, None
+    state = getattr(request, "state", None)  # starlette's `Request.state`, over scope["state"]
+    return getattr(state, DOOR_KEY, None), request.session_hash or None
 
 
-def paced(frames: Iterator, group: str, read_wait: float | None = None) -> Iterator:
-    """`frames`, each made only once the client has been sent the one before the last; ends
-    (closing `frames`) when the client reads nothing for `read_wait` seconds (`READ_WAIT_S`)."""
+def paced(
+    frames: Iterator, group: str, request: gr.Request | None, read_wait: float | None = None
+) -> Iterator:
+    """`frames` of the event of `request`, each made only once the client has been sent the one
+    before the last; ends (closing `frames`) when the client reads nothing for `read_wait`
+    seconds (`READ_WAIT_S`). Unpaced without a request or a door (tests, the CLI)."""
     read_wait = READ_WAIT_S if read_wait is None else read_wait
-    door, session = current_door()
+    door, session = door_of(request)
     try:
         if door is None or session is None:
             yield from frames
@@ -113,14 +114,16 @@ def deadlined(
 
 
 def limited_run(fn: Callable[..., Iterator]) -> Callable[..., Iterator]:
-    """A model run's callback (a generator function) with the run's wall-time limit
-    (`ui.queue_limits.time_limited`) and its frames paced by its client's reading (`paced`)."""
+    """A model run's callback (a generator function whose first parameter is the event's
+    `gr.Request`, which Gradio passes by its type hint; None outside an event) with the run's
+    wall-time limit (`ui.queue_limits.time_limited`) and its frames paced by its client's
+    reading (`paced`). Gradio reads `fn`'s signature through the wrapper (`functools.wraps`)."""
     from ui.queue_limits import GENERATION, time_limited
 
     timed = time_limited(fn)
 
     @functools.wraps(fn)
-    def run(*args, **kwargs):
-        yield from paced(timed(*args, **kwargs), GENERATION)
+    def run(request: gr.Request | None, *args, **kwargs):
+        yield from paced(timed(request, *args, **kwargs), GENERATION, request)
 
     return run

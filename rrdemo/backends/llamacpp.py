@@ -124,7 +124,11 @@ class LlamaCppBackend(Scoring, Backend):
         threads = n_threads or int(
             os.environ.get("RRDEMO_LLAMA_THREADS") or len(os.sched_getaffinity(0))
         )
-        self._ctx = create_context(ll, self._model, name, n_ctx_seq, n_seq_max, threads)
+        report: list[int] = []
+        self._ctx = create_context(ll, self._model, name, n_ctx_seq, n_seq_max, threads, report)
+        # What the context allocated (KV cells, compute scratch, logits), as llama.cpp reports it;
+        # it stays allocated while the model is loaded, whatever runs (None: nothing reported).
+        self.context_bytes: int | None = sum(report) or None
         self.n_ctx_seq = ll.llama_n_ctx_seq(self._ctx)
         self.n_seq_max = ll.llama_n_seq_max(self._ctx)
         self.max_context = min(self.n_ctx_seq, ll.llama_model_n_ctx_train(self._model))

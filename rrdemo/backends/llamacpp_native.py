@@ -10,6 +10,8 @@ from __future__ import annotations
 import ctypes
 import logging
 import os
+import re
+import threading
 from collections.abc import Sequence
 
 import numpy as np
@@ -73,25 +75,38 @@ def sample_token(logits: np.ndarray, sampling: Sampling, rng: np.random.Generato
 
 
 _LOG_HOOK: list = []  # the ctypes callback must outlive the call that installs it
+# What llama.cpp says it allocated for a context, e.g. "CPU KV buffer size =   360.00 MiB"
+_BUFFER_SIZE = re.compile(r"\b(?:KV|RS|compute|output) buffer size =\s*([0-9.]+) MiB")
+_REPORTS: list[list[int]] = []  # while a context is made: the buffer sizes reported, in bytes
+_REPORTING = threading.Lock()  # one context made at a time while its report is read
 
 
 def quiet_llama_logs(llama_cpp) -> None:
-    """Send llama.cpp's own messages to logging: errors only, not the load-time chatter."""
+    """Send llama.cpp's own messages to logging: errors only, not the load-time chatter (but
+    the buffer sizes a context reports as it is made are kept, `create_context`)."""
     if _LOG_HOOK:
         return
 
     @llama_cpp.llama_log_callback
     def hook(level: int, text: bytes, _data: ctypes.c_void_p) -> None:
+        line = text.decode("utf-8", "replace")
+        if _REPORTS and (size := _BUFFER_SIZE.search(line)):
+            _REPORTS[-1].append(round(float(size.group(1)) * 2**20))
         if level == 4:  # GGML_LOG_LEVEL_ERROR (0 none, 1 debug, 2 info, 3 warn, 4 error)
-            log.error("llama.cpp: %s", text.decode("utf-8", "replace").rstrip())
+            log.error("llama.cpp: %s", line.rstrip())
 
     _LOG_HOOK.append(hook)
     llama_cpp.llama_log_set(hook, ctypes.c_void_p(0))
 
 
-def create_context(ll, model, name: str, n_ctx_seq: int, n_seq_max: int, threads: int):
+def create_context(
+    ll, model, name: str, n_ctx_seq: int, n_seq_max: int, threads: int, report: list | None = None
+):
     """A context of `n_seq_max` streams of `n_ctx_seq` cells each, set up so that a reused or
-    copied prefix gives the same logits as a fresh one."""
+    copied prefix gives the same logits as a fresh one. The sizes of the buffers llama.cpp
+    allocates for it (KV cells, compute scratch, logits), as it reports them while it makes the
+    context, are appended to `report` in bytes (nothing when its messages do not reach
+    `quiet_llama_logs`'s hook)."""
     n_ctx = n_ctx_seq * n_seq_max
     params = ll.llama_context_default_params()
     params.n_ctx = n_ctx
@@ -107,7 +122,14 @@ def create_context(ll, model, name: str, n_ctx_seq: int, n_seq_max: int, threads
     # many tokens a step runs, so a copied or reused prefix would not equal a fresh one.
     params.flash_attn_type = ll.LLAMA_FLASH_ATTN_TYPE_DISABLED
     params.no_perf = True
-    context = ll.llama_init_from_model(model, params)
+    with _REPORTING:
+        _REPORTS.append([])
+        try:
+            context = ll.llama_init_from_model(model, params)
+        finally:
+            sizes = _REPORTS.pop()
+    if report is not None:
+        report.extend(sizes)
     if not context:
         raise RRError(f"llama.cpp could not create a context of {n_ctx} tokens for {name}")
     return context

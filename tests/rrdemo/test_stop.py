@@ -87,7 +87,7 @@ def test_a_web_sweep_past_its_time_limit_stops_inside_its_question() -> None:
 
     limited = time_limited(watched, seconds=lambda: 1, clock=lambda: next(readings))
     with pytest.raises(gr.Error, match="time limit of 1 s"):
-        list(limited(["logic3"], "smollm2", "0c3t", ["strong"], 4, 64, 2, 0, ["static"]))
+        list(limited(None, ["logic3"], "smollm2", "0c3t", ["strong"], 4, 64, 2, 0, ["static"]))
     at_stop = backend.steps  # the callback was closed: its flag is set
     worker = next(t for t in threading.enumerate() if t.name == "rrdemo-sweep")
     worker.join(30)

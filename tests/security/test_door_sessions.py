@@ -14,7 +14,7 @@ from collections.abc import Iterator
 import pytest
 
 from tests.security.victim import THEORY, answered_meanwhile
-from tests.support.fakes import fake_pool
+from tests.support.fakes import FakeBackend, fake_pool, obeys_injection
 from tests.support.served import HTTP_TIMEOUT_S, ServedApp, serve_app
 from ui.queue_limits import CallBudget, SessionBudget
 
@@ -98,3 +98,51 @@ def test_the_budgets_slide_with_their_windows() -> None:
     assert calls.refusal("ip:a") is None and "at most 1 a minute" in calls.refusal("ip:a")
     now[0] += 60
     assert calls.refusal("ip:a") is None
+
+
+def _call(served: ServedApp, api_name: str, data: list, address: str) -> str:
+    """A raw `/gradio_api/call/...` event from `address`, read to its end; its last event."""
+    import httpx
+
+    posted = httpx.post(
+        f"{served.url}gradio_api/call/{api_name}",
+        json={"data": data},
+        headers={"X-Forwarded-For": address},
+        timeout=HTTP_TIMEOUT_S,
+    )
+    assert posted.status_code == 200, posted.text
+    url = f"{served.url}gradio_api/call/{api_name}/{posted.json()['event_id']}"
+    last = ""
+    with httpx.stream("GET", url, timeout=HTTP_TIMEOUT_S) as stream:
+        for line in stream.iter_lines():
+            if line.startswith("event:") and "heartbeat" not in line:
+                last = line.split(":", 1)[1].strip()
+    return last
+
+
+def test_a_run_and_a_sweep_count_their_hub_downloads_against_the_visitor_who_sent_them(
+    served: ServedApp, monkeypatch
+) -> None:
+    """The handlers read who sent an event from the `gr.Request` Gradio passes them (a parameter
+    typed `gr.Request`), through the run's wrappers: the pool is asked for each visitor's view
+    (`ModelPool.for_client`) under that visitor's address."""
+    from ui.state import ARENA_FIELDS, ArenaRequest
+
+    monkeypatch.setenv("RRDEMO_PROXY_HOPS", "1")
+    clients: list[str] = []
+
+    def for_client(client: str):
+        clients.append(client)
+        return served.pool
+
+    monkeypatch.setattr(served.pool, "for_client", for_client, raising=False)
+    run = ArenaRequest(model="obey", n=3, c=1, k=8, m=0, max_tokens=16, task="logic3")
+    assert _call(served, "run", [getattr(run, n) for n in ARENA_FIELDS], "10.53.0.1") == (
+        "complete"
+    )
+    assert clients == ["ip:10.53.0.1"]
+    # a sweep takes registry names: a scripted agent under one
+    monkeypatch.setitem(served.pool.backends, "smollm2", FakeBackend("smollm2", obeys_injection))
+    sweep = [["logic3"], "smollm2", "0c3t", ["strong"], 4, 16, 1, 0, ["static"]]
+    assert _call(served, "sweep", sweep, "10.53.0.2") == "complete"
+    assert clients == ["ip:10.53.0.1", "ip:10.53.0.2"]

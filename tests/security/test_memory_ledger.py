@@ -155,3 +155,54 @@ def test_forgetting_runs_drops_their_reservations_and_keeps_the_models_held() ->
         assert ledger.held() == 5 * GB
     left.__exit__(None, None, None)  # the abandoned run ends later: nothing to give back twice
     assert ledger.held() == 1 * GB
+
+
+@pytest.mark.slow
+def test_a_llama_cpp_context_is_held_while_loaded_and_counts_against_transformers_batches(
+    real_pool,
+) -> None:
+    """llama.cpp allocates its KV cells (n_ctx x seqs), compute scratch and logits once, as its
+    context is made; the pool holds what it reported in the process's ledger for as long as the
+    model stays loaded. So a transformers batch that fits beside the transformers model alone is
+    refused with the numbers while the llama.cpp model is loaded, and fits once it is unloaded."""
+    import os
+
+    from rrdemo.backends.base import Finished, GenerationRequest
+    from rrdemo.backends.pool import ModelPool
+    from rrdemo.memory_ledger import gb
+    from tests.support.llama import llama
+
+    llama(real_pool, "smollm2")  # skips without llama-cpp-python
+    # the budget below is far under this process's memory: no watchdog, only the ledger's sums
+    ledger = MemoryLedger(None, wait_seconds=0.1, rss=lambda: 0)
+    pool = ModelPool(ledger=ledger, max_models=1)
+    before = resident_memory()
+    engine = pool.get("smollm2", None, "llamacpp")
+    grew = resident_memory() - before
+    cells = engine.n_ctx_seq * engine.n_seq_max
+    kv = cells * real_pool.shape("smollm2").kv_bytes_per_token(2)  # float16 keys and values
+    assert engine.context_bytes is not None and engine.context_bytes > kv  # and scratch, logits
+    assert grew > kv  # made resident as the model loaded: llama.cpp clears its KV cells
+    held = os.path.getsize(engine.path) + engine.context_bytes
+    assert ledger.held() == held
+
+    hf = twin(real_pool.get("smollm2"), TransformersBackend)
+    weights = sum(p.numel() * p.element_size() for p in hf.model.parameters())
+    ledger.hold(("weights", id(hf)), weights, "smollm2's weights")  # as the pool holds them
+    request = GenerationRequest(
+        ("hf", 0), "Pick one: (A) yes (B) no", 4, Sampling(temperature=0.0), 0, group="hf-run"
+    )
+    total, _, _ = hf.memory_need([hf.encode(request.prompt)], [request])
+    budget = total + held // 2  # the batch fits beside its own model, not beside llama.cpp's too
+    hf.ledger, hf.memory_budget = ledger, lambda: budget
+    with pytest.raises(RRError) as refused:
+        list(hf.generate([request]))
+    taken = f"{gb(held + weights)} of the {gb(budget)} limit (RRDEMO_MAX_MEMORY_GB) is taken"
+    assert taken in str(refused.value) and "and the models kept loaded" in str(refused.value)
+
+    pool.release()  # unloaded: the ledger stops counting its context at once
+    del engine
+    assert ledger.held() == weights
+    assert any(isinstance(o, Finished) for o in hf.generate([request]))
+    hf.release()
+    ledger.close()

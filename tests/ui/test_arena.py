@@ -93,7 +93,7 @@ def test_the_callback_turns_a_failure_into_one_message_for_the_user():
     run = _run_callback(FakePool(FakeBackend("smollm2", obeys_injection)))
     bad = replace(TINY, c=5)  # more corrupted agents than agents
     with pytest.raises(gr.Error, match="between 0 and N=3"):
-        list(run(*[getattr(bad, name) for name in ARENA_FIELDS]))
+        list(run(None, *[getattr(bad, name) for name in ARENA_FIELDS]))
 
 
 def test_the_gpu_time_follows_the_same_ensembles_n_m_l_and_k():

@@ -157,7 +157,7 @@ def test_the_sweep_form_names_every_refused_value(field: str, value, needle: str
     )  # fmt: skip
     sweep = _sweep_callback(FakePool(FakeBackend("smollm2", obeys_injection)))
     with pytest.raises(gr.Error) as refused:
-        next(sweep(**{**values, field: value}))
+        next(sweep(None, **{**values, field: value}))
     assert refused.value.message == needle
 
 
@@ -204,7 +204,7 @@ def test_the_sweep_states_its_expected_time_then_the_time_left_then_both_times()
     refused = sweep_expected("llamacpp", [], *values[1:])
     assert refused.startswith("**Expected time**: none, the sweep cannot run as set: ")
     sweep = _sweep_callback(FakePool(FakeBackend("smollm2", obeys_injection)))
-    shown = [frame[0] for frame in sweep(*values) if isinstance(frame[0], str)]
+    shown = [frame[0] for frame in sweep(None, *values) if isinstance(frame[0], str)]
     assert shown[0].startswith("0 / 4 question runs done · about ")  # the estimate, at first
     assert any(" left (at this run's pace) · " in line for line in shown[1:-1])
     assert "4 / 4 question runs done · took " in shown[-1] and "(expected about " in shown[-1]

@@ -104,7 +104,7 @@ def test_a_stream_that_fails_releases_its_claim(visitor) -> None:
     with pytest.raises(RuntimeError, match="went away"):
         list(owners.owned(broken(), visitor))
     assert owners.holder(visitor) is None
-    assert owners.current_session() is None  # outside a Gradio event
+    assert owners.session_of(None) is None  # outside a Gradio event
 
 
 def test_a_new_stream_shows_its_first_frame_only_after_the_one_it_replaced_ended(

@@ -66,7 +66,7 @@ def test_zero_gpu_wraps_the_arena_run_with_its_duration(monkeypatch: pytest.Monk
     request = ArenaRequest(model="smollm2", n=3, c=1, k=4, m=2, max_tokens=600, task="logic3")
     run = arena._run_callback(FakePool(FakeBackend("smollm2", obeys_injection)))
 
-    frames = list(run(*[getattr(request, name) for name in ARENA_FIELDS]))
+    frames = list(run(None, *[getattr(request, name) for name in ARENA_FIELDS]))
     assert frames  # the run streamed through the wrapped function
     assert calls == [hardware.gpu_duration(3, 2, 600, 4)]
     assert calls[0] > hardware.GPU_MIN_S
