@@ -57,9 +57,17 @@ def test_preset_streams_coloured_chunks(browser_page, served_app: str, tmp_path:
     page.locator("#rr-maj .rr-chunk.rr-honest").first.wait_for(timeout=300_000)
     # a preset replays its recording; read the colours once its panels stop being redrawn
     page.locator("#rr-rrmaj .rr-vote").wait_for(timeout=300_000)
-    corrupted = page.locator("#rr-rrmaj .rr-chunk.rr-corrupted").first
-    background = corrupted.evaluate("el => getComputedStyle(el).backgroundColor")
-    assert background not in ("", "rgba(0, 0, 0, 0)", "transparent")  # really coloured
+    # Read from the page as it is at each poll: a chunk held across a redraw is detached, and a
+    # detached element has no computed style ("").
+    coloured = page.wait_for_function(
+        """() => {
+            const chunk = document.querySelector('#rr-rrmaj .rr-chunk.rr-corrupted');
+            const colour = chunk && getComputedStyle(chunk).backgroundColor;
+            return colour && !['rgba(0, 0, 0, 0)', 'transparent'].includes(colour) && colour;
+        }""",
+        timeout=30_000,
+    ).json_value()
+    assert coloured.startswith("rgb")  # really coloured
     assert page.locator("#rr-rrmaj .rr-legend").count() == 1
     assert "3c2t" in page.locator("#rr-status").inner_text()
     # The default preset lets everyone speak: honest agents write RR chunks too, and each

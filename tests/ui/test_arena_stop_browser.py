@@ -78,7 +78,9 @@ def test_stop_during_a_live_run_shows_stopped_within_5_s(browser_page, served_ap
     )
     # The Stop beside the Run that started it, pressed from the keyboard: the panels grow as the
     # run writes and move the button, so a pointer click can wait for it to hold still.
-    page.locator("#rr-stop-setup").press("Enter")
+    # On a loaded machine the page can be busy redrawing the growing panels for a while before
+    # it takes the key: the wait is for the page, the 5 s below is for the Stop itself.
+    page.locator("#rr-stop-setup").press("Enter", timeout=120_000)
     page.wait_for_function(STOPPED, timeout=5_000)
     assert "Live run" in page.locator("#rr-result").inner_text()
     page.wait_for_timeout(3_000)  # nothing the cancelled run still sends undoes it
