@@ -203,7 +203,7 @@ def speed_for(
         rates = rates.before
     if not found:
         return None, ""
-    unlike, _, other, other_size, speed = min(found)
+    unlike, _, other, other_size, speed = min(found, key=lambda f: f[:4])  # ties: by name
     ratio = size / other_size
     how = (
         f"no speed measured for {model}: {other}'s measured speed scaled by weight size "

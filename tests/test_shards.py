@@ -57,7 +57,7 @@ def test_two_real_shards_collect_the_suite_between_them_once(tmp_path) -> None:
     targets = ["tests/test_shards.py", "tests/rrdemo/test_voting.py", "tests/test_results_table.py"]
 
     def collected(extra_env: dict) -> list[str]:
-        env = {**os.environ, **extra_env}
+        env = {k: v for k, v in os.environ.items() if k != "RRDEMO_TEST_SHARD"} | extra_env
         out = subprocess.run(
             [sys.executable, "-m", "tests.support.run_shards", "--collect-only", "-q", *targets],
             cwd=ROOT,

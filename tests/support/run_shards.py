@@ -49,8 +49,9 @@ def shard_args(args: list[str], index: int) -> list[str]:
 def main(args: list[str]) -> int:
     count = shard_count()
     pytest = [sys.executable, "-m", "pytest"]
-    if count == 1:
-        return subprocess.call([*pytest, *args])
+    if count == 1:  # the whole suite, even when started from inside a shard
+        env = {k: v for k, v in os.environ.items() if k != SHARD_ENV}
+        return subprocess.call([*pytest, *args], env=env)
     cores = sorted(os.sched_getaffinity(0))
     pinned = len(cores) >= count
     with contextlib.ExitStack() as files:
