@@ -340,8 +340,8 @@ def _datatype(column: Column) -> str:
 
 # Columns whose values run long; the others are as wide as their header's longest word.
 WIDE = {
-    "model": 260, "standing": 230, "study or log": 240, "submitter": 150, "tasks": 170,
-    "estimator": 150, "tasks pooled": 230, "studies or logs": 260, "not pooled": 230,
+    "model": 260, "standing": 230, "study or log": 360, "submitter": 150, "tasks": 170,
+    "estimator": 150, "tasks pooled": 230, "studies or logs": 360, "not pooled": 360,
     "verdict": 200, "intervals": 200, "rows not averaged": 200,
 }  # fmt: skip
 

@@ -1,13 +1,14 @@
-"""`make test`: the suite as shards run side by side, one per core, each pinned to its core.
+"""`make test`: the suite as shards run side by side, one per core.
 
     python -m tests.support.run_shards [pytest options]
 
-Most of the suite waits on servers, clients and browsers rather than on the CPU, so two pytest
-processes on a 2-core machine finish well before one does. Each shard is pinned to one core and
-told to use one thread (llama.cpp sizes its threads by the core it may run on; torch and OpenMP
-by `OMP_NUM_THREADS`): two processes that each spin two threads on two cores slow each other
-down. `RRDEMO_TEST_SHARDS` sets the number of shards (default: the cores this process may use,
-at most 2; 1 runs plain pytest). Shard 0 writes to the terminal as it goes; the others' output
+Much of the suite waits on servers, clients and browsers rather than on the CPU, so two pytest
+processes on a 2-core machine finish before one does. Each shard's models compute on one thread
+(`RRDEMO_LLAMA_THREADS`, and `OMP_NUM_THREADS` for torch): two processes that each spin two
+threads on two cores slow each other down. The shards are not pinned to a core: a shard's
+browser and server then use the core the other shard leaves idle.
+`RRDEMO_TEST_SHARDS` sets the number of shards (default: the cores this process may use, at
+most 2; 1 runs plain pytest). Shard 0 writes to the terminal as it goes; the others' output
 follows when they end. The exit status is the first failing shard's, else 0. `--junitxml=F`
 becomes one report per shard, `F` with `.shard<i>` before its suffix.
 """
@@ -52,15 +53,12 @@ def main(args: list[str]) -> int:
     if count == 1:  # the whole suite, even when started from inside a shard
         env = {k: v for k, v in os.environ.items() if k != SHARD_ENV}
         return subprocess.call([*pytest, *args], env=env)
-    cores = sorted(os.sched_getaffinity(0))
-    pinned = len(cores) >= count
     with contextlib.ExitStack() as files:
         procs, logs = [], []
         for index in range(count):
             env = {**os.environ, SHARD_ENV: f"{index}/{count}"}
-            if pinned:
-                env["OMP_NUM_THREADS"] = "1"
-            core = {cores[index]} if pinned else None
+            env.setdefault("RRDEMO_LLAMA_THREADS", "1")
+            env.setdefault("OMP_NUM_THREADS", "1")
             log = None if index == 0 else files.enter_context(tempfile.TemporaryFile("w+"))
             procs.append(
                 subprocess.Popen(
@@ -68,7 +66,6 @@ def main(args: list[str]) -> int:
                     env=env,
                     stdout=log,
                     stderr=subprocess.STDOUT if log else None,
-                    preexec_fn=(lambda core=core: os.sched_setaffinity(0, core)) if core else None,
                 )
             )
             logs.append(log)
