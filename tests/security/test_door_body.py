@@ -45,6 +45,16 @@ def _status(sock: socket.socket) -> tuple[int, bytes]:
             break
         reply += data
     head, _, rest = reply.partition(b"\r\n\r\n")
+    length = next(
+        (int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")
+         if line.lower().startswith(b"content-length:")),
+        0,
+    )  # fmt: skip
+    while len(rest) < length:  # the body may come in a later segment than the headers
+        data = sock.recv(65536)
+        if not data:
+            break
+        rest += data
     return int(head.split(b" ", 2)[1]), head + rest
 
 
