@@ -6,14 +6,13 @@ the page."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from rrdemo.backends.registry import REGISTRY
+from tests.support.browser import browser  # noqa: F401 (the chromium fixture)
 from tests.support.served import serve_app
-from tests.ui.test_app_browser import CHROMIUM_ARGS
-from tests.ui.test_arena_first_screen_browser import CHROMIUM, decided
+from tests.ui.test_arena_first_screen_browser import decided
 
 
 @pytest.fixture(scope="module")
@@ -23,23 +22,12 @@ def served(tmp_path_factory) -> Iterator:
     yield from serve_app(ModelPool(public=True), tmp_path_factory.mktemp("arena"))
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator:
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"chromium not installed at {CHROMIUM} (run `make browser`)")
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
-
-
 @pytest.mark.slow
 @pytest.mark.browser
 def test_an_unknown_model_is_one_sentence_and_the_status_line_ends(
-    browser, served, monkeypatch
+    browser,  # noqa: F811
+    served,
+    monkeypatch,
 ) -> None:
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # the hub cannot be reached from here
     page = browser.new_page(viewport={"width": 1400, "height": 900})
@@ -78,7 +66,8 @@ def _inside(inner: dict | None, outer: dict | None) -> bool:
 @pytest.mark.slow
 @pytest.mark.browser
 def test_one_meter_legend_run_live_in_view_and_answers_in_the_phones_panels(
-    browser, served
+    browser,  # noqa: F811
+    served,
 ) -> None:
     for width, height in ((1400, 900), (390, 844)):
         page = browser.new_page(viewport={"width": width, "height": height})

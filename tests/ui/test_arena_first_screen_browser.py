@@ -6,34 +6,17 @@ folded run controls are reachable, the chooser by keyboard too."""
 
 from __future__ import annotations
 
-import os
-import shutil
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from rrdemo.gallery import load_gallery
+from tests.support.browser import browser  # noqa: F401 (the chromium fixture)
 from tests.support.served import served_app
-from tests.ui.test_app_browser import CHROMIUM_ARGS
 from tests.ui.test_arena_chooser import claims_rescue, committed_interval
 
-CHROMIUM = os.environ.get("RRDEMO_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 VIEWPORTS = ((1400, 900), (390, 844))  # a laptop, a phone
 FIRST_SCREEN = ("#rr-question", "#rr-result", "#rr-maj", "#rr-rrmaj")
-
-
-@pytest.fixture
-def browser(tmp_path: Path) -> Iterator:
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"chromium not installed at {CHROMIUM} (run `make browser`)")
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
 
 
 @pytest.fixture
@@ -65,7 +48,7 @@ def option_texts(page, dropdown: str) -> list[str]:
 
 @pytest.mark.slow
 @pytest.mark.browser
-def test_the_first_screen_shows_the_run_and_what_its_whole_run_found(browser, fresh_url) -> None:
+def test_the_first_screen_shows_the_run_and_what_its_whole_run_found(browser, fresh_url) -> None:  # noqa: F811
     gallery = load_gallery()
     opening = gallery.settings[0]
     outcome = opening.outcome()

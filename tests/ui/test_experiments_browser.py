@@ -6,14 +6,12 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
+from tests.support.browser import browser  # noqa: F401 (the chromium fixture)
 from tests.support.fakes import FakeBackend, FakePool, obeys_injection
 from tests.support.served import serve_app
-from tests.ui.test_app_browser import CHROMIUM_ARGS
-from tests.ui.test_arena_first_screen_browser import CHROMIUM
 
 PER_TOKEN_S = 0.02  # the slowed engine: a question run of this sweep takes a few seconds
 
@@ -33,26 +31,13 @@ def served(tmp_path_factory) -> Iterator:
     yield from serve_app(pool, tmp_path_factory.mktemp("experiments"))
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator:
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"chromium not installed at {CHROMIUM} (run `make browser`)")
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
-
-
 def _status(page) -> str:
     return page.locator("#rr-sweep-status").inner_text()
 
 
 @pytest.mark.slow
 @pytest.mark.browser
-def test_stop_in_experiments_says_stopped_with_the_runs_that_finished(browser, served) -> None:
+def test_stop_in_experiments_says_stopped_with_the_runs_that_finished(browser, served) -> None:  # noqa: F811
     page = browser.new_page(viewport={"width": 1400, "height": 900})
     page.goto(served.url, wait_until="domcontentloaded")
     page.get_by_role("tab", name="Experiments").click()
@@ -86,7 +71,8 @@ def _text(page, selector: str) -> str:
 @pytest.mark.slow
 @pytest.mark.browser
 def test_the_time_is_stated_beside_each_run_button_then_counted_then_set_beside_the_actual(
-    browser, served
+    browser,  # noqa: F811
+    served,
 ) -> None:
     """Beside Run live (the opening recording's config) and Run sweep, the expected time; a model
     with no measured speed says how its time will be measured; while the sweep runs its status

@@ -16,10 +16,10 @@ from leaderboard.db import run_transaction
 from leaderboard.service import store_submission
 from rrdemo.gallery import load_gallery
 from rrdemo.report.submission import parse_submission
+from tests.support.browser import browser  # noqa: F401 (the chromium fixture)
 from tests.support.samples import encode, result_row, submission
 from tests.support.served import serve_app
 from tests.test_results_table import POOLED, results_table
-from tests.ui.test_arena_first_screen_browser import CHROMIUM, browser  # noqa: F401
 
 ROOT = Path(__file__).resolve().parents[2]
 QWEN = "qwen2.5-coder-1.5b"

@@ -10,10 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.browser import browser  # noqa: F401 (the chromium fixture)
 from tests.support.layout_checks import BROKEN_WORDS, CUT_TABLES, OVERLAPS
 from tests.support.served import serve_app
-from tests.ui.test_app_browser import CHROMIUM_ARGS
-from tests.ui.test_arena_first_screen_browser import CHROMIUM
 
 ROOT = Path(__file__).resolve().parents[2]
 TABS = ("Arena", "Experiments", "Theory", "Leaderboard", "About")
@@ -26,19 +25,6 @@ def served(tmp_path_factory) -> Iterator:
 
     folder = tmp_path_factory.mktemp("phone")
     yield from serve_app(ModelPool(), folder, ROOT / "leaderboard" / "project_runs")
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator:
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"chromium not installed at {CHROMIUM} (run `make browser`)")
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
 
 
 def _open(page, tab: str) -> None:
@@ -66,7 +52,10 @@ READY = {  # what each tab draws last
 @pytest.mark.browser
 @pytest.mark.parametrize("width, height", VIEWPORTS, ids=lambda v: str(v))
 def test_every_tab_reads_whole_words_and_nothing_covers_anything(
-    browser, served, width: int, height: int
+    browser,  # noqa: F811
+    served,
+    width: int,
+    height: int,
 ) -> None:
     page = browser.new_page(viewport={"width": width, "height": height})
     page.goto(served.url, wait_until="domcontentloaded")
