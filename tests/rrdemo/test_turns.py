@@ -188,10 +188,10 @@ def test_turn_settings_are_hashed_and_k_min_defaults_to_a_quarter_of_k():
     ("changes", "message"),
     [
         ({"turn_policy": "words"}, "unknown turn policy 'words'; allowed: fixed, sentence"),
-        ({"k_min": 0}, r"K_min must be at least 1, got 0"),
+        ({"k_min": 0}, r"K_min \(fewest tokens per turn\) must be between 1 and K \(6\), got 0"),
         ({"k_min": 7}, r"between 1 and K \(6\), got 7"),
         ({"entropy_threshold": 0}, "entropy threshold must be a positive number of nats"),
-        ({"entropy_threshold": float("nan")}, "entropy threshold must be a number, got nan"),
+        ({"entropy_threshold": float("nan")}, "entropy threshold must be a positive number"),
     ],
 )
 def test_bad_turn_settings_are_clear_errors(changes, message):

@@ -195,7 +195,7 @@ def test_messages_are_plain_text_and_numbers_out_of_range_are_named(client) -> N
         message = _refusal(
             lambda s=seed: client.predict(*_run_args(replace(TINY, seed=s)), api_name="/run")
         )
-        assert "seed must be between 0 and 2147483647" in message
+        assert "seed must be a whole number from 0 to 2147483647" in message
     for number in (2**63, -5):
         reply, queue = client.predict(TOKEN, number, "", api_name="/leaderboard_delete")
         assert "a whole number, 1 or more" in reply and queue["data"] == []
