@@ -81,21 +81,6 @@ class AgentSpec:
 
 OPTIONAL_AGENT_FIELDS = ("hub_id", "dtype")  # AgentSpec fields a config names only when set
 
-# The two engine settings a command line, a sweep and a calibration take for all local agents
-# (each agent's `AgentSpec` then holds its own): declared once for every front end.
-BACKEND = Setting(
-    "backend",
-    "engine of the offline GGUF models (auto: llama.cpp when installed, else transformers; hub "
-    "models always use transformers); part of each logged config",
-    beyond=False, arena=False, name="backend", choices=BACKEND_CHOICES, default="auto",
-)  # fmt: skip
-DTYPE = Setting(
-    "dtype",
-    "dtype of local models on transformers (default: bfloat16 on a GPU, float32 on CPU); part "
-    "of each logged config",
-    beyond=False, arena=False, name="dtype", choices=DTYPES, optional=True,
-)  # fmt: skip
-
 MAX_SEED = 2**31 - 1  # seeds reach numpy, torch and llama.cpp (32-bit), with room for offsets
 
 
@@ -104,31 +89,24 @@ class Sampling:
     """Decoding settings, shared by every agent. temperature 0 means greedy."""
 
     temperature: float = setting(
-        0.7, "temperature", "sampling temperature; 0 is greedy", beyond=False, arena=False,
-        minimum=0, maximum=5,
-    )  # fmt: skip
-    top_p: float = setting(
-        0.95, "top-p", "nucleus sampling mass, in (0, 1]", beyond=False, arena=False,
-        check=lambda p: _above_zero(p, "top-p"), minimum=0, maximum=1,
-    )  # fmt: skip
+        0.7, "temperature", "sampling temperature; 0 is greedy", beyond=False, arena=False
+    )
+    top_p: float = setting(0.95, "top-p", "nucleus sampling mass", beyond=False, arena=False)
     seed: int = setting(
         0,
         "seed",
         "every random choice of a run (sampling, target, agent order) derives from it",
         beyond=False,
         arena=False,
-        minimum=0,
-        maximum=MAX_SEED,
     )
 
     def __post_init__(self) -> None:
-        for s in declared(type(self)):
-            s.parse(getattr(self, s.name))
-
-
-def _above_zero(value: float, what: str) -> None:
-    if value <= 0:
-        raise RRError(f"{what} must be in (0, 1], got {value}")
+        if not 0 <= self.temperature <= 5:
+            raise RRError(f"temperature must be between 0 and 5, got {self.temperature}")
+        if not 0 < self.top_p <= 1:
+            raise RRError(f"top-p must be in (0, 1], got {self.top_p}")
+        if not 0 <= self.seed <= MAX_SEED:
+            raise RRError(f"the seed must be a whole number from 0 to {MAX_SEED}, got {self.seed}")
 
 
 def ct_label(c: int, t: int) -> str:
@@ -190,47 +168,32 @@ class RunConfig(Composition):
         beyond=False,
         sweep="many",
         many="strengths",
-        calibrate="injections",
-        swept=("moderate", "strong"),  # a sweep runs both of the paper's injections
     )
     custom_template: str | None = setting(
         None,
         "custom template",
         'with strength "custom": the injection, with a {target} slot',
         beyond=False,
-        check=lambda text: limits().check(
-            "template_chars", len(text), "the custom template's length"
-        ),
     )
     k: int = setting(
         100,
-        "K (tokens per turn)",
-        "K: tokens an agent writes per RR turn",
+        "K",
+        "tokens an agent writes per RR turn",
         paper=100,
         beyond=False,
         sweep="many",
         many="k",
-        minimum=1,
-        limit="tokens",
     )
     m: int | None = setting(
         None,
-        "M (RR trajectories)",
-        "M: RR trajectories voted by RRMaj (a sweep's M*, the pool each condition draws); none: M = N",
+        "M",
+        "RR trajectories voted by RRMaj; none: M = N",
         paper="N",
         beyond=False,
-        key="m_star",
-        minimum=1,
-        limit="trajectories",
+        sweep="none",
     )
     max_tokens: int = setting(
-        512,
-        "L (max new tokens)",
-        "L: new tokens per trajectory (RR) and per answer (MAJ)",
-        beyond=False,
-        minimum=1,
-        limit="tokens",
-        alias="-L",
+        512, "L", "new tokens per trajectory (RR) and per answer (MAJ)", beyond=False
     )
     order: Order = setting(
         "shuffled",
@@ -310,11 +273,25 @@ class RunConfig(Composition):
         bounds = limits()
         bounds.check("agents", n, "N (agents)")
         for s in declared(type(self)):
-            s.parse(getattr(self, s.name))
+            if s.choices:
+                check_choice(getattr(self, s.name), s.what, s.choices)
         if self.strength == "custom" and (
             not self.custom_template or "{target}" not in self.custom_template
         ):
             raise RRError("a custom corruption template must contain the slot {target}")
+        if self.custom_template is not None:
+            bounds.check(
+                "template_chars", len(self.custom_template), "the custom template's length"
+            )
+        if self.k < 1:
+            raise RRError(f"K (tokens per turn) must be at least 1, got {self.k}")
+        if self.m is not None:
+            if self.m < 1:
+                raise RRError(f"M (RR trajectories) must be at least 1, got {self.m}")
+            bounds.check("trajectories", self.m, "M (RR trajectories)")
+        if self.max_tokens < 1:
+            raise RRError(f"L (max new tokens) must be at least 1, got {self.max_tokens}")
+        bounds.check("tokens", self.max_tokens, "L (max new tokens)")
         if self.max_tokens < self.k:
             raise RRError(f"L (max new tokens, {self.max_tokens}) must be at least K ({self.k})")
         validate_turn_settings(self.k_min, self.k, self.entropy_threshold)

@@ -34,15 +34,31 @@ from typing import Any
 from rrdemo.backends.endpoint import Endpoint
 from rrdemo.backends.openai import PROMPT_FORMATS, OpenAIBackend
 from rrdemo.backends.registry import REGISTRY
-from rrdemo.config import SERVED, AgentSpec, RunConfig, Sampling
+from rrdemo.config import SERVED, AgentSpec, RunConfig, Sampling, beyond_paper
 from rrdemo.errors import RRError
 from rrdemo.files import read_settings_file
 from rrdemo.limits import limits
-from rrdemo.settings import declared, known_keys, true_or_false, whole_number
+from rrdemo.settings import known_keys, true_or_false, whole_number
 
 # Where an ensemble file's agent runs (its `backend` key): "local", a model this process loads on
 # an engine of `rrdemo.config.BACKENDS`, or "openai", a model an OpenAI-compatible server serves.
 AGENT_KINDS = ("local", "openai")
+# The run settings a file's `run` names: the paper's, then every setting beyond the paper.
+PAPER_RUN_KEYS = ("strength", "custom_template", "k", "m", "max_tokens", "order", "sampling")
+SAMPLING_KEYS = ("temperature", "top_p", "seed")
+# a paper `run:` key (sampling's as "sampling.KEY") -> the sweep setting it is
+# (rrdemo.runs.sweep.DEFAULTS); the settings beyond the paper come from their declarations
+PAPER_RUN_SETTINGS = {
+    "strength": "strengths",
+    "custom_template": "custom_template",
+    "k": "k",
+    "m": "m_star",
+    "max_tokens": "max_tokens",
+    "order": "order",
+    "sampling.temperature": "temperature",
+    "sampling.top_p": "top_p",
+    "sampling.seed": "seed",
+}
 ENDPOINT_KEYS = tuple(f.name for f in fields(Endpoint))
 LOCAL_KEYS = ("model", "corrupted", "revision", "count", "backend", "dtype")
 # what an endpoint (or a served agent inline) may say besides the connection settings
@@ -112,12 +128,24 @@ class Ensemble:
         """The file's run as sweep settings (rrdemo.runs.spec): what its `run:` block gives and
         RunConfig's defaults for the rest (the strong injection alone, where a sweep has both);
         a setting a sweep lists several values of, as a list of its one value."""
-        values = {}
-        for prefix, settings, obj in _RUN_BLOCKS:
-            for d in declared(settings):
-                value = getattr(obj(self.config), d.name)
-                values[prefix + d.name] = [value] if d.sweep == "many" else value
-        return {key: values[name] for name, key in run_sweep_keys().items()}
+        cfg = self.config
+        keys = run_sweep_keys()
+        values = {
+            "strength": [cfg.strength],
+            "custom_template": cfg.custom_template,
+            "k": [cfg.k],
+            "m": cfg.m,
+            "max_tokens": cfg.max_tokens,
+            "order": cfg.order,
+            "sampling.temperature": cfg.sampling.temperature,
+            "sampling.top_p": cfg.sampling.top_p,
+            "sampling.seed": cfg.sampling.seed,
+        }
+        for s in beyond_paper():
+            if s.name in keys:
+                value = getattr(cfg, s.name)
+                values[s.name] = [value] if s.sweep == "many" else value
+        return {keys[key]: values[key] for key in keys}
 
     @property
     def agents(self) -> tuple[AgentSpec, ...]:
@@ -217,28 +245,20 @@ def ensemble_from_dict(data: Any, source: str = "<ensemble>") -> Ensemble:
     run = data.get("run") or {}
     if not isinstance(run, Mapping):
         raise RRError(f"{where}: 'run' must be a mapping of run settings")
-    known_keys(run, (*(d.name for d in declared(RunConfig)), "sampling"), f"{where}: run")
+    known_keys(run, (*PAPER_RUN_KEYS, *(s.name for s in beyond_paper())), f"{where}: run")
     config = RunConfig(agents=tuple(specs), **_run_settings(run, f"{where}: run"))
     given = [key for key in run_sweep_keys() if key in run]
     if isinstance(run.get("sampling"), Mapping):
-        given += [f"sampling.{d.name}" for d in declared(Sampling) if d.name in run["sampling"]]
+        given += [f"sampling.{key}" for key in SAMPLING_KEYS if key in run["sampling"]]
     return Ensemble(config, served, source, tuple(given))
 
 
 def run_sweep_keys() -> dict[str, str]:
-    """Each `run:` key a sweep can take over (sampling's as "sampling.KEY") -> its sweep setting,
-    read when called off the declarations of `RunConfig` and `Sampling`."""
-    return {
-        prefix + d.name: d.sweep_key
-        for prefix, settings, _ in _RUN_BLOCKS
-        for d in declared(settings)
-        if d.sweep != "none"
-    }
-
-
-# Where a `run:` block's settings are declared: its own keys on `RunConfig`, `sampling.KEY` on
-# `Sampling` (with how a config holds each).
-_RUN_BLOCKS = (("", RunConfig, lambda c: c), ("sampling.", Sampling, lambda c: c.sampling))
+    """Each `run:` key a sweep can take over (sampling's as "sampling.KEY") -> its sweep setting:
+    the paper's (`PAPER_RUN_SETTINGS`), then every setting beyond the paper a sweep sets, under
+    its sweep key (read when called, off the declarations)."""
+    beyond = {s.name: s.sweep_key for s in beyond_paper() if s.sweep != "none"}
+    return {**PAPER_RUN_SETTINGS, **beyond}
 
 
 def served_endpoints(endpoints: Any, source: str = "<sweep>") -> dict[str, ServedAgent]:
@@ -336,18 +356,30 @@ def _default_tokenizer(name: str, served_model: str, hub_id: str | None) -> str 
 
 
 def _run_settings(run: Mapping, label: str) -> dict[str, Any]:
-    """A `run:` block's settings, each checked by its declaration."""
-    out = {d.name: d.parse(run[d.name], label) for d in declared(RunConfig) if d.name in run}
+    out: dict[str, Any] = {}
+    for key in ("strength", "order", "custom_template"):
+        if run.get(key) is not None:
+            out[key] = _text(run[key], f"{label}: {key}")
+    for key in ("k", "max_tokens"):
+        if key in run:
+            out[key] = whole_number(run[key], f"{label}: {key}", minimum=1)
+    if run.get("m") is not None:
+        out["m"] = whole_number(run["m"], f"{label}: m", minimum=1)
+    for s in beyond_paper():
+        if s.name in run:
+            out[s.name] = s.parse(run[s.name], label)
     sampling = run.get("sampling")
     if sampling is not None:
         if not isinstance(sampling, Mapping):
             raise RRError(f"{label}: sampling must be a mapping (temperature, top_p, seed)")
-        settings = declared(Sampling)
-        known_keys(sampling, [d.name for d in settings], f"{label}: sampling")
-        where = f"{label}: sampling"
-        out["sampling"] = Sampling(
-            **{d.name: d.parse(sampling[d.name], where) for d in settings if d.name in sampling}
-        )
+        known_keys(sampling, SAMPLING_KEYS, f"{label}: sampling")
+        values: dict[str, Any] = {}
+        for key in ("temperature", "top_p"):
+            if key in sampling:
+                values[key] = _number(sampling[key], f"{label}: sampling.{key}")
+        if "seed" in sampling:
+            values["seed"] = whole_number(sampling["seed"], f"{label}: sampling.seed", minimum=0)
+        out["sampling"] = Sampling(**values)
     return out
 
 

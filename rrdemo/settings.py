@@ -53,19 +53,6 @@ def whole_number(value: Any, what: str, minimum: int | None = None) -> int:
     return int(number)
 
 
-def a_number(value: Any, what: str) -> float:
-    """`value` as a finite float (an int, a float or its text); RRError for anything else."""
-    try:
-        if isinstance(value, bool) or not isinstance(value, int | float | str):
-            raise ValueError(value)
-        number = float(value)
-    except ValueError:
-        number = math.nan
-    if not math.isfinite(number):
-        raise RRError(f"{what} must be a number, got {value!r}")
-    return number
-
-
 def true_or_false(value: Any, what: str) -> bool:
     """`value` when it is a boolean; RRError otherwise (a file's `"false"` is text, not false)."""
     if not isinstance(value, bool):
@@ -99,13 +86,8 @@ class Setting:
     calibrate: str = ""  # the key under which `rrdemo calibrate` lists several values: "styles"
     arena: bool = True  # the Arena shows a control for it
     label: str = ""  # the Arena's label ("" = `what`, capitalised)
-    minimum: float | None = None  # the smallest number allowed
-    maximum: float | None = None  # the largest number allowed
-    limit: str = ""  # the `rrdemo.limits.Limits` field that bounds it from above ("tokens")
+    minimum: int | None = None  # the smallest whole number allowed
     check: Callable[[Any], None] | None = None  # a further check of one value (RRError)
-    key: str = ""  # its sweep key and `rrdemo experiment` flag, where not its name ("m_star")
-    alias: str = ""  # a short flag beside its long one ("-L")
-    swept: Any = None  # a "many" setting's sweep default, where not [default] (both strengths)
     only_with: tuple[str, tuple[str, ...]] = ()  # (setting, its values): read only under those
     name: str = ""
     type: Any = str  # str, int, float or bool
@@ -119,24 +101,7 @@ class Setting:
 
     @property
     def sweep_key(self) -> str:
-        return self.many if self.sweep == "many" else self.key or self.name
-
-    @property
-    def allowed(self) -> str:
-        """What values it takes, as the docs' table says it (limits at their defaults)."""
-        if self.choices:
-            return " / ".join(self.choices)
-        if self.type is bool:
-            return "true / false"
-        if self.limit:
-            from rrdemo.limits import ENV, Limits
-
-            top = f"{getattr(Limits(), self.limit)} (`{ENV[self.limit]}`)"
-        else:
-            top = "" if self.maximum is None else _text(self.maximum)
-        if self.minimum is None and not top:
-            return "text" if self.type is str else "a number"
-        return f"{_text(self.minimum)}..{top}" if top else f"at least {_text(self.minimum)}"
+        return self.many if self.sweep == "many" else self.name
 
     @property
     def paper_text(self) -> str:
@@ -161,20 +126,16 @@ class Setting:
         elif self.type is bool:
             value = true_or_false(value, self.what)
         elif self.type is int:
-            value = whole_number(value, self.what, None if self.maximum else self.minimum)
+            value = whole_number(value, self.what, self.minimum)
         elif self.type is float:
-            value = a_number(value, self.what)
+            try:
+                if isinstance(value, bool) or not isinstance(value, int | float | str):
+                    raise ValueError(value)
+                value = float(value)
+            except ValueError:
+                raise RRError(f"{self.what} must be a number, got {value!r}") from None
         elif not isinstance(value, str):
             raise RRError(f"{self.what} must be text, got {value!r}")
-        if self.maximum is not None and not self.minimum <= value <= self.maximum:
-            raise RRError(
-                f"{self.what} must be between {_text(self.minimum)} and {_text(self.maximum)}, "
-                f"got {value}"
-            )
-        if self.limit:
-            from rrdemo.limits import limits
-
-            limits().check(self.limit, value, self.what)
         if self.check is not None:
             self.check(value)
         return value
@@ -231,36 +192,24 @@ def _text(value: Any) -> str:
 
 
 # -- what the front ends derive ----------------------------------------------------------------------
-def add_flags(
-    parser: Any,
-    settings: Sequence[Setting],
-    many: bool = False,
-    defaults: Mapping[str, Any] | None = None,
-) -> None:
-    """One flag per setting, left out = None (the caller's default applies, which the help names:
-    `defaults` by setting name, else the declaration's). `many`: a sweep's flags, where a "many"
-    setting takes a comma list under its plural name (and its own name) and a "one" setting is
-    named by its sweep key."""
+def add_flags(parser: Any, settings: Sequence[Setting], many: bool = False) -> None:
+    """One flag per setting, left out = None (the caller's default applies). `many`: a sweep's
+    flags, where a "many" setting takes a comma list under its plural name (and its own name)."""
     for s in settings:
-        value = (defaults or {}).get(s.name, s.swept if many and s.swept is not None else s.default)
-        shown = ",".join(map(_text, value)) if isinstance(value, tuple | list) else value
-        default = "" if shown is None else f" (default {_text(shown)})"
+        default = "" if s.default is None else f" (default {_text(s.default)})"
         if many and s.sweep == "none":
             continue
-        names = [s.flag, *([s.alias] if s.alias else [])]
         if many and s.sweep == "many":
-            names = list(dict.fromkeys(["--" + s.many.replace("_", "-"), s.flag]))
+            names = ["--" + s.many.replace("_", "-"), s.flag]
             parser.add_argument(
                 *names, dest=s.many, help=f"{s.help}; a comma list to sweep several{default}"
             )
         elif s.type is bool:
-            parser.add_argument(*names, action="store_true", default=None, help=s.help)
+            parser.add_argument(s.flag, action="store_true", default=None, help=s.help)
+        elif s.choices:
+            parser.add_argument(s.flag, choices=s.choices, help=f"{s.help}{default}")
         else:
-            if many and s.key:
-                names = ["--" + s.key.replace("_", "-")]
-            kind = {"choices": s.choices} if s.choices else {"type": s.type}
-            parser.add_argument(*names, dest=s.sweep_key if many else s.name, **kind,
-                                help=f"{s.help}{default}")  # fmt: skip
+            parser.add_argument(s.flag, type=s.type, help=f"{s.help}{default}")
 
 
 def given(args: argparse.Namespace, settings: Sequence[Setting]) -> dict[str, Any]:
@@ -271,7 +220,7 @@ def given(args: argparse.Namespace, settings: Sequence[Setting]) -> dict[str, An
 def sweep_defaults(settings: Sequence[Setting]) -> dict[str, Any]:
     """A sweep's keys of these settings with their defaults ("many" settings as a list)."""
     return {
-        s.sweep_key: (list(s.swept or [s.default]) if s.sweep == "many" else s.default)
+        s.sweep_key: [s.default] if s.sweep == "many" else s.default
         for s in settings
         if s.sweep != "none"
     }
@@ -287,25 +236,23 @@ def parse_sweep(
         if s.sweep == "many":
             listed = [s.parse(v) for v in as_list(values[s.many], s.many)]
             if not listed:
-                words = f" ({', '.join(s.choices)})" if s.choices else ""
-                raise RRError(f"give at least one {s.what}{words}")
+                raise RRError(f"give at least one {s.what} ({', '.join(s.choices)})")
             out[s.many] = list(dict.fromkeys(listed))
         elif s.sweep == "one":
-            out[s.sweep_key] = s.parse(values[s.sweep_key])
+            out[s.name] = s.parse(values[s.name])
     return out
 
 
 def markdown_table(settings: Sequence[Setting]) -> str:
     """The docs' table of settings: each with its default, the paper's value and what it does."""
     rows = [
-        "| setting | default | allowed | paper | sweep | what it does |",
-        "|---|---|---|---|---|---|",
+        "| setting | default | paper | sweep | what it does |",
+        "|---|---|---|---|---|",
     ]
     for s in settings:
-        one = f"one value (`{s.key}`)" if s.key else "one value"
-        sweep = {"one": one, "many": f"a list (`{s.many}`)", "none": "-"}[s.sweep]
+        sweep = {"one": "one value", "many": f"a list (`{s.many}`)", "none": "-"}[s.sweep]
+        words = f" ({' / '.join(s.choices)})" if s.choices else ""
         rows.append(
-            f"| `{s.name}` | {_text(s.default)} | {s.allowed} | {s.paper_text} | {sweep} | "
-            f"{s.help} |"
+            f"| `{s.name}` | {_text(s.default)} | {s.paper_text} | {sweep} | {s.help}{words} |"
         )
     return "\n".join(rows)

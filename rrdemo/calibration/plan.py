@@ -6,8 +6,10 @@ import itertools
 from dataclasses import dataclass
 from typing import Any
 
+from rrdemo.backends.choice import BACKEND_CHOICES
 from rrdemo.backends.registry import resolve
-from rrdemo.config import BACKEND, STRENGTHS, Sampling, run_settings
+from rrdemo.config import Sampling, run_settings
+from rrdemo.defaults import EXPERIMENT_DEFAULTS
 from rrdemo.errors import RRError
 from rrdemo.limits import limits
 from rrdemo.settings import Setting, check_choice, whole_number
@@ -15,32 +17,23 @@ from rrdemo.tasks import GENERATED_TASKS, TASK_NAMES, canonical_name, load_quest
 from rrdemo.tasks.base import Question
 
 # What a corrupted agent reads: nothing added, the paper's two injections, or the user's template.
-INJECTIONS: tuple[str, ...] = STRENGTHS
-# The run settings a calibration takes one value of, checked by their declarations.
-ONE_VALUE = ("custom_template", "max_tokens", "temperature", "top_p", "seed", "backend")
+INJECTIONS: tuple[str, ...] = ("none", "moderate", "strong", "custom")
 
-
-def declarations() -> dict[str, Setting]:
-    """The declared settings a calibration reads, by name (the run's and the engine's)."""
-    return {s.name: s for s in (*run_settings(), BACKEND)}
-
-
-def defaults() -> dict[str, Any]:
-    """Every calibration setting with its default: its own, and the run settings' declared ones
-    (the prompt style's, no injection and the paper's two, L, sampling, the engine)."""
-    declared = declarations()
-    return {
-        "models": ["qwen2.5-coder-1.5b"],
-        "tasks": list(TASK_NAMES),
-        "styles": [calibrated("styles").default],
-        "injections": ["none", *calibrated("injections").swept],
-        "custom_template": None,
-        "n": 20,  # questions per task in the calibration split
-        "split_seed": 1,  # draws the split; held-out questions are the rest of each task
-        **{name: declared[name].default for name in ONE_VALUE[1:5]},  # seed: as an experiment's
-        "source": "auto",
-        "backend": BACKEND.default,
-    }
+DEFAULTS: dict[str, Any] = {
+    "models": ["qwen2.5-coder-1.5b"],
+    "tasks": list(TASK_NAMES),
+    "styles": ["direct"],
+    "injections": ["none", "moderate", "strong"],
+    "custom_template": None,
+    "n": 20,  # questions per task in the calibration split
+    "split_seed": 1,  # draws the split; held-out questions are the rest of each task
+    "max_tokens": 512,  # L of one answer
+    "temperature": EXPERIMENT_DEFAULTS.temperature,
+    "top_p": EXPERIMENT_DEFAULTS.top_p,
+    "seed": EXPERIMENT_DEFAULTS.seed,  # sampling and targets, as an experiment with this seed
+    "source": "auto",
+    "backend": "auto",
+}
 
 
 @dataclass(frozen=True)
@@ -93,14 +86,12 @@ def _words(value: Any, what: str) -> list[str]:
 
 def normalize_calibration(raw: dict[str, Any]) -> dict[str, Any]:
     """Fill defaults and check every value; the canonical settings the log header records."""
-    allowed = defaults()
-    unknown = sorted(set(raw) - set(allowed))
+    unknown = sorted(set(raw) - set(DEFAULTS))
     if unknown:
         raise RRError(
-            f"unknown calibration setting(s): {', '.join(unknown)}; allowed: {', '.join(allowed)}"
+            f"unknown calibration setting(s): {', '.join(unknown)}; allowed: {', '.join(DEFAULTS)}"
         )
-    s = {**allowed, **{k: v for k, v in raw.items() if v is not None}}
-    one = {name: d.parse(s[name]) for name, d in declarations().items() if name in ONE_VALUE}
+    s = {**DEFAULTS, **{k: v for k, v in raw.items() if v is not None}}
     tasks = _words(s["tasks"], "tasks")
     tasks = list(TASK_NAMES) if tasks == ["all"] else [canonical_name(t) for t in tasks]
     if "custom" in tasks or "demo" in tasks:
@@ -110,17 +101,24 @@ def normalize_calibration(raw: dict[str, Any]) -> dict[str, Any]:
         )
     style = calibrated("styles")
     styles = [style.parse(v) for v in _words(s["styles"], f"{style.what}s")]
-    injections = [calibrated("injections").parse(v) for v in _words(s["injections"], "injections")]
-    template = one["custom_template"]
+    injections = _words(s["injections"], "injections")
+    for injection in injections:
+        check_choice(injection, "injection", INJECTIONS)
+    template = s["custom_template"]
     if "custom" in injections and (not template or "{target}" not in str(template)):
         raise RRError("the custom injection needs --custom-template with a {target} slot")
     models = _words(s["models"], "models")
     for model in models:
         resolve(model)
     check_choice(s["source"], "data source", ("auto", "offline", "hub"))
+    check_choice(s["backend"], "backend", BACKEND_CHOICES)
     bound = limits()
     n = whole_number(s["n"], "n (questions per task)", minimum=1)
     bound.check("questions", n, "n (questions per task)")
+    max_tokens = whole_number(s["max_tokens"], "L (max_tokens)", minimum=1)
+    bound.check("tokens", max_tokens, "L (max_tokens)")
+    if template is not None:
+        bound.check("template_chars", len(str(template)), "the custom template's length")
     cells = len(models) * len(tasks) * len(styles) * len(injections)
     bound.check("conditions", cells, "the number of cells")
     bound.check("units", cells * n, "the number of answers")
@@ -132,11 +130,22 @@ def normalize_calibration(raw: dict[str, Any]) -> dict[str, Any]:
         "custom_template": template if "custom" in injections else None,
         "n": n,
         "split_seed": whole_number(s["split_seed"], "split seed", minimum=0),
-        **{name: one[name] for name in ONE_VALUE[1:5]},
+        "max_tokens": max_tokens,
+        "temperature": _number(s["temperature"], "temperature"),
+        "top_p": _number(s["top_p"], "top-p"),
+        "seed": whole_number(s["seed"], "seed", minimum=0),
         "source": s["source"],
-        "backend": one["backend"],
+        "backend": s["backend"],
     }
+    Sampling(settings["temperature"], settings["top_p"], settings["seed"])  # checks them
     return settings
+
+
+def _number(value: Any, what: str) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise RRError(f"{what} must be a number, got {value!r}") from None
 
 
 def calibration_split(task: str, n: int, split_seed: int, source: str = "auto") -> list[Question]:

@@ -21,10 +21,9 @@ from rrdemo.errors import RRError
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the `calibrate` command."""
-    from rrdemo.calibration.plan import ONE_VALUE, calibrated, declarations, defaults
-    from rrdemo.settings import add_flags
+    from rrdemo.calibration.plan import DEFAULTS, INJECTIONS, calibrated
 
-    start = defaults()
+    style = calibrated("styles")
 
     parser = subparsers.add_parser(
         "calibrate",
@@ -35,20 +34,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--out", help="JSONL log to write, or to resume when it exists")
     parser.add_argument("--report", metavar="LOG", help="only (re)write the report of a log")
-    parser.add_argument("--models", help=f"comma-separated (default {start['models'][0]})")
+    parser.add_argument("--models", help=f"comma-separated (default {DEFAULTS['models'][0]})")
     parser.add_argument("--tasks", help="comma-separated paper tasks, or all (default all)")
-    for key in ("styles", "injections"):
-        listed = calibrated(key)
-        parser.add_argument(
-            f"--{key}",
-            help=f"{listed.what}s, comma-separated: {','.join(listed.choices)} "
-            f"(default {','.join(start[key])})",
-        )
-    parser.add_argument("--n", help=f"questions per task (default {start['n']})")
-    parser.add_argument("--split-seed", help=f"draws the split (default {start['split_seed']})")
+    parser.add_argument(
+        "--styles",
+        help=f"{style.what}s: {','.join(style.choices)} (default {','.join(DEFAULTS['styles'])})",
+    )
+    parser.add_argument(
+        "--injections", help=f"{','.join(INJECTIONS)} (default none,moderate,strong)"
+    )
+    parser.add_argument("--custom-template", help="the custom injection, with a {target} slot")
+    parser.add_argument("--n", help=f"questions per task (default {DEFAULTS['n']})")
+    parser.add_argument("--split-seed", help=f"draws the split (default {DEFAULTS['split_seed']})")
+    parser.add_argument("--max-tokens", help=f"L per answer (default {DEFAULTS['max_tokens']})")
+    parser.add_argument("--temperature", help=f"default {DEFAULTS['temperature']}")
+    parser.add_argument("--top-p", help=f"default {DEFAULTS['top_p']}")
+    parser.add_argument("--seed", help=f"sampling and targets (default {DEFAULTS['seed']})")
     parser.add_argument("--source", help="question data: auto, offline, hub (default auto)")
-    declared = declarations()
-    add_flags(parser, [declared[name] for name in ONE_VALUE], defaults=start)
+    parser.add_argument("--backend", help="engine of local models (default auto)")
     parser.add_argument("--batch", type=int, default=16, help="answers decoded together (16)")
     parser.add_argument(
         "--flow",

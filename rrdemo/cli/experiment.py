@@ -16,7 +16,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from rrdemo.config import BACKEND, DTYPE, run_settings
+from rrdemo.config import BACKEND_CHOICES, DTYPES, ORDERS, beyond_paper
+from rrdemo.defaults import EXPERIMENT_DEFAULTS
 from rrdemo.errors import RRError
 from rrdemo.settings import add_flags
 
@@ -75,20 +76,62 @@ def _what_and_who(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_settings(parser: argparse.ArgumentParser) -> None:
-    """The settings of each run, all in its logged config (their flags from their declarations),
-    and the questions they run on."""
-    add_flags(parser, (*run_settings(), BACKEND, DTYPE), many=True)
+    """The settings of each run, all in its logged config: the paper's, then those beyond it."""
+    parser.add_argument("--strengths", help="moderate,strong (default both)")
+    parser.add_argument(
+        "--k",
+        help=f"K, tokens per RR turn; several for the K ablation (default {EXPERIMENT_DEFAULTS.k})",
+    )
+    parser.add_argument(
+        "--m-star", type=int, help="M*, trajectories generated per condition (default N)"
+    )
+    parser.add_argument(
+        "--max-tokens",
+        type=int,
+        help=f"L, max new tokens per answer/trajectory (default {EXPERIMENT_DEFAULTS.max_tokens})",
+    )
     parser.add_argument("--n", type=int, help="questions per task (default 128, the paper's)")
     parser.add_argument(
         "--n-by-config",
         help="fewer questions for some configs, like 0c5t=40,5c0t=40: each runs the first ones of "
         "the task's n (a log resumes under new counts when nothing else changed)",
     )
+    parser.add_argument(
+        "--seed", type=int, help="seed of the question sample and all sampling (default 0)"
+    )
+    parser.add_argument(
+        "--temperature",
+        type=float,
+        help=f"sampling temperature (default {EXPERIMENT_DEFAULTS.temperature})",
+    )
+    parser.add_argument(
+        "--top-p", type=float, help=f"nucleus mass (default {EXPERIMENT_DEFAULTS.top_p})"
+    )
+    parser.add_argument(
+        "--order",
+        choices=ORDERS,
+        help="RR speaking order: a seeded shuffle per trajectory, or seat order (the paper's "
+        "agent t mod N) "
+        f"(default {EXPERIMENT_DEFAULTS.order})",
+    )
     parser.add_argument("--source", choices=("auto", "offline", "hub"), help="question data source")
+    parser.add_argument(
+        "--backend",
+        choices=BACKEND_CHOICES,
+        help="engine of the offline GGUF models (default auto: llama.cpp when installed, else "
+        "transformers; hub models always use transformers); part of each logged config",
+    )
+    add_flags(parser, beyond_paper(), many=True)
     parser.add_argument(
         "--calibration",
         help="calibration log(s) (rrdemo calibrate), comma-separated: questions are drawn from "
         "the rest of each task, and a log holding one of theirs is refused",
+    )
+    parser.add_argument(
+        "--dtype",
+        choices=DTYPES,
+        help="dtype of local models on transformers (default: bfloat16 on a GPU, float32 on "
+        "CPU); part of each logged config",
     )
 
 
@@ -146,9 +189,28 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_arguments(parser)
 
 
-# The sweep's own flags; the run settings' come from their declarations
-_SETTINGS = ("tasks", "models", "configs", "n_agents", "ensembles", "corrupted_first", "n")
-_SETTINGS += ("n_by_config", "source", "backend", "calibration", "dtype")
+_SETTINGS = (
+    "tasks",
+    "models",
+    "configs",
+    "n_agents",
+    "ensembles",
+    "corrupted_first",
+    "strengths",
+    "k",
+    "m_star",
+    "max_tokens",
+    "n",
+    "n_by_config",
+    "seed",
+    "temperature",
+    "top_p",
+    "order",
+    "source",
+    "backend",
+    "calibration",
+    "dtype",
+)
 FLAG = "flag"  # where a setting given on the command line came from
 
 
@@ -164,8 +226,8 @@ def sweep_from_args(args: argparse.Namespace, origin: dict[str, str] | None = No
     else:
         raw = load_sweep_file(args.sweep) if args.sweep else {}
     origin.update(dict.fromkeys(raw, Path(args.sweep).name if args.sweep else ""))
-    declared = [s.sweep_key for s in run_settings() if s.sweep != "none"]
-    for name in (*_SETTINGS, *declared):
+    beyond = [s.sweep_key for s in beyond_paper() if s.sweep != "none"]
+    for name in (*_SETTINGS, *beyond):
         value = getattr(args, name, None)
         if value is not None:
             raw[name], origin[name] = value, FLAG

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 import os
 import sys
-from dataclasses import asdict, replace
+from dataclasses import replace
 
-from rrdemo.config import BACKEND, RunConfig, Sampling, beyond_paper, run_settings
-from rrdemo.defaults import INTERACTIVE_DEFAULTS
+from rrdemo.config import BACKEND_CHOICES, ORDERS, STRENGTHS, RunConfig, beyond_paper
+from rrdemo.defaults import EXPERIMENT_DEFAULTS, INTERACTIVE_DEFAULTS
 from rrdemo.errors import RRError
 from rrdemo.events import (
     METHODS,
@@ -23,7 +23,7 @@ from rrdemo.events import (
 )
 from rrdemo.fold import Fold, SpeakerTally
 from rrdemo.seats import homogeneous_agents, with_corrupted_seats
-from rrdemo.settings import add_flags, declared, given
+from rrdemo.settings import add_flags, given
 from rrdemo.speakers import silence_warning
 
 # Honest agents in cool colours, corrupted agents in warm ones (ANSI 256-colour codes).
@@ -91,15 +91,24 @@ def _ensemble_options(p) -> None:
         "--corrupt-seats", help="which seats are corrupted, e.g. 0,2,4 (default: the first c)"
     )
     e.add_argument("--ensemble", help="an ensemble file (YAML/JSON) describing agents and backends")
-    add_flags(e, [BACKEND])
+    e.add_argument(
+        "--backend",
+        default="auto",
+        choices=BACKEND_CHOICES,
+        help="engine of the offline GGUF models (default auto: llama.cpp when installed, else "
+        "transformers); hub models always use transformers",
+    )
 
 
 def _protocol_options(p) -> None:
     """The injection, the protocol's settings (the paper's), then those beyond the paper."""
-    paper = {s.name: s for s in run_settings() if not s.beyond}
-    defaults = asdict(INTERACTIVE_DEFAULTS)
+    d = INTERACTIVE_DEFAULTS
     c = p.add_argument_group("corruption")
-    add_flags(c, [paper["strength"]], defaults=defaults)
+    c.add_argument(
+        "--strength",
+        choices=STRENGTHS,
+        help=f"injection strength (default {d.strength})",
+    )
     c.add_argument(
         "--template", help="custom injection text with a {target} slot (implies --strength custom)"
     )
@@ -108,15 +117,33 @@ def _protocol_options(p) -> None:
         "protocol",
         "defaults: rrdemo.defaults.INTERACTIVE_DEFAULTS (an --ensemble file's own settings win)",
     )
-    protocol = [s for name, s in paper.items() if name not in ("strength", "custom_template")]
-    add_flags(r, protocol, defaults=defaults)
+    r.add_argument(
+        "--k",
+        type=int,
+        help=f"K, tokens per RR turn (default {d.k}; the paper's is {EXPERIMENT_DEFAULTS.k})",
+    )
+    r.add_argument("--m", type=int, help="M, RR trajectories voted by RRMaj (default N)")
+    r.add_argument(
+        "--max-tokens",
+        "-L",
+        type=int,
+        help=f"L, new tokens per trajectory/answer (default {d.max_tokens})",
+    )
+    r.add_argument(
+        "--order",
+        choices=ORDERS,
+        help="RR speaking order: a seeded shuffle per trajectory, or seat order (the paper's "
+        f"agent t mod N) (default {d.order})",
+    )
+    r.add_argument("--temperature", type=float, help=f"default {d.temperature}")
+    r.add_argument("--top-p", type=float, help=f"default {d.top_p}")
+    r.add_argument("--seed", type=int, help=f"default {d.seed}")
     r.add_argument("--methods", default="MAJ,RRMaj", help="MAJ, RRMaj or both (default)")
     add_flags(p.add_argument_group("beyond the paper"), beyond_paper())
 
 
-def _flagged() -> list:
-    """The RunConfig settings `run` has flags for (the custom template comes with --template)."""
-    return [s for s in declared(RunConfig) if s.name != "custom_template"]
+_SETTINGS = ("strength", "k", "max_tokens", "order")
+_SAMPLING = ("temperature", "top_p", "seed")
 
 
 def _config(args) -> tuple[RunConfig, object | None]:
@@ -126,10 +153,15 @@ def _config(args) -> tuple[RunConfig, object | None]:
     `INTERACTIVE_DEFAULTS` with what the models need (`Defaults.for_models`); a flag given on
     the command line always wins.
     """
-    chosen = given(args, _flagged())
+    chosen = {name: getattr(args, name) for name in _SETTINGS if getattr(args, name) is not None}
+    chosen.update(given(args, beyond_paper()))
     if args.template:
         chosen.update(strength="custom", custom_template=args.template)
-    sampling_given = given(args, declared(Sampling))
+    if args.m is not None:
+        chosen["m"] = args.m
+    sampling_given = {
+        name: getattr(args, name) for name in _SAMPLING if getattr(args, name) is not None
+    }
     if args.ensemble:
         from rrdemo.ensemble import load_ensemble  # loaded on use: every command builds this parser
 
@@ -192,7 +224,7 @@ def handle(args) -> int:
     from rrdemo.backends.registry import resolve
 
     served = set(ensemble.served) if ensemble is not None else set()
-    config = with_backends(config, args.backend or BACKEND.default, served)
+    config = with_backends(config, args.backend, served)
     from rrdemo.protocols import run_question
 
     pool = ModelPool()

@@ -13,7 +13,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from rrdemo.config import BACKEND, DTYPE, beyond_paper, ct_label, run_settings
+from rrdemo.backends.choice import BACKEND_CHOICES
+from rrdemo.config import DTYPES, STRENGTHS, beyond_paper, ct_label
+from rrdemo.defaults import EXPERIMENT_DEFAULTS
 from rrdemo.errors import RRError
 from rrdemo.events import METHODS
 from rrdemo.files import read_settings_file
@@ -29,9 +31,11 @@ from rrdemo.settings import (
 )
 from rrdemo.tasks import SOURCES, canonical_name
 
-# The sweep's own settings with their defaults: the paper's N = 5 and 128 questions. The run
-# settings (strengths, K, M*, L, order, sampling and those beyond the paper) come from their
-# declarations on `RunConfig` (`sweep_defaults(run_settings())`).
+# The sweep's settings with their defaults: the paper's (N = 5, K = 100, 128 questions). K, L,
+# order and sampling come from `EXPERIMENT_DEFAULTS` (rrdemo.config, read off `RunConfig`): L = 512 is
+# our choice, >= N x K so every agent can speak (the paper never states L; its appendix D only says
+# most logic problems need fewer than 5 x 500 tokens), and the order is a seeded shuffle per
+# trajectory.
 DEFAULTS: dict[str, Any] = {
     "tasks": ["logic3"],
     "models": ["smollm2"],  # homogeneous ensembles are built for each model
@@ -39,12 +43,22 @@ DEFAULTS: dict[str, Any] = {
     "n_agents": 5,
     "ensembles": [],  # explicit ensembles: [[{"model": ..., "corrupted": true}, ...], ...]
     "corrupted_first": True,  # homogeneous ensembles: corrupted agents take the first seats
+    "strengths": ["moderate", "strong"],
+    "custom_template": None,
+    "k": [EXPERIMENT_DEFAULTS.k],  # K values (the K ablation sweeps several)
+    "m_star": None,  # M*: pool size per condition; None = N (the paper's main tables use M = N)
+    "max_tokens": EXPERIMENT_DEFAULTS.max_tokens,  # L
     "n": 128,  # questions per task
+    "seed": EXPERIMENT_DEFAULTS.seed,  # question sample, sampling, targets and tie-breaks all derive from it
+    "temperature": EXPERIMENT_DEFAULTS.temperature,
+    "top_p": EXPERIMENT_DEFAULTS.top_p,
+    "order": EXPERIMENT_DEFAULTS.order,  # "shuffled": a seeded speaking order per trajectory
     "source": "auto",
-    # engine of local GGUF models (`BACKEND`): a sweep's own default; the CLI and the app ask for
-    # auto (rrdemo.backends.choice.choose_backend)
+    # engine of local GGUF models: transformers, llamacpp or auto (rrdemo.backends.choice.choose_backend);
+    # the CLI and the app ask for auto
     "backend": "transformers",
-    "dtype": None,  # the dtype transformers loads local models in (`DTYPE`); None: by hardware
+    # the dtype transformers loads local models in (rrdemo.config.DTYPES); None: by hardware
+    "dtype": None,
 }
 # calibration logs (rrdemo calibrate) whose questions this sweep must not use: its questions are
 # drawn from the rest of each task (held out), and a log holding one is refused
@@ -63,10 +77,10 @@ FILE_ONLY_KEYS = ("endpoints",)
 
 def defaults() -> dict[str, Any]:
     """Every sweep setting with its default: the sweep's own (`DEFAULTS`), then one key per
-    declared run setting (a list under the plural key of a "many" one), then the calibration
+    setting beyond the paper (a list under the plural key of a "many" one), then the calibration
     and the per-config question counts."""
     return {
-        **DEFAULTS, **sweep_defaults(run_settings()), **CALIBRATION, **COUNTS, **METHOD_CHOICE,
+        **DEFAULTS, **sweep_defaults(beyond_paper()), **CALIBRATION, **COUNTS, **METHOD_CHOICE,
     }  # fmt: skip
 
 
@@ -158,17 +172,30 @@ def normalize_sweep(raw: dict[str, Any]) -> dict[str, Any]:
         raise RRError(
             "a sweep needs at least one benchmark task (custom questions cannot be swept)"
         )
-    run = parse_sweep(run_settings(), s, lambda v, what: _as_list(v, what, bounds))
+    strengths = _as_list(s["strengths"], "strengths", bounds)
+    for strength in strengths:
+        check_choice(strength, "corruption strength", STRENGTHS)
+    if not strengths:
+        raise RRError("give at least one corruption strength (moderate, strong)")
     ensembles = [
         _seats(e, f"ensemble #{i}", bounds)
         for i, e in enumerate(_as_list(s["ensembles"], "ensembles", bounds, "configs"), start=1)
     ]
     configs, n_agents = _configs(s, raw.get("n_agents") is not None, len(ensembles), bounds)
+    m_star = None if s["m_star"] is None else whole_number(s["m_star"], "M* (m_star)", minimum=1)
+    if m_star is not None:
+        bounds.check("trajectories", m_star, "M* (m_star)")
+    ks = [whole_number(k, "K", minimum=1) for k in _as_list(s["k"], "K values", bounds)]
+    max_tokens = whole_number(s["max_tokens"], "L (max_tokens)", minimum=1)
+    for length, what in ((max_tokens, "L (max_tokens)"), *((k, "K") for k in ks)):
+        bounds.check("tokens", length, what)
     n = whole_number(s["n"], "n (questions per task)", minimum=1)
     bounds.check("questions", n, "n (questions per task)")
     counts = _counts(s["n_by_config"], configs, n)
+    beyond = parse_sweep(beyond_paper(), s, lambda v, what: _as_list(v, what, bounds))
     calibration = [str(p) for p in _as_list(s["calibration"], "calibration logs", bounds)]
     check_choice(s["source"], "data source", SOURCES)
+    check_choice(s["backend"], "backend", BACKEND_CHOICES)
     models = _as_list(s["models"], "models", bounds)
     methods = [str(m) for m in _as_list(s["methods"], "methods", bounds)]
     for method in methods:
@@ -181,16 +208,23 @@ def normalize_sweep(raw: dict[str, Any]) -> dict[str, Any]:
         "n_agents": n_agents,
         "ensembles": ensembles,
         "corrupted_first": true_or_false(s["corrupted_first"], "corrupted_first"),
-        **{key: run[key] for key in ("strengths", "custom_template", "k", "m_star", "max_tokens")},
+        "strengths": list(dict.fromkeys(strengths)),
+        "custom_template": s["custom_template"],
+        "k": list(dict.fromkeys(ks)),
+        "m_star": m_star,
+        "max_tokens": max_tokens,
         "n": n,
-        **{key: run[key] for key in ("seed", "temperature", "top_p", "order")},
+        "seed": whole_number(s["seed"], "seed", minimum=0),
+        "temperature": float(s["temperature"]),
+        "top_p": float(s["top_p"]),
+        "order": s["order"],
         "source": s["source"],
-        "backend": BACKEND.parse(s["backend"]),
-        **{d.sweep_key: run[d.sweep_key] for d in beyond_paper() if d.sweep != "none"},
+        "backend": s["backend"],
+        **beyond,
         # named only when given, so a sweep without one reads as it always did (committed logs)
         **({"calibration": calibration} if calibration else {}),
         **({"n_by_config": counts} if counts else {}),
-        **({"dtype": DTYPE.parse(s["dtype"])} if s["dtype"] is not None else {}),
+        **({"dtype": _dtype(s["dtype"])} if s["dtype"] is not None else {}),
         **({"methods": methods} if methods != list(METHODS) else {}),
     }
 
@@ -230,6 +264,11 @@ def _counts(value: Any, configs: Sequence[str], n: int) -> dict[str, int]:
         if number < n:  # n itself is the default: not named, so the sweep reads the same
             counts[canonical] = number
     return counts
+
+
+def _dtype(value: Any) -> str:
+    check_choice(value, "dtype", DTYPES)
+    return value
 
 
 def sweep_size(sweep: dict[str, Any]) -> tuple[int, int]:

@@ -15,7 +15,7 @@ from rrdemo.events import ChunkWritten, TrajectoryStarted
 from rrdemo.fold import SpeakerTally, fold
 from rrdemo.protocols import run_question
 from rrdemo.runs.spec import normalize_sweep, plan_sweep
-from rrdemo.runs.sweep import defaults
+from rrdemo.runs.sweep import DEFAULTS
 from rrdemo.seats import homogeneous_agents
 from rrdemo.speakers import (
     possible_writers,
@@ -145,9 +145,10 @@ def test_cli_speaker_summary_lists_each_trajectorys_writers():
 def test_defaults_derive_from_the_config_and_let_everyone_speak():
     assert EXPERIMENT_DEFAULTS.order == INTERACTIVE_DEFAULTS.order == "shuffled"
     assert (EXPERIMENT_DEFAULTS.k, EXPERIMENT_DEFAULTS.max_tokens) == (100, 512)
-    sweep = defaults()
-    assert sweep["k"] == [EXPERIMENT_DEFAULTS.k] and sweep["order"] == EXPERIMENT_DEFAULTS.order
-    assert sweep["max_tokens"] == EXPERIMENT_DEFAULTS.max_tokens >= 5 * EXPERIMENT_DEFAULTS.k
+    assert (
+        DEFAULTS["k"] == [EXPERIMENT_DEFAULTS.k] and DEFAULTS["order"] == EXPERIMENT_DEFAULTS.order
+    )
+    assert DEFAULTS["max_tokens"] == EXPERIMENT_DEFAULTS.max_tokens >= 5 * EXPERIMENT_DEFAULTS.k
     arena = build_config(ArenaRequest(model="smollm2"))
     assert (arena.k, arena.max_tokens, arena.order) == (
         INTERACTIVE_DEFAULTS.k,

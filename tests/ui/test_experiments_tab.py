@@ -136,10 +136,10 @@ def test_a_huge_label_is_refused_from_its_numbers_before_any_agent_is_built(monk
 @pytest.mark.parametrize(
     ("field", "value", "needle"),
     [
-        ("k_", float("nan"), "K (tokens per turn) must be a whole number, got nan"),
-        ("k_", "sixteen", "K (tokens per turn) must be a whole number, got 'sixteen'"),
-        ("l_", float("nan"), "L (max new tokens) must be a whole number, got nan"),
-        ("l_", "abc", "L (max new tokens) must be a whole number, got 'abc'"),
+        ("k_", float("nan"), "K must be a whole number, got nan"),
+        ("k_", "sixteen", "K must be a whole number, got 'sixteen'"),
+        ("l_", float("nan"), "L (max_tokens) must be a whole number, got nan"),
+        ("l_", "abc", "L (max_tokens) must be a whole number, got 'abc'"),
         ("n_", float("inf"), "n (questions per task) must be a whole number, got inf"),
         ("n_", "", "n (questions per task) must be a whole number, got ''"),
         ("seed_", float("nan"), "seed must be a whole number, got nan"),

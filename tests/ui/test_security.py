@@ -206,9 +206,9 @@ def test_every_refused_sweep_value_is_named(client, served: ServedApp) -> None:
     reply is an error with a message (never `"error": null`), and nothing is loaded."""
     base = '[["logic3"], "smollm2", "0c1t", ["strong"], 4, 8, 1, 0, ["static"]]'
     for position, raw, needle in [
-        (4, "NaN", "K (tokens per turn) must be a whole number, got nan"),
-        (4, '"sixteen"', "K (tokens per turn) must be a whole number, got 'sixteen'"),
-        (5, "Infinity", "L (max new tokens) must be a whole number, got inf"),
+        (4, "NaN", "K must be a whole number, got nan"),
+        (4, '"sixteen"', "K must be a whole number, got 'sixteen'"),
+        (5, "Infinity", "L (max_tokens) must be a whole number, got inf"),
         (6, '"abc"', "n (questions per task) must be a whole number, got 'abc'"),
         (7, "NaN", "seed must be a whole number, got nan"),
         (2, '"999999999c1t"', "is 1000000000; at most 64 is allowed (RRDEMO_MAX_AGENTS)"),

@@ -11,7 +11,7 @@ from rrdemo.cli import main
 @pytest.mark.parametrize(
     ("argv", "words"),
     [
-        (["--injections", "loud"], "unknown corruption strength 'loud'"),
+        (["--injections", "loud"], "unknown injection 'loud'"),
         (["--n", "0"], "n (questions per task) must be at least 1"),
         (["--batch", "0"], "--batch must be at least 1"),
         (["--shard", "3/2"], "--shard 3/2: I must be between 1 and N"),
